@@ -1,0 +1,109 @@
+# ros2_pulse: `make demo` runs the simulated robot under the probe; `make test` runs every test.
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+BUILD   := build
+BIN     := $(BUILD)/bin
+LIB     := $(BUILD)/lib
+OBJ     := $(BUILD)/obj
+GO      ?= go
+CC      ?= gcc
+VERSION ?= $(shell cat VERSION)
+
+CWARN   := -std=c11 -Wall -Wextra -Werror
+PROBE_CFLAGS := $(CWARN) -O2 -g -fPIC -fvisibility=hidden -ftls-model=initial-exec -Iprobe/include
+PROBE_SRC := probe/src/probe.c probe/src/segment_writer.c
+PROBE_HDR := $(wildcard probe/src/*.h probe/include/ros2_pulse/*.h)
+SIM_CFLAGS := $(CWARN) -Wno-unused-parameter -O2 -g -Iprobe/include -Isim/simgraph
+DISTROS := humble jazzy kilted
+distro_num = $(if $(filter humble,$1),1,$(if $(filter jazzy,$1),2,3))
+
+PULSE_LIB   := $(LIB)/libros2_pulse.so
+NULL_LIB    := $(LIB)/libros2_pulse_null.so
+SIM_LIBS    := $(foreach d,$(DISTROS),$(LIB)/sim/$(d)/libtracetools.so)
+SIMGRAPH    := $(BIN)/simgraph
+ABI_DUMP    := $(BIN)/abi_dump
+PULSE       := $(BIN)/pulse
+
+.PHONY: build probe sim pulse demo test test-go test-c test-integration fuzz sanitize sanitize-asan \
+        sanitize-tsan lint clean install
+
+build: probe sim pulse
+
+probe: $(PULSE_LIB) $(NULL_LIB) $(ABI_DUMP)
+sim: $(SIM_LIBS) $(SIMGRAPH)
+pulse: $(PULSE)
+
+$(PULSE_LIB): $(PROBE_SRC) $(PROBE_HDR) probe/exports.map
+	@mkdir -p $(@D)
+	$(CC) $(PROBE_CFLAGS) -shared -Wl,--version-script=probe/exports.map -Wl,-z,now -Wl,-z,relro \
+	  -o $@ $(PROBE_SRC) -ldl -lpthread
+
+# Same exports, empty bodies that only forward: separates interposition cost from counting cost.
+$(NULL_LIB): probe/src/null_shim.c probe/include/ros2_pulse/tracetools_api.h probe/exports.map
+	@mkdir -p $(@D)
+	$(CC) $(PROBE_CFLAGS) -shared -Wl,--version-script=probe/exports.map -o $@ $< -ldl
+
+$(ABI_DUMP): probe/test/abi_dump.c probe/include/ros2_pulse/segment.h
+	@mkdir -p $(@D)
+	$(CC) $(CWARN) -Iprobe/include -o $@ $<
+
+$(LIB)/sim/%/libtracetools.so: sim/tracetools/tracetools.c probe/include/ros2_pulse/tracetools_api.h
+	@mkdir -p $(@D)
+	$(CC) $(SIM_CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-soname,libtracetools.so \
+	  -DSIM_DISTRO=$(call distro_num,$*) -o $@ $<
+
+$(OBJ)/graphs.c: sim/graphs/demo.graph sim/graphs/stress.graph sim/embed_graphs.sh
+	@mkdir -p $(@D)
+	bash sim/embed_graphs.sh sim/graphs/demo.graph sim/graphs/stress.graph > $@
+
+# Linked against the Humble stand-in; LD_LIBRARY_PATH picks the distro at run time, as ld.so would.
+$(SIMGRAPH): sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/graph.h $(OBJ)/graphs.c $(LIB)/sim/humble/libtracetools.so
+	@mkdir -p $(@D)
+	$(CC) $(SIM_CFLAGS) -o $@ sim/simgraph/simgraph.c sim/simgraph/graph.c $(OBJ)/graphs.c \
+	  -L$(LIB)/sim/humble -ltracetools -Wl,-rpath,'$$ORIGIN/../lib/sim/humble' -ldl -lpthread
+
+GO_SRC := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
+$(PULSE): $(GO_SRC) VERSION
+	@mkdir -p $(@D)
+	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/pulse
+
+demo: build
+	$(PULSE) demo
+
+# ---------------------------------------------------------------- tests
+test: lint test-c test-go fuzz sanitize
+	@echo "make test: all lanes passed"
+
+lint:
+	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+test-c: build
+	bash probe/test/test_exports.sh $(PULSE_LIB)
+
+# Go unit tests plus the integration tests that drive simgraph under the probe.
+test-go: build
+	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 ./...
+	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -race ./internal/segment/ ./internal/window/ ./internal/recorder/ ./internal/runner/
+
+FUZZTIME ?= 10s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/segment/
+
+# ASan+UBSan over probe and simulator, and TSan over the simulator, with the exit storm repeated.
+sanitize: sanitize-asan sanitize-tsan
+sanitize-asan:
+	bash probe/test/sanitize.sh asan
+sanitize-tsan:
+	bash probe/test/sanitize.sh tsan
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
+	install -m 0755 $(PULSE) $(DESTDIR)$(PREFIX)/bin/pulse
+	install -m 0644 $(PULSE_LIB) $(DESTDIR)$(PREFIX)/lib/libros2_pulse.so
+
+PREFIX ?= /usr/local
+
+clean:
+	rm -rf $(BUILD)

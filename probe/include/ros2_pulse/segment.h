@@ -1,0 +1,178 @@
+/*
+ * ros2_pulse segment ABI.
+ *
+ * This header is the single C definition of the per-process shared-memory
+ * segment. Its only other definition is the Go package internal/segment;
+ * internal/segment/abi_test.go proves the two agree field by field.
+ *
+ * Layout (all offsets from the start of the file, all little-endian,
+ * every section 64-byte aligned):
+ *
+ *   rp_header                      4096 bytes, fixed
+ *   section RP_SECTION_NODES       node_capacity     x rp_node
+ *   section RP_SECTION_ENDPOINTS   endpoint_capacity x rp_endpoint
+ *   section RP_SECTION_LANES       lane_count x endpoint_capacity x RP_COUNTERS_PER_ENDPOINT x u64
+ *
+ * Rules of the contract:
+ *  - The probe is the only writer. Readers map the file read-only.
+ *  - Every counter is monotonic: it is never reset or decremented.
+ *  - A record (node, endpoint) is filled first and then published by a
+ *    release store of its `state`; readers load `state` with acquire and
+ *    ignore records whose state is not RP_RECORD_READY.
+ *  - Counters live in lanes. Lane i < lane_count-1 has exactly one writing
+ *    thread at a time, which increments with a plain load+store. The last
+ *    lane is shared by any further threads and uses atomic adds. Readers sum
+ *    all lanes.
+ *  - New data is added as new section kinds (readers skip unknown kinds) or
+ *    in reserved space, with a minor version bump. A change to anything
+ *    below is a major version bump.
+ */
+#ifndef ROS2_PULSE_SEGMENT_H
+#define ROS2_PULSE_SEGMENT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define RP_ATOMIC(t) t
+#else
+#include <stdatomic.h>
+#define RP_ATOMIC(t) _Atomic t
+#endif
+
+#define RP_MAGIC UINT64_C(0x45534c5550325352) /* "RS2PULSE" read as little-endian u64 */
+#define RP_ABI_MAJOR 1
+#define RP_ABI_MINOR 0
+
+#define RP_HEADER_SIZE 4096u
+#define RP_MAX_SECTIONS 8u
+#define RP_EXE_MAX 256u
+#define RP_CMDLINE_MAX 1024u
+#define RP_NAME_MAX 256u
+#define RP_COUNTERS_PER_ENDPOINT 4u
+#define RP_NO_NODE UINT32_C(0xffffffff)
+
+/* rp_header.state */
+enum rp_segment_state {
+    RP_SEGMENT_INITIALIZING = 0, /* created, liveness lock not yet taken */
+    RP_SEGMENT_READY = 1,        /* liveness lock held by the owner */
+};
+
+/* rp_header.distro: what the loaded libtracetools offers, detected at runtime */
+enum rp_distro {
+    RP_DISTRO_UNKNOWN = 0,
+    RP_DISTRO_HUMBLE = 1, /* no ros_trace_enabled_*, one-argument rmw_publish */
+    RP_DISTRO_JAZZY = 2,  /* Iron/Jazzy: enabled_/do_, rclcpp_intra_publish */
+    RP_DISTRO_KILTED = 3, /* Jazzy plus the 8.5.0 client/service tracepoints */
+};
+
+/* rp_section.kind */
+enum rp_section_kind {
+    RP_SECTION_NONE = 0,
+    RP_SECTION_NODES = 1,
+    RP_SECTION_ENDPOINTS = 2,
+    RP_SECTION_LANES = 3,
+    /* reserved for later minor versions: 4 gap histograms, 5 latency histograms */
+};
+
+/* rp_node.state and rp_endpoint.state */
+enum rp_record_state {
+    RP_RECORD_EMPTY = 0,
+    RP_RECORD_READY = 1,
+};
+
+/* rp_endpoint.kind */
+enum rp_endpoint_kind {
+    RP_KIND_PUBLISHER = 1,
+    RP_KIND_SUBSCRIPTION = 2,
+    RP_KIND_TIMER = 3,   /* name is empty; aux is the period in ns */
+    RP_KIND_SERVICE = 4, /* name is the service name */
+};
+
+/* rp_endpoint.flags (set before publication, except RP_EP_RETIRED) */
+enum rp_endpoint_flags {
+    RP_EP_NAME_TRUNCATED = 1u << 0,
+    RP_EP_RETIRED = 1u << 1, /* its handle was re-initialised for another entity */
+    RP_EP_RCLCPP = 1u << 2,  /* an rclcpp object was linked to it (callbacks deliver) */
+};
+
+/*
+ * Counter slots per endpoint and lane. Their meaning depends on the kind:
+ *   publisher:    0 rcl_publish (inter), 1 rclcpp_intra_publish (intra)
+ *   subscription: 0 callback_start inter, 1 callback_start intra, 2 taken (reserved)
+ *   timer/service:0 callback_start (fires / requests handled)
+ *   slot 3 is reserved (loaned messages).
+ */
+enum rp_counter_slot {
+    RP_SLOT_INTER = 0,
+    RP_SLOT_INTRA = 1,
+    RP_SLOT_TAKEN = 2,
+    RP_SLOT_RESERVED = 3,
+};
+
+struct rp_section {
+    uint32_t kind;
+    uint32_t count;  /* number of records */
+    uint64_t offset; /* from the start of the file */
+    uint64_t stride; /* bytes per record */
+};
+
+struct rp_header {
+    uint64_t magic;
+    uint16_t abi_major;
+    uint16_t abi_minor;
+    uint32_t header_size;
+    uint64_t total_size;
+    RP_ATOMIC(uint32_t) state;
+    int32_t pid;
+    int32_t ppid;
+    uint32_t distro;
+    uint64_t start_mono_ns;    /* CLOCK_MONOTONIC at creation */
+    uint64_t start_real_ns;    /* CLOCK_REALTIME at creation */
+    uint64_t proc_start_ticks; /* /proc/self/stat field 22: identity across pid reuse */
+    uint32_t lane_count;
+    uint32_t section_count;
+    uint32_t node_capacity;
+    RP_ATOMIC(uint32_t) node_count;
+    uint32_t endpoint_capacity;
+    RP_ATOMIC(uint32_t) endpoint_count;
+    RP_ATOMIC(uint64_t) dropped_nodes;     /* node table full */
+    RP_ATOMIC(uint64_t) dropped_endpoints; /* endpoint table full: those are not counted */
+    RP_ATOMIC(uint64_t) dropped_handles;   /* private handle map full */
+    RP_ATOMIC(uint32_t) lanes_claimed;     /* private lanes ever handed to threads */
+    uint32_t cmdline_len;                  /* bytes used in cmdline, NUL-separated args */
+    uint8_t reserved0[8];
+    struct rp_section sections[RP_MAX_SECTIONS];
+    char exe[RP_EXE_MAX];
+    char cmdline[RP_CMDLINE_MAX];
+    uint8_t reserved1[RP_HEADER_SIZE - 320 - RP_EXE_MAX - RP_CMDLINE_MAX];
+};
+
+struct rp_node {
+    RP_ATOMIC(uint32_t) state;
+    uint32_t flags;
+    uint64_t created_mono_ns;
+    char name[RP_NAME_MAX]; /* fully qualified: namespace + "/" + name */
+};
+
+struct rp_endpoint {
+    RP_ATOMIC(uint32_t) state;
+    uint16_t kind;
+    uint16_t reserved0;
+    RP_ATOMIC(uint32_t) node_index; /* may be filled in after publication (Humble /rosout) */
+    RP_ATOMIC(uint32_t) flags;
+    uint64_t aux;             /* publisher/subscription: QoS depth; timer: period ns */
+    uint64_t created_mono_ns; /* rates of a young endpoint are taken over its lifetime */
+    uint8_t reserved1[32];
+    char name[RP_NAME_MAX];
+};
+
+#ifndef __cplusplus
+_Static_assert(sizeof(struct rp_section) == 24, "rp_section size");
+_Static_assert(sizeof(struct rp_header) == RP_HEADER_SIZE, "rp_header size");
+_Static_assert(__builtin_offsetof(struct rp_header, sections) == 128, "sections offset");
+_Static_assert(__builtin_offsetof(struct rp_header, exe) == 320, "exe offset");
+_Static_assert(sizeof(struct rp_node) == 272, "rp_node size");
+_Static_assert(sizeof(struct rp_endpoint) == 320, "rp_endpoint size");
+#endif
+
+#endif /* ROS2_PULSE_SEGMENT_H */

@@ -1,0 +1,117 @@
+/*
+ * The tracetools function contract, as shipped by ros2_tracing, one X-macro
+ * entry per tracepoint: RP_TP(name, (parameter list), (argument list)).
+ * Source: shared/reference/tracetools-facts.md section 2.
+ *
+ * Used by the probe (to declare the functions it interposes) and by the
+ * stand-in libtracetools and simgraph in sim/ (to export and call them).
+ *
+ * RP_TRACEPOINTS_COMMON: present in Humble, Jazzy and Kilted (27 + rmw_publish).
+ * RP_TRACEPOINTS_JAZZY:  added in Iron/Jazzy (ros2_tracing >= 6).
+ * RP_TRACEPOINTS_KILTED: added in 8.5.0 (Kilted).
+ * ros_trace_rmw_publish changes signature in Jazzy and is declared apart.
+ */
+#ifndef ROS2_PULSE_TRACETOOLS_API_H
+#define ROS2_PULSE_TRACETOOLS_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RP_TRACEPOINTS_COMMON(RP_TP)                                                                  \
+    RP_TP(rcl_init, (const void *context_handle), (context_handle))                                    \
+    RP_TP(rcl_node_init,                                                                               \
+          (const void *node_handle, const void *rmw_handle, const char *node_name,                    \
+           const char *node_namespace),                                                                \
+          (node_handle, rmw_handle, node_name, node_namespace))                                        \
+    RP_TP(rmw_publisher_init, (const void *rmw_publisher_handle, const uint8_t *gid),                 \
+          (rmw_publisher_handle, gid))                                                                 \
+    RP_TP(rcl_publisher_init,                                                                          \
+          (const void *publisher_handle, const void *node_handle, const void *rmw_publisher_handle,   \
+           const char *topic_name, const size_t queue_depth),                                          \
+          (publisher_handle, node_handle, rmw_publisher_handle, topic_name, queue_depth))              \
+    RP_TP(rclcpp_publish, (const void *publisher_handle, const void *message),                        \
+          (publisher_handle, message))                                                                 \
+    RP_TP(rcl_publish, (const void *publisher_handle, const void *message), (publisher_handle, message)) \
+    RP_TP(rmw_subscription_init, (const void *rmw_subscription_handle, const uint8_t *gid),           \
+          (rmw_subscription_handle, gid))                                                              \
+    RP_TP(rcl_subscription_init,                                                                       \
+          (const void *subscription_handle, const void *node_handle,                                   \
+           const void *rmw_subscription_handle, const char *topic_name, const size_t queue_depth),     \
+          (subscription_handle, node_handle, rmw_subscription_handle, topic_name, queue_depth))        \
+    RP_TP(rclcpp_subscription_init, (const void *subscription_handle, const void *subscription),      \
+          (subscription_handle, subscription))                                                         \
+    RP_TP(rclcpp_subscription_callback_added, (const void *subscription, const void *callback),       \
+          (subscription, callback))                                                                    \
+    RP_TP(rmw_take,                                                                                    \
+          (const void *rmw_subscription_handle, const void *message, int64_t source_timestamp,        \
+           const bool taken),                                                                          \
+          (rmw_subscription_handle, message, source_timestamp, taken))                                 \
+    RP_TP(rcl_take, (const void *message), (message))                                                  \
+    RP_TP(rclcpp_take, (const void *message), (message))                                               \
+    RP_TP(rcl_service_init,                                                                            \
+          (const void *service_handle, const void *node_handle, const void *rmw_service_handle,       \
+           const char *service_name),                                                                  \
+          (service_handle, node_handle, rmw_service_handle, service_name))                             \
+    RP_TP(rclcpp_service_callback_added, (const void *service_handle, const void *callback),          \
+          (service_handle, callback))                                                                  \
+    RP_TP(rcl_client_init,                                                                             \
+          (const void *client_handle, const void *node_handle, const void *rmw_client_handle,         \
+           const char *service_name),                                                                  \
+          (client_handle, node_handle, rmw_client_handle, service_name))                               \
+    RP_TP(rcl_timer_init, (const void *timer_handle, int64_t period), (timer_handle, period))          \
+    RP_TP(rclcpp_timer_callback_added, (const void *timer_handle, const void *callback),              \
+          (timer_handle, callback))                                                                    \
+    RP_TP(rclcpp_timer_link_node, (const void *timer_handle, const void *node_handle),                \
+          (timer_handle, node_handle))                                                                 \
+    RP_TP(rclcpp_callback_register, (const void *callback, const char *function_symbol),              \
+          (callback, function_symbol))                                                                 \
+    RP_TP(callback_start, (const void *callback, const bool is_intra_process),                        \
+          (callback, is_intra_process))                                                                \
+    RP_TP(callback_end, (const void *callback), (callback))                                            \
+    RP_TP(rcl_lifecycle_state_machine_init, (const void *node_handle, const void *state_machine),     \
+          (node_handle, state_machine))                                                                \
+    RP_TP(rcl_lifecycle_transition,                                                                    \
+          (const void *state_machine, const char *start_label, const char *goal_label),               \
+          (state_machine, start_label, goal_label))                                                    \
+    RP_TP(rclcpp_executor_get_next_ready, (void), ())                                                  \
+    RP_TP(rclcpp_executor_wait_for_work, (const int64_t timeout), (timeout))                          \
+    RP_TP(rclcpp_executor_execute, (const void *handle), (handle))
+
+#define RP_TRACEPOINTS_JAZZY(RP_TP)                                                                   \
+    RP_TP(rclcpp_intra_publish, (const void *publisher_handle, const void *message),                  \
+          (publisher_handle, message))                                                                 \
+    RP_TP(rclcpp_ipb_to_subscription, (const void *ipb, const void *subscription), (ipb, subscription)) \
+    RP_TP(rclcpp_buffer_to_ipb, (const void *buffer, const void *ipb), (buffer, ipb))                 \
+    RP_TP(rclcpp_construct_ring_buffer, (const void *buffer, const uint64_t capacity),                \
+          (buffer, capacity))                                                                          \
+    RP_TP(rclcpp_ring_buffer_enqueue,                                                                  \
+          (const void *buffer, const uint64_t index, const uint64_t size, const bool overwritten),    \
+          (buffer, index, size, overwritten))                                                          \
+    RP_TP(rclcpp_ring_buffer_dequeue, (const void *buffer, const uint64_t index, const uint64_t size), \
+          (buffer, index, size))                                                                       \
+    RP_TP(rclcpp_ring_buffer_clear, (const void *buffer), (buffer))
+
+#define RP_TRACEPOINTS_KILTED(RP_TP)                                                                  \
+    RP_TP(rmw_take_request,                                                                            \
+          (const void *rmw_service_handle, const void *request, const uint8_t *client_gid,            \
+           int64_t sequence_number, const bool taken),                                                 \
+          (rmw_service_handle, request, client_gid, sequence_number, taken))                           \
+    RP_TP(rmw_send_response,                                                                           \
+          (const void *rmw_service_handle, const void *response, const uint8_t *client_gid,           \
+           int64_t sequence_number, int64_t timestamp),                                                \
+          (rmw_service_handle, response, client_gid, sequence_number, timestamp))                      \
+    RP_TP(rmw_client_init, (const void *rmw_client_handle, const uint8_t *gid), (rmw_client_handle, gid)) \
+    RP_TP(rmw_send_request, (const void *rmw_client_handle, const void *request, int64_t sequence_number), \
+          (rmw_client_handle, request, sequence_number))                                               \
+    RP_TP(rmw_take_response,                                                                           \
+          (const void *rmw_client_handle, const void *response, int64_t sequence_number,              \
+           int64_t source_timestamp, const bool taken),                                                \
+          (rmw_client_handle, response, sequence_number, source_timestamp, taken))
+
+/* ros_trace_rmw_publish: Humble/Iron take the message only; Jazzy+ take three arguments. */
+typedef void (*rp_rmw_publish_humble_fn)(const void *message);
+typedef void (*rp_rmw_publish_jazzy_fn)(const void *rmw_publisher_handle, const void *message,
+                                        int64_t timestamp);
+
+#endif /* ROS2_PULSE_TRACETOOLS_API_H */

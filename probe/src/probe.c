@@ -1,0 +1,538 @@
+/*
+ * libros2_pulse.so: the LD_PRELOAD probe.
+ *
+ * It interposes the tracetools functions that rcl and rclcpp already call,
+ * counts each message into this process's segment, and forwards every call
+ * to the real libtracetools function. It has no thread, no timer, no I/O
+ * after the segment is created, and no destructor.
+ *
+ * Per message (rcl_publish, rclcpp_intra_publish, callback_start):
+ *   handle -> thread-local cache (256 slots, generation-tagged) -> counter
+ *   in this thread's lane -> one plain increment.
+ * A cache miss walks lock-free maps. Init tracepoints (rare) take a mutex,
+ * update the maps and bump the generation, which invalidates every thread's
+ * cache at once: a re-used handle address can never be served stale.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "handle_map.h"
+#include "ros2_pulse/segment.h"
+#include "ros2_pulse/tracetools_api.h"
+#include "segment_writer.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---------------------------------------------------------------- state */
+
+static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint32_t g_gen = 1; /* bumped by every mapping change; tags cache entries */
+
+static struct rp_config g_cfg;
+static struct rp_segment g_seg;
+static _Atomic(_Atomic uint64_t *) g_lanes; /* non-NULL once the segment exists */
+static uint64_t g_lane_stride;              /* counters per lane */
+static bool g_started;                      /* creation attempted (success or not) */
+static bool g_disabled;                     /* creation failed: pass-through only */
+static bool g_fork_pending;                 /* forked child: re-create from g_parent on demand */
+static struct rp_segment g_parent;
+static bool g_hooks_registered;
+static uint32_t g_distro;
+
+/* Lanes 0..RP_LANES-2 are handed to one thread each; RP_LANES-1 is the shared atomic lane. */
+static bool g_lane_taken[RP_LANES];
+static pthread_key_t g_lane_key;
+
+/* handle -> value maps (process-private) */
+static struct rp_map g_pubs;        /* rcl publisher impl -> endpoint + 1 */
+static struct rp_map g_subs;        /* rcl subscription impl -> endpoint + 1 */
+static struct rp_map g_rclcpp_subs; /* rclcpp (or intra-process) subscription -> rcl subscription impl */
+static struct rp_map g_callbacks;   /* callback -> owner | CB_TAG_* */
+static struct rp_map g_timers;      /* rcl timer impl -> endpoint + 1 */
+static struct rp_map g_services;    /* rcl service impl -> endpoint + 1 */
+static struct rp_map g_nodes;       /* rcl node handle -> node index + 1 */
+
+enum { CB_TAG_SUB = 1, CB_TAG_TIMER = 2, CB_TAG_SERVICE = 3, CB_TAG_MASK = 3 };
+
+/* Endpoints whose node was not initialised yet (Humble creates /rosout before rcl_node_init). */
+#define RP_PENDING_MAX 256
+static struct {
+    uintptr_t node;
+    uint32_t endpoint;
+} g_pending[RP_PENDING_MAX];
+static uint32_t g_pending_count;
+
+/* ---------------------------------------------------------------- thread-local cache */
+
+enum { KEY_PUB = 1, KEY_CALLBACK = 2 };
+#define TLS_SLOTS 256u
+
+struct tls_slot {
+    uintptr_t key;
+    uint32_t gen;
+    _Atomic uint64_t *counters; /* this endpoint's counters in this thread's lane; NULL = ignore */
+};
+
+static __thread struct tls_slot tls_cache[TLS_SLOTS];
+static __thread _Atomic uint64_t *tls_lane;
+static __thread bool tls_lane_shared;
+
+static inline uint32_t tls_index(uintptr_t p)
+{
+    /* Fold higher bits in: same-type handles at a 64-byte stride must not alias (upstream KI #15). */
+    return (uint32_t)((p >> 4) ^ (p >> 10) ^ (p >> 16)) & (TLS_SLOTS - 1);
+}
+
+static inline void bump(_Atomic uint64_t *c)
+{
+    if (UNLIKELY(tls_lane_shared))
+        atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+    else /* single writer: a plain increment, published with a relaxed store */
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+/* ---------------------------------------------------------------- forwarding */
+
+#define UNRESOLVED ((void *)1)
+
+static void *resolve_real(const char *name)
+{
+    void *fn = dlsym(RTLD_NEXT, name);
+    if (fn == NULL) {
+        /* Python loads libtracetools RTLD_LOCAL, outside RTLD_NEXT's reach. */
+        void *h = dlopen("libtracetools.so", RTLD_LAZY | RTLD_NOLOAD);
+        if (h != NULL) {
+            fn = dlsym(h, name);
+            dlclose(h);
+        }
+    }
+    return fn;
+}
+
+#define FORWARD(name, params, args)                                                                \
+    do {                                                                                           \
+        static void *_Atomic real_fn = UNRESOLVED;                                                 \
+        void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);                           \
+        if (UNLIKELY(fn == UNRESOLVED)) {                                                          \
+            fn = resolve_real("ros_trace_" #name);                                                 \
+            atomic_store_explicit(&real_fn, fn, memory_order_release);                             \
+        }                                                                                          \
+        if (fn != NULL)                                                                            \
+            ((void(*) params)fn) args;                                                             \
+    } while (0)
+
+static uint32_t detect_distro(void)
+{
+    void *h = dlopen("libtracetools.so", RTLD_LAZY | RTLD_NOLOAD);
+    void *scope = h != NULL ? h : RTLD_DEFAULT;
+    uint32_t d = RP_DISTRO_UNKNOWN;
+    if (dlsym(scope, "ros_trace_rmw_take_request") != NULL)
+        d = RP_DISTRO_KILTED;
+    else if (dlsym(scope, "ros_trace_enabled_rcl_init") != NULL)
+        d = RP_DISTRO_JAZZY;
+    else if (dlsym(scope, "ros_trace_rcl_publish") != NULL)
+        d = RP_DISTRO_HUMBLE;
+    if (h != NULL)
+        dlclose(h);
+    return d;
+}
+
+static const char *distro_name(uint32_t d)
+{
+    switch (d) {
+    case RP_DISTRO_HUMBLE: return "humble";
+    case RP_DISTRO_JAZZY: return "jazzy";
+    case RP_DISTRO_KILTED: return "kilted";
+    default: return "unknown";
+    }
+}
+
+/* ---------------------------------------------------------------- segment lifecycle */
+
+static void atfork_prepare(void) { pthread_mutex_lock(&g_mutex); }
+static void atfork_parent(void) { pthread_mutex_unlock(&g_mutex); }
+
+static void atfork_child(void)
+{
+    /* Only this thread survives. Its lane and cache point into the parent's segment. */
+    if (atomic_load_explicit(&g_lanes, memory_order_relaxed) != NULL) {
+        g_parent = g_seg;
+        if (g_seg.fd >= 0)
+            close(g_seg.fd); /* our copy of the fd; the parent's lock is per process and stays */
+        memset(&g_seg, 0, sizeof g_seg);
+        g_seg.fd = -1;
+        atomic_store_explicit(&g_lanes, NULL, memory_order_relaxed);
+        g_fork_pending = true; /* a child that execs right away never creates a segment */
+        g_started = false;
+    }
+    memset(g_lane_taken, 0, sizeof g_lane_taken);
+    tls_lane = NULL;
+    tls_lane_shared = false;
+    atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);
+    pthread_mutex_unlock(&g_mutex);
+}
+
+static void release_lane(void *value)
+{
+    uintptr_t lane = (uintptr_t)value - 1;
+    pthread_mutex_lock(&g_mutex);
+    if (lane < RP_LANES - 1)
+        g_lane_taken[lane] = false;
+    pthread_mutex_unlock(&g_mutex);
+}
+
+/* Caller holds g_mutex. Creates the segment on the first init tracepoint (or after fork). */
+static bool ensure_segment_locked(void)
+{
+    if (atomic_load_explicit(&g_lanes, memory_order_relaxed) != NULL)
+        return true;
+    if (g_disabled || g_started)
+        return false;
+    g_started = true;
+
+    if (!g_hooks_registered) {
+        g_hooks_registered = true; /* inherited by fork children: register once per image */
+        rp_config_load(&g_cfg);
+        g_distro = detect_distro();
+        pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+        pthread_key_create(&g_lane_key, release_lane);
+    }
+    if (!rp_segment_create(&g_seg, &g_cfg, g_distro)) {
+        g_disabled = true;
+        return false;
+    }
+    if (g_fork_pending) {
+        if (!rp_segment_clone_records(&g_seg, &g_parent))
+            rp_log("could not copy the parent's records into '%s'", g_seg.path);
+        munmap(g_parent.header, g_parent.size);
+        memset(&g_parent, 0, sizeof g_parent);
+        g_fork_pending = false;
+    }
+    g_lane_stride = (uint64_t)g_seg.header->endpoint_capacity * RP_COUNTERS_PER_ENDPOINT;
+    atomic_store_explicit(&g_lanes, g_seg.lanes, memory_order_release);
+    atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);
+    if (!g_cfg.quiet)
+        rp_log("active: pid %d counting into %s (tracetools: %s)", (int)getpid(), g_seg.path,
+               distro_name(g_distro));
+    return true;
+}
+
+/* Returns the base of this thread's lane, claiming one on first use. NULL without a segment. */
+static _Atomic uint64_t *thread_lane(void)
+{
+    _Atomic uint64_t *lane = tls_lane;
+    if (LIKELY(lane != NULL))
+        return lane;
+    pthread_mutex_lock(&g_mutex);
+    _Atomic uint64_t *lanes = NULL;
+    if (ensure_segment_locked()) /* after fork this creates the child's own segment */
+        lanes = atomic_load_explicit(&g_lanes, memory_order_acquire);
+    if (lanes != NULL) {
+        uint32_t idx = RP_LANES - 1;
+        for (uint32_t i = 0; i < RP_LANES - 1; i++) {
+            if (!g_lane_taken[i]) {
+                g_lane_taken[i] = true;
+                idx = i;
+                atomic_fetch_add_explicit(&g_seg.header->lanes_claimed, 1, memory_order_relaxed);
+                break;
+            }
+        }
+        tls_lane_shared = idx == RP_LANES - 1;
+        tls_lane = lanes + (uint64_t)idx * g_lane_stride;
+        if (!tls_lane_shared)
+            pthread_setspecific(g_lane_key, (void *)(uintptr_t)(idx + 1));
+        lane = tls_lane;
+    }
+    pthread_mutex_unlock(&g_mutex);
+    return lane;
+}
+
+/* ---------------------------------------------------------------- resolution (cache miss) */
+
+static inline uintptr_t impl_of(const void *rcl_handle)
+{
+    /*
+     * rcl publisher/subscription/timer/service structs hold one impl pointer,
+     * and rcl sometimes publishes through a copy of the struct (/rosout), so
+     * the impl is the identity. rcl has just used the handle, so it is valid.
+     */
+    const void *impl = *(const void *const *)rcl_handle;
+    return impl != NULL ? (uintptr_t)impl : (uintptr_t)rcl_handle;
+}
+
+static uint64_t callback_endpoint(uintptr_t cb, bool *complete)
+{
+    uint64_t owner = rp_map_get(&g_callbacks, cb);
+    *complete = true;
+    if (owner == 0)
+        return 0; /* never announced: not ours to count (no chain will ever exist) */
+    uintptr_t ptr = (uintptr_t)owner & ~(uintptr_t)CB_TAG_MASK;
+    uint64_t ep = 0;
+    switch (owner & CB_TAG_MASK) {
+    case CB_TAG_SUB: {
+        uint64_t rcl_impl = rp_map_get(&g_rclcpp_subs, ptr);
+        ep = rcl_impl != 0 ? rp_map_get(&g_subs, (uintptr_t)rcl_impl) : 0;
+        break;
+    }
+    case CB_TAG_TIMER: ep = rp_map_get(&g_timers, ptr); break;
+    case CB_TAG_SERVICE: ep = rp_map_get(&g_services, ptr); break;
+    }
+    if (ep == 0)
+        *complete = false; /* e.g. intra-process: callback_added before its chain; retry next time */
+    return ep;
+}
+
+static _Atomic uint64_t *resolve_slow(uintptr_t handle, unsigned kind, uint32_t gen, struct tls_slot *slot)
+{
+    bool complete = true;
+    uint64_t ep = kind == KEY_PUB ? rp_map_get(&g_pubs, handle) : callback_endpoint(handle, &complete);
+    _Atomic uint64_t *counters = NULL;
+    if (ep != 0) {
+        _Atomic uint64_t *lane = thread_lane();
+        if (lane != NULL)
+            counters = lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT;
+    }
+    /*
+     * Tag with the generation read before the lookups: any mapping change
+     * after that read bumped the generation, so this entry can only be
+     * re-resolved too often, never served stale.
+     */
+    if (complete) {
+        slot->key = handle ^ kind;
+        slot->gen = gen;
+        slot->counters = counters;
+    }
+    return counters;
+}
+
+static inline void count(uintptr_t handle, unsigned kind, unsigned counter_slot)
+{
+    uint32_t gen = atomic_load_explicit(&g_gen, memory_order_acquire);
+    struct tls_slot *slot = &tls_cache[tls_index(handle)];
+    _Atomic uint64_t *counters;
+    if (LIKELY(slot->key == (handle ^ kind) && slot->gen == gen))
+        counters = slot->counters;
+    else
+        counters = resolve_slow(handle, kind, gen, slot);
+    if (counters != NULL)
+        bump(counters + counter_slot);
+}
+
+/* ---------------------------------------------------------------- init-time bookkeeping */
+
+static uint32_t node_index_of(uintptr_t node)
+{
+    uint64_t v = node != 0 ? rp_map_get(&g_nodes, node) : 0;
+    return v != 0 ? (uint32_t)(v - 1) : RP_NO_NODE;
+}
+
+static void link_node_locked(uint32_t ep, uintptr_t node)
+{
+    uint32_t idx = node_index_of(node);
+    if (idx != RP_NO_NODE) {
+        atomic_store_explicit(&g_seg.endpoints[ep].node_index, idx, memory_order_release);
+    } else if (node != 0 && g_pending_count < RP_PENDING_MAX) {
+        g_pending[g_pending_count].node = node;
+        g_pending[g_pending_count].endpoint = ep;
+        g_pending_count++;
+    }
+}
+
+static void map_put_locked(struct rp_map *m, uintptr_t key, uint64_t value)
+{
+    if (rp_map_put(m, key, value) == UINT64_MAX)
+        atomic_fetch_add_explicit(&g_seg.header->dropped_handles, 1, memory_order_relaxed);
+}
+
+/* Creates an endpoint for handle in map; a re-used handle retires the endpoint it named before. */
+static void add_endpoint_locked(struct rp_map *map, uintptr_t key, uint16_t kind, const char *name,
+                                uint64_t aux, uintptr_t node)
+{
+    uint64_t old = rp_map_get(map, key);
+    if (old != 0)
+        atomic_fetch_or_explicit(&g_seg.endpoints[old - 1].flags, RP_EP_RETIRED, memory_order_release);
+    int32_t ep = rp_segment_add_endpoint(&g_seg, kind, name, aux, RP_NO_NODE);
+    if (ep < 0) {
+        if (old != 0)
+            map_put_locked(map, key, 0); /* never keep counting into the retired endpoint */
+        return;
+    }
+    map_put_locked(map, key, (uint64_t)ep + 1);
+    if (node != 0)
+        link_node_locked((uint32_t)ep, node);
+}
+
+#define INIT_BEGIN()                                                                               \
+    pthread_mutex_lock(&g_mutex);                                                                  \
+    if (ensure_segment_locked()) {
+#define INIT_END()                                                                                 \
+    atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);                                    \
+    }                                                                                              \
+    pthread_mutex_unlock(&g_mutex)
+
+/* ---------------------------------------------------------------- interposers */
+
+EXPORT void ros_trace_rcl_node_init(const void *node_handle, const void *rmw_handle, const char *node_name,
+                                    const char *node_namespace)
+{
+    if (node_handle != NULL) {
+        INIT_BEGIN();
+        int32_t idx = rp_segment_add_node(&g_seg, node_namespace, node_name);
+        if (idx >= 0) {
+            map_put_locked(&g_nodes, (uintptr_t)node_handle, (uint64_t)idx + 1);
+            for (uint32_t i = 0; i < g_pending_count;) {
+                if (g_pending[i].node == (uintptr_t)node_handle) {
+                    atomic_store_explicit(&g_seg.endpoints[g_pending[i].endpoint].node_index, (uint32_t)idx,
+                                          memory_order_release);
+                    g_pending[i] = g_pending[--g_pending_count];
+                } else {
+                    i++;
+                }
+            }
+        }
+        INIT_END();
+    }
+    FORWARD(rcl_node_init, (const void *, const void *, const char *, const char *),
+            (node_handle, rmw_handle, node_name, node_namespace));
+}
+
+EXPORT void ros_trace_rcl_publisher_init(const void *publisher_handle, const void *node_handle,
+                                         const void *rmw_publisher_handle, const char *topic_name,
+                                         const size_t queue_depth)
+{
+    if (publisher_handle != NULL) {
+        INIT_BEGIN();
+        add_endpoint_locked(&g_pubs, impl_of(publisher_handle), RP_KIND_PUBLISHER, topic_name, queue_depth,
+                            (uintptr_t)node_handle);
+        INIT_END();
+    }
+    FORWARD(rcl_publisher_init, (const void *, const void *, const void *, const char *, const size_t),
+            (publisher_handle, node_handle, rmw_publisher_handle, topic_name, queue_depth));
+}
+
+EXPORT void ros_trace_rcl_subscription_init(const void *subscription_handle, const void *node_handle,
+                                            const void *rmw_subscription_handle, const char *topic_name,
+                                            const size_t queue_depth)
+{
+    if (subscription_handle != NULL) {
+        INIT_BEGIN();
+        add_endpoint_locked(&g_subs, impl_of(subscription_handle), RP_KIND_SUBSCRIPTION, topic_name,
+                            queue_depth, (uintptr_t)node_handle);
+        INIT_END();
+    }
+    FORWARD(rcl_subscription_init, (const void *, const void *, const void *, const char *, const size_t),
+            (subscription_handle, node_handle, rmw_subscription_handle, topic_name, queue_depth));
+}
+
+EXPORT void ros_trace_rclcpp_subscription_init(const void *subscription_handle, const void *subscription)
+{
+    if (subscription_handle != NULL && subscription != NULL) {
+        INIT_BEGIN();
+        uintptr_t rcl_impl = impl_of(subscription_handle);
+        map_put_locked(&g_rclcpp_subs, (uintptr_t)subscription, rcl_impl);
+        uint64_t ep = rp_map_get(&g_subs, rcl_impl);
+        if (ep != 0)
+            atomic_fetch_or_explicit(&g_seg.endpoints[ep - 1].flags, RP_EP_RCLCPP, memory_order_release);
+        INIT_END();
+    }
+    FORWARD(rclcpp_subscription_init, (const void *, const void *), (subscription_handle, subscription));
+}
+
+EXPORT void ros_trace_rclcpp_subscription_callback_added(const void *subscription, const void *callback)
+{
+    if (subscription != NULL && callback != NULL) {
+        INIT_BEGIN();
+        map_put_locked(&g_callbacks, (uintptr_t)callback, (uint64_t)(uintptr_t)subscription | CB_TAG_SUB);
+        INIT_END();
+    }
+    FORWARD(rclcpp_subscription_callback_added, (const void *, const void *), (subscription, callback));
+}
+
+EXPORT void ros_trace_rcl_timer_init(const void *timer_handle, int64_t period)
+{
+    if (timer_handle != NULL) {
+        INIT_BEGIN();
+        add_endpoint_locked(&g_timers, impl_of(timer_handle), RP_KIND_TIMER, "",
+                            period > 0 ? (uint64_t)period : 0, 0);
+        INIT_END();
+    }
+    FORWARD(rcl_timer_init, (const void *, int64_t), (timer_handle, period));
+}
+
+EXPORT void ros_trace_rclcpp_timer_callback_added(const void *timer_handle, const void *callback)
+{
+    if (timer_handle != NULL && callback != NULL) {
+        INIT_BEGIN();
+        map_put_locked(&g_callbacks, (uintptr_t)callback, (uint64_t)impl_of(timer_handle) | CB_TAG_TIMER);
+        INIT_END();
+    }
+    FORWARD(rclcpp_timer_callback_added, (const void *, const void *), (timer_handle, callback));
+}
+
+EXPORT void ros_trace_rclcpp_timer_link_node(const void *timer_handle, const void *node_handle)
+{
+    if (timer_handle != NULL && node_handle != NULL) {
+        INIT_BEGIN();
+        uint64_t ep = rp_map_get(&g_timers, impl_of(timer_handle));
+        if (ep != 0)
+            link_node_locked((uint32_t)(ep - 1), (uintptr_t)node_handle);
+        INIT_END();
+    }
+    FORWARD(rclcpp_timer_link_node, (const void *, const void *), (timer_handle, node_handle));
+}
+
+EXPORT void ros_trace_rcl_service_init(const void *service_handle, const void *node_handle,
+                                       const void *rmw_service_handle, const char *service_name)
+{
+    if (service_handle != NULL) {
+        INIT_BEGIN();
+        add_endpoint_locked(&g_services, impl_of(service_handle), RP_KIND_SERVICE, service_name, 0,
+                            (uintptr_t)node_handle);
+        INIT_END();
+    }
+    FORWARD(rcl_service_init, (const void *, const void *, const void *, const char *),
+            (service_handle, node_handle, rmw_service_handle, service_name));
+}
+
+EXPORT void ros_trace_rclcpp_service_callback_added(const void *service_handle, const void *callback)
+{
+    if (service_handle != NULL && callback != NULL) {
+        INIT_BEGIN();
+        map_put_locked(&g_callbacks, (uintptr_t)callback,
+                       (uint64_t)impl_of(service_handle) | CB_TAG_SERVICE);
+        INIT_END();
+    }
+    FORWARD(rclcpp_service_callback_added, (const void *, const void *), (service_handle, callback));
+}
+
+/* ---- per-message hooks: no lock, no allocation, no syscall on a cache hit */
+
+EXPORT void ros_trace_rcl_publish(const void *publisher_handle, const void *message)
+{
+    if (LIKELY(publisher_handle != NULL))
+        count(impl_of(publisher_handle), KEY_PUB, RP_SLOT_INTER);
+    FORWARD(rcl_publish, (const void *, const void *), (publisher_handle, message));
+}
+
+EXPORT void ros_trace_rclcpp_intra_publish(const void *publisher_handle, const void *message)
+{
+    if (LIKELY(publisher_handle != NULL))
+        count(impl_of(publisher_handle), KEY_PUB, RP_SLOT_INTRA);
+    FORWARD(rclcpp_intra_publish, (const void *, const void *), (publisher_handle, message));
+}
+
+EXPORT void ros_trace_callback_start(const void *callback, const bool is_intra_process)
+{
+    if (LIKELY(callback != NULL))
+        count((uintptr_t)callback, KEY_CALLBACK, is_intra_process ? RP_SLOT_INTRA : RP_SLOT_INTER);
+    FORWARD(callback_start, (const void *, const bool), (callback, is_intra_process));
+}

@@ -1,0 +1,355 @@
+/*
+ * Creating and filling this process's segment. Everything here runs under
+ * the probe's init mutex and never on the per-message path.
+ */
+#define _GNU_SOURCE
+#include "segment_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ALIGN64(x) (((x) + 63u) & ~(uint64_t)63u)
+
+uint64_t rp_now_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_real_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void rp_log(const char *fmt, ...)
+{
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "[ros2_pulse] ");
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+    if (len > sizeof buf - 2)
+        len = sizeof buf - 2;
+    buf[len++] = '\n';
+    ssize_t w = write(STDERR_FILENO, buf, len); /* one write: lines from many processes don't interleave */
+    (void)w;
+}
+
+/* Parses a whole-token unsigned decimal in [lo, hi]; returns false on junk. */
+static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    if (s == NULL || *s < '0' || *s > '9')
+        return false;
+    uint64_t v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return false;
+        v = v * 10 + (uint64_t)(*s - '0');
+        if (v > hi)
+            return false;
+    }
+    if (v < lo)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+void rp_config_load(struct rp_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    const char *quiet = getenv("ROS_TOPIC_STATS_QUIET");
+    cfg->quiet = quiet != NULL && strcmp(quiet, "1") == 0;
+
+    cfg->endpoint_capacity = RP_DEFAULT_ENDPOINTS;
+    const char *eps = getenv("ROS_PULSE_MAX_ENDPOINTS");
+    if (eps != NULL && *eps != '\0' &&
+        !parse_u32(eps, 16, RP_MAX_ENDPOINTS_LIMIT, &cfg->endpoint_capacity)) {
+        rp_log("invalid ROS_PULSE_MAX_ENDPOINTS '%.64s' (expected an integer in [16, %u]), using %u",
+               eps, RP_MAX_ENDPOINTS_LIMIT, RP_DEFAULT_ENDPOINTS);
+        cfg->endpoint_capacity = RP_DEFAULT_ENDPOINTS;
+    }
+    cfg->node_capacity = cfg->endpoint_capacity / 4;
+
+    const char *dir = getenv("ROS_PULSE_DIR");
+    if (dir != NULL && *dir != '\0') {
+        if (dir[0] != '/') {
+            rp_log("ROS_PULSE_DIR '%.128s' is not an absolute path, using the default directory", dir);
+        } else if (strlen(dir) >= sizeof cfg->dir - 32) {
+            rp_log("ROS_PULSE_DIR is longer than %zu bytes, using the default directory",
+                   sizeof cfg->dir - 32);
+        } else {
+            snprintf(cfg->dir, sizeof cfg->dir, "%s", dir);
+            cfg->dir_explicit = true;
+        }
+    }
+    if (!cfg->dir_explicit)
+        snprintf(cfg->dir, sizeof cfg->dir, "%s/ros2_pulse-%u", RP_DEFAULT_BASE, (unsigned)getuid());
+}
+
+/* Makes sure cfg->dir exists and is safe to create files in. */
+static bool prepare_dir(const struct rp_config *cfg)
+{
+    struct stat st;
+    if (lstat(cfg->dir, &st) != 0) {
+        if (errno != ENOENT) {
+            rp_log("cannot use segment directory '%s' (%s); counting disabled", cfg->dir, strerror(errno));
+            return false;
+        }
+        if (mkdir(cfg->dir, 0700) != 0 && errno != EEXIST) {
+            rp_log("cannot create segment directory '%s' (%s); counting disabled", cfg->dir,
+                   strerror(errno));
+            return false;
+        }
+        if (lstat(cfg->dir, &st) != 0) {
+            rp_log("cannot use segment directory '%s' (%s); counting disabled", cfg->dir, strerror(errno));
+            return false;
+        }
+    }
+    if (!cfg->dir_explicit) {
+        /* The default lives in a world-writable place: refuse anything we did not make. */
+        if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0022) != 0) {
+            rp_log("refusing segment directory '%s' (not a directory owned by uid %u with mode 0700); "
+                   "counting disabled",
+                   cfg->dir, (unsigned)getuid());
+            return false;
+        }
+    } else if (!S_ISDIR(st.st_mode)) {
+        /* An explicit directory may be a symlink the user chose; lstat saw the link itself. */
+        if (!S_ISLNK(st.st_mode) || stat(cfg->dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            rp_log("ROS_PULSE_DIR '%s' is not a directory; counting disabled", cfg->dir);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void read_identity(struct rp_header *h)
+{
+    ssize_t n = readlink("/proc/self/exe", h->exe, RP_EXE_MAX - 1);
+    h->exe[n > 0 ? n : 0] = '\0';
+
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t got = read(fd, h->cmdline, RP_CMDLINE_MAX - 1);
+        h->cmdline_len = got > 0 ? (uint32_t)got : 0;
+        h->cmdline[h->cmdline_len] = '\0';
+        close(fd);
+    }
+
+    /* Field 22 of /proc/self/stat, counted after the ')' that ends the comm field. */
+    char buf[1024];
+    fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t got = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (got > 0) {
+            buf[got] = '\0';
+            char *p = strrchr(buf, ')');
+            for (int field = 2; p != NULL && field < 22; field++)
+                p = strchr(p + 1, ' ');
+            if (p != NULL)
+                h->proc_start_ticks = strtoull(p + 1, NULL, 10);
+        }
+    }
+}
+
+uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes)
+{
+    uint64_t off = RP_HEADER_SIZE;
+    off = ALIGN64(off + (uint64_t)node_cap * sizeof(struct rp_node));
+    off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_endpoint));
+    off = ALIGN64(off + (uint64_t)lanes * ep_cap * RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t));
+    return off;
+}
+
+bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint32_t distro)
+{
+    memset(seg, 0, sizeof *seg);
+    seg->fd = -1;
+    if (!prepare_dir(cfg))
+        return false;
+
+    const uint32_t lanes = RP_LANES;
+    const uint64_t size = rp_segment_size(cfg->node_capacity, cfg->endpoint_capacity, lanes);
+    const int pid = (int)getpid();
+
+    int fd = -1;
+    for (unsigned attempt = 0; attempt < 8 && fd < 0; attempt++) {
+        snprintf(seg->path, sizeof seg->path, "%s/%d.%u.pulse", cfg->dir, pid, attempt);
+        fd = open(seg->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST) {
+            rp_log("cannot create segment '%s' (%s); counting disabled", seg->path, strerror(errno));
+            return false;
+        }
+        if (fd < 0)
+            rp_log("segment path '%s' already exists, not touching it", seg->path);
+    }
+    if (fd < 0) {
+        rp_log("no free segment name for pid %d in '%s'; counting disabled", pid, cfg->dir);
+        return false;
+    }
+
+    /* Reserve every page now: a full tmpfs must fail here, not SIGBUS the host later. */
+    int err = posix_fallocate(fd, 0, (off_t)size);
+    if (err != 0) {
+        rp_log("cannot reserve %llu bytes for segment '%s' (%s); counting disabled",
+               (unsigned long long)size, seg->path, strerror(err));
+        unlink(seg->path);
+        close(fd);
+        return false;
+    }
+    void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (mem == MAP_FAILED) {
+        rp_log("cannot map segment '%s' (%s); counting disabled", seg->path, strerror(errno));
+        unlink(seg->path);
+        close(fd);
+        return false;
+    }
+
+    struct rp_header *h = mem;
+    h->abi_major = RP_ABI_MAJOR;
+    h->abi_minor = RP_ABI_MINOR;
+    h->header_size = RP_HEADER_SIZE;
+    h->total_size = size;
+    h->pid = pid;
+    h->ppid = (int32_t)getppid();
+    h->distro = distro;
+    h->start_mono_ns = rp_now_mono_ns();
+    h->start_real_ns = now_real_ns();
+    h->lane_count = lanes;
+    h->node_capacity = cfg->node_capacity;
+    h->endpoint_capacity = cfg->endpoint_capacity;
+    read_identity(h);
+
+    uint64_t off = RP_HEADER_SIZE;
+    struct rp_section *s = h->sections;
+    s[0] = (struct rp_section){RP_SECTION_NODES, cfg->node_capacity, off, sizeof(struct rp_node)};
+    off = ALIGN64(off + (uint64_t)cfg->node_capacity * sizeof(struct rp_node));
+    s[1] = (struct rp_section){RP_SECTION_ENDPOINTS, cfg->endpoint_capacity, off, sizeof(struct rp_endpoint)};
+    off = ALIGN64(off + (uint64_t)cfg->endpoint_capacity * sizeof(struct rp_endpoint));
+    s[2] = (struct rp_section){RP_SECTION_LANES, lanes, off,
+                               (uint64_t)cfg->endpoint_capacity * RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t)};
+    h->section_count = 3;
+
+    seg->header = h;
+    seg->nodes = (struct rp_node *)((char *)mem + s[0].offset);
+    seg->endpoints = (struct rp_endpoint *)((char *)mem + s[1].offset);
+    seg->lanes = (_Atomic uint64_t *)((char *)mem + s[2].offset);
+    seg->size = size;
+    seg->fd = fd;
+
+    /* Liveness: a write lock held for the life of this process image. Readers ask with F_GETLK. */
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+    if (fcntl(fd, F_SETLK, &fl) != 0)
+        rp_log("cannot lock segment '%s' (%s); readers will report this process as exited", seg->path,
+               strerror(errno));
+
+    /* The magic goes last: a reader that sees it sees a complete header. */
+    atomic_store_explicit((_Atomic uint64_t *)&h->magic, RP_MAGIC, memory_order_release);
+    atomic_store_explicit(&h->state, RP_SEGMENT_READY, memory_order_release);
+    return true;
+}
+
+static void copy_name(char *dst, const char *src, bool *truncated)
+{
+    if (src == NULL)
+        src = "";
+    size_t n = strnlen(src, RP_NAME_MAX);
+    *truncated = n >= RP_NAME_MAX;
+    if (*truncated)
+        n = RP_NAME_MAX - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+int32_t rp_segment_add_node(struct rp_segment *seg, const char *ns, const char *name)
+{
+    struct rp_header *h = seg->header;
+    uint32_t idx = atomic_load_explicit(&h->node_count, memory_order_relaxed);
+    if (idx >= h->node_capacity) {
+        atomic_fetch_add_explicit(&h->dropped_nodes, 1, memory_order_relaxed);
+        return -1;
+    }
+    struct rp_node *n = &seg->nodes[idx];
+    char full[2 * RP_NAME_MAX];
+    if (ns == NULL || *ns == '\0' || strcmp(ns, "/") == 0)
+        snprintf(full, sizeof full, "/%s", name ? name : "");
+    else
+        snprintf(full, sizeof full, "%s/%s", ns, name ? name : "");
+    bool truncated;
+    copy_name(n->name, full, &truncated);
+    n->flags = truncated ? RP_EP_NAME_TRUNCATED : 0;
+    n->created_mono_ns = rp_now_mono_ns();
+    atomic_store_explicit(&n->state, RP_RECORD_READY, memory_order_release);
+    atomic_store_explicit(&h->node_count, idx + 1, memory_order_release);
+    return (int32_t)idx;
+}
+
+int32_t rp_segment_add_endpoint(struct rp_segment *seg, uint16_t kind, const char *name, uint64_t aux,
+                                uint32_t node_index)
+{
+    struct rp_header *h = seg->header;
+    uint32_t idx = atomic_load_explicit(&h->endpoint_count, memory_order_relaxed);
+    if (idx >= h->endpoint_capacity) {
+        atomic_fetch_add_explicit(&h->dropped_endpoints, 1, memory_order_relaxed);
+        return -1;
+    }
+    struct rp_endpoint *e = &seg->endpoints[idx];
+    bool truncated;
+    copy_name(e->name, name, &truncated);
+    e->kind = kind;
+    e->aux = aux;
+    e->created_mono_ns = rp_now_mono_ns();
+    atomic_store_explicit(&e->node_index, node_index, memory_order_relaxed);
+    atomic_store_explicit(&e->flags, truncated ? RP_EP_NAME_TRUNCATED : 0u, memory_order_relaxed);
+    atomic_store_explicit(&e->state, RP_RECORD_READY, memory_order_release);
+    atomic_store_explicit(&h->endpoint_count, idx + 1, memory_order_release);
+    return (int32_t)idx;
+}
+
+bool rp_segment_clone_records(struct rp_segment *dst, const struct rp_segment *src)
+{
+    const struct rp_header *sh = src->header;
+    uint32_t nn = atomic_load_explicit(&((struct rp_header *)sh)->node_count, memory_order_acquire);
+    uint32_t ne = atomic_load_explicit(&((struct rp_header *)sh)->endpoint_count, memory_order_acquire);
+    if (nn > dst->header->node_capacity || ne > dst->header->endpoint_capacity)
+        return false;
+    uint64_t now = dst->header->start_mono_ns;
+    for (uint32_t i = 0; i < nn; i++) {
+        struct rp_node *d = &dst->nodes[i];
+        memcpy(d->name, src->nodes[i].name, RP_NAME_MAX);
+        d->flags = src->nodes[i].flags;
+        d->created_mono_ns = now;
+        atomic_store_explicit(&d->state, RP_RECORD_READY, memory_order_release);
+    }
+    atomic_store_explicit(&dst->header->node_count, nn, memory_order_release);
+    for (uint32_t i = 0; i < ne; i++) {
+        struct rp_endpoint *d = &dst->endpoints[i];
+        const struct rp_endpoint *s = &src->endpoints[i];
+        memcpy(d->name, s->name, RP_NAME_MAX);
+        d->kind = s->kind;
+        d->aux = s->aux;
+        d->created_mono_ns = now; /* the child's counts start at its own birth */
+        atomic_store_explicit(&d->node_index,
+                              atomic_load_explicit(&((struct rp_endpoint *)s)->node_index, memory_order_relaxed),
+                              memory_order_relaxed);
+        atomic_store_explicit(&d->flags, atomic_load_explicit(&((struct rp_endpoint *)s)->flags, memory_order_relaxed),
+                              memory_order_relaxed);
+        atomic_store_explicit(&d->state, RP_RECORD_READY, memory_order_release);
+    }
+    atomic_store_explicit(&dst->header->endpoint_count, ne, memory_order_release);
+    return true;
+}

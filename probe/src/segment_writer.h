@@ -1,0 +1,55 @@
+/* Creating and filling this process's segment (init-time code, under the probe mutex). */
+#ifndef ROS2_PULSE_SEGMENT_WRITER_H
+#define ROS2_PULSE_SEGMENT_WRITER_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ros2_pulse/segment.h"
+
+#define RP_DEFAULT_BASE "/dev/shm"
+#define RP_DEFAULT_ENDPOINTS 512u
+#define RP_MAX_ENDPOINTS_LIMIT 65536u
+/* Lanes 0..RP_LANES-2 belong to one thread each; the last lane is shared and atomic. */
+#define RP_LANES 16u
+
+struct rp_config {
+    bool quiet;
+    bool dir_explicit;
+    uint32_t endpoint_capacity;
+    uint32_t node_capacity;
+    char dir[4096];
+};
+
+struct rp_segment {
+    struct rp_header *header;
+    struct rp_node *nodes;
+    struct rp_endpoint *endpoints;
+    _Atomic uint64_t *lanes;
+    uint64_t size;
+    int fd;
+    char path[4200];
+};
+
+/* Reads the environment once. Bad values print one line and fall back to defaults. */
+void rp_config_load(struct rp_config *cfg);
+
+/* One line on stderr, prefixed "[ros2_pulse] ", written with a single write(2). */
+void rp_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+uint64_t rp_now_mono_ns(void);
+uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes);
+
+/* Creates, reserves, maps and locks a new segment. On failure prints why and returns false. */
+bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint32_t distro);
+
+/* Appends a record; returns its index or -1 when the table is full (counted in the header). */
+int32_t rp_segment_add_node(struct rp_segment *seg, const char *ns, const char *name);
+int32_t rp_segment_add_endpoint(struct rp_segment *seg, uint16_t kind, const char *name, uint64_t aux,
+                                uint32_t node_index);
+
+/* After fork: copies the parent's node and endpoint records (not counters) at the same indices. */
+bool rp_segment_clone_records(struct rp_segment *dst, const struct rp_segment *src);
+
+#endif /* ROS2_PULSE_SEGMENT_WRITER_H */

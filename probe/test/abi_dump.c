@@ -1,0 +1,44 @@
+/*
+ * Prints the segment ABI as the C compiler lays it out: one line per field,
+ * "struct.field offset size", plus constants. internal/segment/abi_test.go
+ * compares this with the Go mirror, field by field.
+ */
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ros2_pulse/segment.h"
+
+#define F(s, f) printf("%s.%s %zu %zu\n", #s, #f, offsetof(struct s, f), sizeof(((struct s *)0)->f))
+#define C(name) printf("const %s %llu\n", #name, (unsigned long long)(name))
+
+int main(void)
+{
+    printf("sizeof rp_header %zu\n", sizeof(struct rp_header));
+    printf("sizeof rp_section %zu\n", sizeof(struct rp_section));
+    printf("sizeof rp_node %zu\n", sizeof(struct rp_node));
+    printf("sizeof rp_endpoint %zu\n", sizeof(struct rp_endpoint));
+    F(rp_section, kind); F(rp_section, count); F(rp_section, offset); F(rp_section, stride);
+    F(rp_header, magic); F(rp_header, abi_major); F(rp_header, abi_minor); F(rp_header, header_size);
+    F(rp_header, total_size); F(rp_header, state); F(rp_header, pid); F(rp_header, ppid);
+    F(rp_header, distro); F(rp_header, start_mono_ns); F(rp_header, start_real_ns);
+    F(rp_header, proc_start_ticks); F(rp_header, lane_count); F(rp_header, section_count);
+    F(rp_header, node_capacity); F(rp_header, node_count); F(rp_header, endpoint_capacity);
+    F(rp_header, endpoint_count); F(rp_header, dropped_nodes); F(rp_header, dropped_endpoints);
+    F(rp_header, dropped_handles); F(rp_header, lanes_claimed); F(rp_header, cmdline_len);
+    F(rp_header, reserved0); F(rp_header, sections); F(rp_header, exe); F(rp_header, cmdline);
+    F(rp_header, reserved1);
+    F(rp_node, state); F(rp_node, flags); F(rp_node, created_mono_ns); F(rp_node, name);
+    F(rp_endpoint, state); F(rp_endpoint, kind); F(rp_endpoint, reserved0); F(rp_endpoint, node_index);
+    F(rp_endpoint, flags); F(rp_endpoint, aux); F(rp_endpoint, created_mono_ns); F(rp_endpoint, reserved1);
+    F(rp_endpoint, name);
+    C(RP_MAGIC); C(RP_ABI_MAJOR); C(RP_ABI_MINOR); C(RP_HEADER_SIZE); C(RP_MAX_SECTIONS);
+    C(RP_EXE_MAX); C(RP_CMDLINE_MAX); C(RP_NAME_MAX); C(RP_COUNTERS_PER_ENDPOINT); C(RP_NO_NODE);
+    C(RP_SEGMENT_INITIALIZING); C(RP_SEGMENT_READY);
+    C(RP_DISTRO_UNKNOWN); C(RP_DISTRO_HUMBLE); C(RP_DISTRO_JAZZY); C(RP_DISTRO_KILTED);
+    C(RP_SECTION_NODES); C(RP_SECTION_ENDPOINTS); C(RP_SECTION_LANES);
+    C(RP_RECORD_EMPTY); C(RP_RECORD_READY);
+    C(RP_KIND_PUBLISHER); C(RP_KIND_SUBSCRIPTION); C(RP_KIND_TIMER); C(RP_KIND_SERVICE);
+    C(RP_EP_NAME_TRUNCATED); C(RP_EP_RETIRED); C(RP_EP_RCLCPP);
+    C(RP_SLOT_INTER); C(RP_SLOT_INTRA); C(RP_SLOT_TAKEN); C(RP_SLOT_RESERVED);
+    return 0;
+}

@@ -1,0 +1,243 @@
+/* Parser of simgraph's graph descriptions. */
+#define _GNU_SOURCE
+#include "graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TOKENS 8
+
+static bool parse_num(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || !(v >= lo && v <= hi))
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool valid_name(const char *s)
+{
+    if (s[0] != '/' || strlen(s) >= G_NAME)
+        return false;
+    for (const char *p = s + 1; *p; p++)
+        if (!(*p == '/' || *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+              (*p >= '0' && *p <= '9')))
+            return false;
+    return true;
+}
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        int _n = snprintf(err, errlen, "line %d: ", lineno);                                       \
+        snprintf(err + _n, errlen - (size_t)_n, __VA_ARGS__);                                      \
+        free(copy);                                                                                \
+        return false;                                                                              \
+    } while (0)
+
+static int add_param_events(struct graph *g, int node)
+{
+    if (g->npubs >= G_MAX_PUBS)
+        return -1;
+    struct g_pub *p = &g->pubs[g->npubs++];
+    memset(p, 0, sizeof *p);
+    p->node = node;
+    snprintf(p->topic, sizeof p->topic, "/parameter_events");
+    p->builtin = true;
+    p->reuse_at = -1;
+    if (!g->nodes[node].py) { /* rclcpp's TimeSource subscribes; rclpy does not */
+        if (g->nsubs >= G_MAX_SUBS)
+            return -1;
+        struct g_sub *s = &g->subs[g->nsubs++];
+        memset(s, 0, sizeof *s);
+        s->node = node;
+        s->reuse_at = -1;
+        snprintf(s->topic, sizeof s->topic, "/parameter_events");
+    }
+    return 0;
+}
+
+bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
+{
+    memset(g, 0, sizeof *g);
+    char *copy = strdup(text);
+    int lineno = 0;
+    char *save = NULL;
+    if (copy == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    for (char *line = copy; line != NULL; line = save) {
+        save = strchr(line, '\n');
+        if (save != NULL)
+            *save++ = '\0';
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash != NULL)
+            *hash = '\0';
+        char *tok[MAX_TOKENS];
+        int nt = 0;
+        for (char *t = strtok(line, " \t\r"); t != NULL; t = strtok(NULL, " \t\r")) {
+            if (nt == MAX_TOKENS)
+                FAIL("too many words");
+            tok[nt++] = t;
+        }
+        if (nt == 0)
+            continue;
+        const char *kw = tok[0];
+        int node = g->nnodes - 1;
+        double v;
+
+        if (strcmp(kw, "process") == 0) {
+            if (nt < 2 || g->nprocs >= G_MAX_PROCS)
+                FAIL("process needs a name (at most %d processes)", G_MAX_PROCS);
+            struct g_proc *p = &g->procs[g->nprocs++];
+            snprintf(p->name, sizeof p->name, "%s", tok[1]);
+            p->threads = 1;
+            p->fork_at = -1;
+            p->fork_pub = -1;
+            for (int i = 2; i < nt; i++) {
+                if (strncmp(tok[i], "threads=", 8) == 0 && parse_num(tok[i] + 8, 1, 64, &v))
+                    p->threads = (int)v;
+                else
+                    FAIL("unknown process option '%s'", tok[i]);
+            }
+            continue;
+        }
+        if (g->nprocs == 0)
+            FAIL("'%s' before any 'process'", kw);
+        struct g_proc *proc = &g->procs[g->nprocs - 1];
+
+        if (strcmp(kw, "node") == 0) {
+            if (nt < 2 || !valid_name(tok[1]) || g->nnodes >= G_MAX_NODES)
+                FAIL("node needs a fully qualified name like /ns/name");
+            struct g_node *n = &g->nodes[g->nnodes++];
+            n->proc = g->nprocs - 1;
+            char *slash = strrchr(tok[1], '/');
+            snprintf(n->name, sizeof n->name, "%s", slash + 1);
+            if (slash == tok[1])
+                snprintf(n->ns, sizeof n->ns, "/");
+            else
+                snprintf(n->ns, sizeof n->ns, "%.*s", (int)(slash - tok[1]), tok[1]);
+            for (int i = 2; i < nt; i++) {
+                if (strcmp(tok[i], "intra") == 0)
+                    n->intra = true;
+                else if (strcmp(tok[i], "lang=py") == 0)
+                    n->py = true;
+                else if (strcmp(tok[i], "lang=cpp") != 0)
+                    FAIL("unknown node option '%s'", tok[i]);
+            }
+            if (n->py && n->intra)
+                FAIL("rclpy has no intra-process communication");
+            if (add_param_events(g, g->nnodes - 1) != 0)
+                FAIL("too many endpoints");
+            continue;
+        }
+        if (node < 0 || g->nodes[node].proc != g->nprocs - 1)
+            FAIL("'%s' needs a node in this process", kw);
+
+        if (strcmp(kw, "pub") == 0 || strcmp(kw, "reuse_pub") == 0) {
+            bool reuse = kw[0] == 'r';
+            int need = reuse ? 5 : 3;
+            if (nt < need || g->npubs >= G_MAX_PUBS || !valid_name(tok[1]) ||
+                (reuse && !valid_name(tok[2])))
+                FAIL("usage: pub TOPIC HZ [thread] [size=BYTES] | reuse_pub OLD NEW HZ AT_S");
+            struct g_pub *p = &g->pubs[g->npubs++];
+            memset(p, 0, sizeof *p);
+            p->node = node;
+            p->reuse_at = -1;
+            snprintf(p->topic, sizeof p->topic, "%s", tok[1]);
+            if (!parse_num(tok[reuse ? 3 : 2], 0.01, 100000, &p->hz))
+                FAIL("bad rate '%s'", tok[reuse ? 3 : 2]);
+            if (reuse) {
+                snprintf(p->reuse_topic, sizeof p->reuse_topic, "%s", tok[2]);
+                if (!parse_num(tok[4], 0.001, 1e6, &p->reuse_at))
+                    FAIL("bad time '%s'", tok[4]);
+                p->thread = true;
+            }
+            for (int i = need; i < nt; i++) {
+                if (strcmp(tok[i], "thread") == 0)
+                    p->thread = true;
+                else if (strncmp(tok[i], "size=", 5) == 0 && parse_num(tok[i] + 5, 0, 16e6, &v))
+                    p->size = (size_t)v;
+                else
+                    FAIL("unknown pub option '%s'", tok[i]);
+            }
+        } else if (strcmp(kw, "sub") == 0 || strcmp(kw, "reuse_sub") == 0) {
+            bool reuse = kw[0] == 'r';
+            if (nt != (reuse ? 4 : 2) || g->nsubs >= G_MAX_SUBS || !valid_name(tok[1]) ||
+                (reuse && !valid_name(tok[2])))
+                FAIL("usage: sub TOPIC | reuse_sub OLD NEW AT_S");
+            struct g_sub *s = &g->subs[g->nsubs++];
+            memset(s, 0, sizeof *s);
+            s->node = node;
+            s->reuse_at = -1;
+            snprintf(s->topic, sizeof s->topic, "%s", tok[1]);
+            if (reuse) {
+                snprintf(s->reuse_topic, sizeof s->reuse_topic, "%s", tok[2]);
+                if (!parse_num(tok[3], 0.001, 1e6, &s->reuse_at))
+                    FAIL("bad time '%s'", tok[3]);
+            }
+        } else if (strcmp(kw, "timer") == 0) {
+            if (nt != 2 || g->ntimers >= G_MAX_TIMERS || !parse_num(tok[1], 0.01, 100000, &v))
+                FAIL("usage: timer HZ");
+            g->timers[g->ntimers++] = (struct g_timer){node, v};
+        } else if (strcmp(kw, "service") == 0) {
+            if (nt != 2 || g->nservices >= G_MAX_SERVICES || !valid_name(tok[1]))
+                FAIL("usage: service NAME");
+            struct g_service *s = &g->services[g->nservices++];
+            s->node = node;
+            snprintf(s->name, sizeof s->name, "%s", tok[1]);
+        } else if (strcmp(kw, "client") == 0) {
+            if (nt != 3 || g->nclients >= G_MAX_CLIENTS || !valid_name(tok[1]) ||
+                !parse_num(tok[2], 0.01, 10000, &v))
+                FAIL("usage: client NAME HZ");
+            struct g_client *c = &g->clients[g->nclients++];
+            c->node = node;
+            c->hz = v;
+            c->service = -1;
+            snprintf(c->name, sizeof c->name, "%s", tok[1]);
+        } else if (strcmp(kw, "log") == 0) {
+            if (nt != 2 || !parse_num(tok[1], 0.01, 1000, &v) || g->nodes[node].py)
+                FAIL("usage: log HZ (C++ nodes)");
+            g->nodes[node].log_hz = v;
+        } else if (strcmp(kw, "fork") == 0) {
+            if (nt != 4 || !valid_name(tok[1]) || g->npubs >= G_MAX_PUBS || proc->fork_at >= 0)
+                FAIL("usage: fork TOPIC HZ AT_S (once per process)");
+            struct g_pub *p = &g->pubs[g->npubs];
+            memset(p, 0, sizeof *p);
+            p->node = node;
+            p->reuse_at = -1;
+            p->forked = true;
+            p->thread = true;
+            snprintf(p->topic, sizeof p->topic, "%s", tok[1]);
+            if (!parse_num(tok[2], 0.01, 100000, &p->hz) || !parse_num(tok[3], 0, 1e6, &proc->fork_at))
+                FAIL("bad fork rate or time");
+            proc->fork_pub = g->npubs++;
+        } else if (strcmp(kw, "exit_storm") == 0) {
+            if (nt != 2 || !parse_num(tok[1], 1, 64, &v))
+                FAIL("usage: exit_storm THREADS");
+            proc->exit_storm = (int)v;
+        } else {
+            FAIL("unknown directive '%s'", kw);
+        }
+    }
+    free(copy);
+    lineno = 0;
+    for (int i = 0; i < g->nclients; i++) {
+        for (int j = 0; j < g->nservices; j++)
+            if (strcmp(g->clients[i].name, g->services[j].name) == 0)
+                g->clients[i].service = j;
+        if (g->clients[i].service < 0) {
+            snprintf(err, errlen, "client of unknown service '%s'", g->clients[i].name);
+            return false;
+        }
+    }
+    if (g->nprocs == 0) {
+        snprintf(err, errlen, "the graph declares no process");
+        return false;
+    }
+    return true;
+}

@@ -1,0 +1,87 @@
+/* simgraph's graph description: parsed from a .graph file (syntax in sim/graphs/demo.graph). */
+#ifndef SIMGRAPH_GRAPH_H
+#define SIMGRAPH_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define G_MAX_PROCS 16
+#define G_MAX_NODES 128
+#define G_MAX_PUBS 512
+#define G_MAX_SUBS 512
+#define G_MAX_TIMERS 128
+#define G_MAX_SERVICES 64
+#define G_MAX_CLIENTS 64
+#define G_NAME 128
+
+struct g_proc {
+    char name[G_NAME];
+    int threads;
+    double fork_at; /* <0: no fork */
+    int fork_pub;   /* publisher the forked child drives */
+    int exit_storm; /* threads publishing flat out at exit; 0: none */
+};
+
+struct g_node {
+    int proc;
+    char ns[G_NAME];
+    char name[G_NAME];
+    bool py;
+    bool intra;
+    double log_hz;
+};
+
+struct g_pub {
+    int node;
+    char topic[G_NAME];
+    char reuse_topic[G_NAME]; /* reuse_pub: topic after the re-creation */
+    double hz;
+    double reuse_at; /* <0: no reuse */
+    bool thread;     /* dedicated publishing thread instead of an executor timer */
+    bool forked;     /* published only by the fork child */
+    bool builtin;    /* /parameter_events: published at startup only */
+    size_t size;
+};
+
+struct g_sub {
+    int node;
+    char topic[G_NAME];
+    char reuse_topic[G_NAME];
+    double reuse_at;
+};
+
+struct g_timer {
+    int node;
+    double hz;
+};
+
+struct g_service {
+    int node;
+    char name[G_NAME];
+};
+
+struct g_client {
+    int node;
+    int service; /* index into services, resolved after parsing */
+    char name[G_NAME];
+    double hz;
+};
+
+struct graph {
+    int nprocs, nnodes, npubs, nsubs, ntimers, nservices, nclients;
+    struct g_proc procs[G_MAX_PROCS];
+    struct g_node nodes[G_MAX_NODES];
+    struct g_pub pubs[G_MAX_PUBS];
+    struct g_sub subs[G_MAX_SUBS];
+    struct g_timer timers[G_MAX_TIMERS];
+    struct g_service services[G_MAX_SERVICES];
+    struct g_client clients[G_MAX_CLIENTS];
+};
+
+/* Parses text into g. On error writes "line N: reason" into err and returns false. */
+bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen);
+
+/* Text of a built-in graph ("demo", "stress"), or NULL. */
+const char *graph_builtin(const char *name);
+
+#endif

@@ -1,0 +1,881 @@
+/*
+ * simgraph: the stand-in ROS 2 graph.
+ *
+ * It is dynamically linked against libtracetools.so (the stand-in in
+ * sim/tracetools, or anything with the same exports) exactly as rcl and
+ * rclcpp are, and makes the tracetools calls that rcl, rclcpp, rclpy and
+ * rmw_cyclonedds make, in their real order (shared/reference/
+ * tracetools-facts.md section 3.5 and real-traces/FINDINGS.md):
+ * node init with its parameter services and /parameter_events, /rosout
+ * created before rcl_node_init and published through a copy of the handle
+ * on Humble, publisher/subscription/timer/service creation, the executor's
+ * take and callback sequences, intra-process delivery with the discarded
+ * DDS copy, rclpy publishers and subscribers.
+ *
+ * Messages really travel: between processes over Unix datagram sockets
+ * (one per subscription, best effort like a full DDS queue), inside a
+ * process over a pipe for intra-process delivery. Rates are exact: every
+ * periodic activity sleeps to absolute CLOCK_MONOTONIC deadlines.
+ *
+ * The parent forks and execs one child per graph process and passes them a
+ * common start instant; entities are created just before it.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "graph.h"
+#include "ros2_pulse/tracetools_api.h"
+
+/* ------------------------------------------------------------ tracetools declarations */
+
+#define RP_TP(name, params, args) extern void ros_trace_##name params;
+RP_TRACEPOINTS_COMMON(RP_TP)
+#undef RP_TP
+/* Jazzy+ only: weak, and called only when the loaded libtracetools is Jazzy+. */
+#define RP_TP(name, params, args) extern void ros_trace_##name params __attribute__((weak));
+RP_TRACEPOINTS_JAZZY(RP_TP)
+#undef RP_TP
+extern bool ros_trace_enabled_rcl_init(void) __attribute__((weak));
+extern bool ros_trace_enabled_rclcpp_callback_register(void) __attribute__((weak));
+extern void ros_trace_do_rclcpp_callback_register(const void *callback, const char *symbol)
+    __attribute__((weak));
+
+static bool jazzy; /* the loaded libtracetools has the Iron+ function set */
+static void *rmw_publish_fn;
+
+/* ------------------------------------------------------------ rcl / rclcpp stand-in objects */
+
+/* rcl_publisher_t, rcl_subscription_t, rcl_timer_t, rcl_service_t: one impl pointer. */
+typedef struct { void *impl; } rcl_handle_t;
+/* rcl_node_t: context, impl. */
+typedef struct { void *context; void *impl; } rcl_node_t;
+
+struct msg {
+    int64_t src_real_ns; /* the DDS source timestamp */
+    uint64_t seq;
+    int32_t proc;
+    int32_t pub;
+    int32_t intra; /* published by an intra-process-enabled publisher */
+    int32_t request; /* a service request */
+};
+
+struct node_rt {
+    rcl_node_t *handle;
+    rcl_handle_t rosout; /* the copy rcl_logging_rosout publishes through */
+    char *scratch;
+};
+
+struct pub_rt {
+    rcl_handle_t *handle;
+    void *rmw;
+    int sock;
+    uint64_t seq;
+    char *scratch;
+    const char *topic; /* current topic (changes on reuse) */
+};
+
+struct sub_rt {
+    rcl_handle_t *handle;
+    void *rmw;
+    char *rclcpp_sub; /* rclcpp::Subscription; the callback lives inside it */
+    char *ipc_sub;    /* SubscriptionIntraProcess, when the node uses intra-process */
+    int sock;
+    int pipe[2];
+    const char *topic;
+    char *scratch;
+    size_t scratch_size;
+};
+
+struct timer_rt {
+    rcl_handle_t *handle;
+    char *callback; /* GenericTimer::callback_ */
+    uint64_t next_ns;
+    uint64_t period_ns;
+    int pub;     /* publisher this timer drives, or -1 */
+    int node_log; /* node whose log this timer emits, or -1 */
+    int client;  /* client this timer drives, or -1 */
+};
+
+struct service_rt {
+    rcl_handle_t *handle;
+    char *callback; /* AnyServiceCallback */
+    int sock;
+};
+
+static struct graph G;
+static int self_proc = -1;
+static char rundir[64]; /* short: socket paths must fit sockaddr_un */
+static uint64_t t0_ns, stop_ns;
+static struct node_rt nodes_rt[G_MAX_NODES];
+static struct pub_rt pubs_rt[G_MAX_PUBS];
+static struct sub_rt subs_rt[G_MAX_SUBS];
+static struct timer_rt timers_rt[G_MAX_TIMERS + G_MAX_PUBS + G_MAX_NODES + G_MAX_CLIENTS];
+static int ntimers_rt;
+static struct service_rt services_rt[G_MAX_SERVICES];
+static volatile sig_atomic_t stop_flag;
+static pthread_mutex_t reuse_mutex = PTHREAD_MUTEX_INITIALIZER; /* guards re-created subscriptions */
+static int client_sock = -1;
+
+static uint64_t now_ns(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t t)
+{
+    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stop_flag) {
+    }
+}
+
+static bool running(void) { return !stop_flag && (stop_ns == 0 || now_ns(CLOCK_MONOTONIC) < stop_ns); }
+
+static void *xalloc(size_t n)
+{
+    void *p = calloc(1, n);
+    if (p == NULL) {
+        fprintf(stderr, "simgraph: out of memory\n");
+        exit(3);
+    }
+    return p;
+}
+
+static void callback_register(const void *cb)
+{
+    static const char sym[] = "DISABLED__demangle_symbol";
+    if (jazzy) { /* guarded call site in Iron+ */
+        if (ros_trace_enabled_rclcpp_callback_register && ros_trace_enabled_rclcpp_callback_register() &&
+            ros_trace_do_rclcpp_callback_register)
+            ros_trace_do_rclcpp_callback_register(cb, sym);
+    } else {
+        ros_trace_rclcpp_callback_register(cb, sym);
+    }
+}
+
+static void rmw_publish(const void *rmw_pub, const void *m)
+{
+    if (rmw_publish_fn == NULL)
+        return;
+    if (jazzy)
+        ((rp_rmw_publish_jazzy_fn)rmw_publish_fn)(rmw_pub, m, (int64_t)now_ns(CLOCK_REALTIME));
+    else
+        ((rp_rmw_publish_humble_fn)rmw_publish_fn)(m);
+}
+
+static void sock_path(struct sockaddr_un *a, const char *kind, int idx)
+{
+    memset(a, 0, sizeof *a);
+    a->sun_family = AF_UNIX;
+    snprintf(a->sun_path, sizeof a->sun_path, "%s/%s%d.sock", rundir, kind, idx);
+}
+
+static int bind_socket(const char *kind, int idx)
+{
+    struct sockaddr_un a;
+    sock_path(&a, kind, idx);
+    unlink(a.sun_path);
+    int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) != 0) {
+        fprintf(stderr, "simgraph: cannot bind %s: %s\n", a.sun_path, strerror(errno));
+        exit(3);
+    }
+    int buf = 1 << 20;
+    setsockopt(s, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    return s;
+}
+
+static void send_to(int sock, const char *kind, int idx, const struct msg *m)
+{
+    struct sockaddr_un a;
+    sock_path(&a, kind, idx);
+    /* Best effort, like a full DDS history: a missing or full reader loses the sample. */
+    (void)sendto(sock, m, sizeof *m, MSG_DONTWAIT, (struct sockaddr *)&a, sizeof a);
+}
+
+/* ------------------------------------------------------------ entity creation */
+
+static uint8_t fake_gid[24];
+
+static void create_publisher(int i, const char *topic, bool reinit)
+{
+    struct g_pub *gp = &G.pubs[i];
+    struct pub_rt *p = &pubs_rt[i];
+    struct node_rt *n = &nodes_rt[gp->node];
+    if (!reinit) {
+        p->handle = xalloc(sizeof *p->handle);
+        p->handle->impl = xalloc(48);
+        p->rmw = xalloc(48);
+        p->sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        p->scratch = gp->size > 0 ? xalloc(gp->size) : NULL;
+    }
+    /* handle reuse: the same rcl_publisher_t and impl addresses name a new topic */
+    p->topic = topic;
+    ros_trace_rmw_publisher_init(p->rmw, fake_gid);
+    ros_trace_rcl_publisher_init(p->handle, n->handle, p->rmw, topic, 10);
+}
+
+static void create_subscription(int i, const char *topic, bool reinit)
+{
+    struct g_sub *gs = &G.subs[i];
+    struct g_node *gn = &G.nodes[gs->node];
+    struct sub_rt *s = &subs_rt[i];
+    if (!reinit) {
+        s->rclcpp_sub = xalloc(512);
+        s->ipc_sub = gn->intra ? xalloc(256) : NULL;
+        s->sock = bind_socket("s", i);
+        if (gn->intra && pipe2(s->pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+            perror("simgraph: pipe");
+            exit(3);
+        }
+        s->scratch_size = 0;
+        for (int p = 0; p < G.npubs; p++)
+            if (strcmp(G.pubs[p].topic, topic) == 0 && G.pubs[p].size > s->scratch_size)
+                s->scratch_size = G.pubs[p].size;
+        s->scratch = s->scratch_size ? xalloc(s->scratch_size) : NULL;
+    }
+    /* rcl handles are new on re-creation; rclcpp objects and callbacks are re-used (trace e) */
+    s->handle = xalloc(sizeof *s->handle);
+    s->handle->impl = xalloc(48);
+    s->rmw = xalloc(48);
+    s->topic = topic;
+    void *node = nodes_rt[gs->node].handle;
+    ros_trace_rmw_subscription_init(s->rmw, fake_gid);
+    ros_trace_rcl_subscription_init(s->handle, node, s->rmw, topic, 10);
+    if (gn->py)
+        return; /* rclpy: no tracepoints of its own */
+    char *cb = s->rclcpp_sub + 0x168;
+    if (gn->intra) {
+        char *ipc_cb = s->ipc_sub + 0x40;
+        if (jazzy) {
+            ros_trace_rclcpp_construct_ring_buffer(s->ipc_sub + 0x80, 10);
+            ros_trace_rclcpp_buffer_to_ipb(s->ipc_sub + 0x80, s->ipc_sub + 0xc0);
+            ros_trace_rclcpp_ipb_to_subscription(s->ipc_sub + 0xc0, s->ipc_sub);
+        }
+        /* callback_added comes before this waitable's subscription_init */
+        ros_trace_rclcpp_subscription_callback_added(s->ipc_sub, ipc_cb);
+        callback_register(ipc_cb);
+        ros_trace_rclcpp_subscription_init(s->handle, s->ipc_sub);
+    }
+    ros_trace_rclcpp_subscription_init(s->handle, s->rclcpp_sub);
+    ros_trace_rclcpp_subscription_callback_added(s->rclcpp_sub, cb);
+    callback_register(cb);
+}
+
+static int add_timer(int node, double hz, int pub, int log_node, int client)
+{
+    struct timer_rt *t = &timers_rt[ntimers_rt];
+    t->handle = xalloc(sizeof *t->handle);
+    t->handle->impl = xalloc(48);
+    t->callback = xalloc(128);
+    t->period_ns = (uint64_t)(1e9 / hz);
+    t->next_ns = t0_ns + t->period_ns;
+    t->pub = pub;
+    t->node_log = log_node;
+    t->client = client;
+    ros_trace_rcl_timer_init(t->handle, (int64_t)t->period_ns);
+    if (!G.nodes[node].py) {
+        ros_trace_rclcpp_timer_callback_added(t->handle, t->callback);
+        callback_register(t->callback);
+        ros_trace_rclcpp_timer_link_node(t->handle, nodes_rt[node].handle);
+    }
+    return ntimers_rt++;
+}
+
+static void publish_rosout(int node)
+{
+    struct node_rt *n = &nodes_rt[node];
+    char buf[64];
+    /* rcl_logging_rosout publishes through its own copy of the publisher struct */
+    ros_trace_rcl_publish(&n->rosout, buf);
+    rmw_publish(NULL, buf);
+}
+
+static void create_node(int idx)
+{
+    static const char *const srv_cpp[] = {"get_parameters", "get_parameter_types", "set_parameters",
+                                          "set_parameters_atomically", "describe_parameters",
+                                          "list_parameters"};
+    static const char *const srv_py[] = {"describe_parameters", "get_parameters", "get_parameter_types",
+                                         "list_parameters", "set_parameters", "set_parameters_atomically"};
+    struct g_node *gn = &G.nodes[idx];
+    struct node_rt *n = &nodes_rt[idx];
+    n->handle = xalloc(sizeof *n->handle);
+    n->handle->impl = xalloc(64);
+    char fq[2 * G_NAME];
+    snprintf(fq, sizeof fq, "%s%s%s", strcmp(gn->ns, "/") == 0 ? "" : gn->ns, "/", gn->name);
+
+    rcl_handle_t rosout_init = {xalloc(48)}; /* stack-local struct, as in rcl */
+    void *rosout_rmw = xalloc(48);
+    bool rosout_first = !jazzy && !gn->py; /* Humble rcl creates /rosout inside rcl_node_init */
+    if (rosout_first) {
+        ros_trace_rmw_publisher_init(rosout_rmw, fake_gid);
+        ros_trace_rcl_publisher_init(&rosout_init, n->handle, rosout_rmw, "/rosout", 1000);
+    }
+    ros_trace_rcl_node_init(n->handle, xalloc(32), gn->name, gn->ns);
+    if (!rosout_first) {
+        ros_trace_rmw_publisher_init(rosout_rmw, fake_gid);
+        ros_trace_rcl_publisher_init(&rosout_init, n->handle, rosout_rmw, "/rosout", 1000);
+    }
+    n->rosout = rosout_init; /* the copy that publishes */
+
+    for (int i = 0; i < 6; i++) {
+        char name[3 * G_NAME];
+        snprintf(name, sizeof name, "%s/%s", fq, gn->py ? srv_py[i] : srv_cpp[i]);
+        rcl_handle_t *srv = xalloc(sizeof *srv);
+        srv->impl = xalloc(48);
+        ros_trace_rcl_service_init(srv, n->handle, xalloc(48), name);
+        if (!gn->py) {
+            char *cb = xalloc(128);
+            ros_trace_rclcpp_service_callback_added(srv, cb);
+            callback_register(cb);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ message paths */
+
+static bool same_proc_intra(const struct g_pub *gp, const struct g_sub *gs)
+{
+    const struct g_node *pn = &G.nodes[gp->node], *sn = &G.nodes[gs->node];
+    return pn->proc == sn->proc && pn->intra && sn->intra;
+}
+
+static void publish(int i)
+{
+    struct g_pub *gp = &G.pubs[i];
+    struct pub_rt *p = &pubs_rt[i];
+    struct g_node *gn = &G.nodes[gp->node];
+    struct msg m = {(int64_t)now_ns(CLOCK_REALTIME), ++p->seq, self_proc, i, gn->intra, 0};
+    if (p->scratch != NULL) /* the serialization work of a large message */
+        memset(p->scratch, (int)(p->seq & 0xff), gp->size);
+
+    const char *topic = p->topic;
+    bool inter_needed = !gn->intra;
+    if (gn->intra) {
+        for (int s = 0; s < G.nsubs; s++) {
+            if (strcmp(subs_rt[s].topic ? subs_rt[s].topic : G.subs[s].topic, topic) != 0)
+                continue;
+            if (!same_proc_intra(gp, &G.subs[s]))
+                inter_needed = true;
+        }
+        if (jazzy)
+            ros_trace_rclcpp_intra_publish(p->handle, &m);
+        for (int s = 0; s < G.nsubs; s++) {
+            if (strcmp(G.subs[s].topic, topic) != 0 || !same_proc_intra(gp, &G.subs[s]))
+                continue;
+            if (jazzy)
+                ros_trace_rclcpp_ring_buffer_enqueue(subs_rt[s].ipc_sub + 0x80, m.seq % 10, 1, false);
+            ssize_t w = write(subs_rt[s].pipe[1], &m, sizeof m);
+            (void)w;
+        }
+    }
+    if (!inter_needed)
+        return; /* intra-only: rcl_publish is never reached */
+    if (!gn->py)
+        ros_trace_rclcpp_publish(NULL, &m);
+    ros_trace_rcl_publish(p->handle, &m);
+    rmw_publish(p->rmw, &m);
+    for (int s = 0; s < G.nsubs; s++) {
+        const struct g_sub *gs = &G.subs[s];
+        if (strcmp(gs->topic, topic) == 0 || (gs->reuse_at >= 0 && strcmp(gs->reuse_topic, topic) == 0))
+            send_to(p->sock, "s", s, &m);
+    }
+}
+
+static void deliver_socket(int s, const struct msg *m)
+{
+    struct g_sub *gs = &G.subs[s];
+    struct g_node *gn = &G.nodes[gs->node];
+    struct sub_rt *r = &subs_rt[s];
+    bool reusable = gs->reuse_at >= 0;
+    if (reusable)
+        pthread_mutex_lock(&reuse_mutex);
+    const char *topic = r->topic;
+    rcl_handle_t *handle = r->handle;
+    void *rmw = r->rmw;
+    if (reusable)
+        pthread_mutex_unlock(&reuse_mutex);
+    if (m->pub >= 0 && m->pub < G.npubs && strcmp(pubs_rt[m->pub].topic ? pubs_rt[m->pub].topic
+                                                                       : G.pubs[m->pub].topic,
+                                                    topic) != 0)
+        return; /* not matched (the subscription was re-created for another topic) */
+    if (!gn->py)
+        ros_trace_rclcpp_executor_execute(handle);
+    ros_trace_rmw_take(rmw, r->scratch, m->src_real_ns, true);
+    ros_trace_rcl_take(r->scratch);
+    if (gn->py)
+        return; /* rclpy: rmw_take and rcl_take only */
+    ros_trace_rclcpp_take(r->scratch);
+    if (gn->intra && m->intra && m->proc == self_proc)
+        return; /* the DDS copy of our own intra-process publish: rclcpp discards it */
+    if (r->scratch != NULL)
+        memset(r->scratch, 0, r->scratch_size);
+    const char *cb = r->rclcpp_sub + 0x168;
+    ros_trace_callback_start(cb, false);
+    ros_trace_callback_end(cb);
+}
+
+static void deliver_intra(int s)
+{
+    struct sub_rt *r = &subs_rt[s];
+    if (jazzy)
+        ros_trace_rclcpp_ring_buffer_dequeue(r->ipc_sub + 0x80, 0, 1);
+    const char *cb = r->ipc_sub + 0x40;
+    ros_trace_callback_start(cb, true);
+    ros_trace_callback_end(cb);
+}
+
+static void fire_timer(int t)
+{
+    struct timer_rt *tr = &timers_rt[t];
+    int node = -1;
+    if (tr->pub >= 0)
+        node = G.pubs[tr->pub].node;
+    else if (tr->node_log >= 0)
+        node = tr->node_log;
+    else if (tr->client >= 0)
+        node = G.clients[tr->client].node;
+    bool py = node >= 0 && G.nodes[node].py;
+    if (!py) {
+        ros_trace_rclcpp_executor_execute(tr->handle);
+        ros_trace_callback_start(tr->callback, false);
+    }
+    if (tr->pub >= 0)
+        publish(tr->pub);
+    if (tr->node_log >= 0)
+        publish_rosout(tr->node_log);
+    if (tr->client >= 0) {
+        struct msg m = {(int64_t)now_ns(CLOCK_REALTIME), 0, self_proc, -1, 0, 1};
+        send_to(client_sock, "v", G.clients[tr->client].service, &m);
+    }
+    if (!py)
+        ros_trace_callback_end(tr->callback);
+}
+
+/* ------------------------------------------------------------ threads */
+
+struct executor_arg {
+    int index, count;
+};
+
+static void *executor_thread(void *argp)
+{
+    struct executor_arg *arg = argp;
+    struct pollfd fds[2 * G_MAX_SUBS + G_MAX_SERVICES];
+    int kind[2 * G_MAX_SUBS + G_MAX_SERVICES], which[2 * G_MAX_SUBS + G_MAX_SERVICES];
+    int nfds = 0, slot = 0;
+    for (int s = 0; s < G.nsubs; s++) {
+        if (G.nodes[G.subs[s].node].proc != self_proc)
+            continue;
+        if (slot++ % arg->count != arg->index)
+            continue;
+        fds[nfds] = (struct pollfd){subs_rt[s].sock, POLLIN, 0};
+        kind[nfds] = 0, which[nfds++] = s;
+        if (G.nodes[G.subs[s].node].intra) {
+            fds[nfds] = (struct pollfd){subs_rt[s].pipe[0], POLLIN, 0};
+            kind[nfds] = 1, which[nfds++] = s;
+        }
+    }
+    for (int v = 0; v < G.nservices; v++) {
+        if (G.nodes[G.services[v].node].proc != self_proc || slot++ % arg->count != arg->index)
+            continue;
+        fds[nfds] = (struct pollfd){services_rt[v].sock, POLLIN, 0};
+        kind[nfds] = 2, which[nfds++] = v;
+    }
+    bool has_work = false;
+    for (int t = 0; t < ntimers_rt; t++)
+        has_work |= t % arg->count == arg->index;
+    has_work |= nfds > 0;
+    if (!has_work)
+        return NULL;
+
+    while (running()) {
+        uint64_t now = now_ns(CLOCK_MONOTONIC), next = now + 100000000u;
+        for (int t = arg->index; t < ntimers_rt; t += arg->count)
+            if (timers_rt[t].next_ns < next)
+                next = timers_rt[t].next_ns;
+        if (stop_ns != 0 && next > stop_ns)
+            next = stop_ns;
+        ros_trace_rclcpp_executor_get_next_ready();
+        if (next > now) {
+            ros_trace_rclcpp_executor_wait_for_work(-1);
+            uint64_t d = next - now;
+            struct timespec ts = {(time_t)(d / 1000000000u), (long)(d % 1000000000u)};
+            int n = ppoll(fds, (nfds_t)nfds, &ts, NULL);
+            if (n < 0 && errno != EINTR)
+                break;
+        }
+        for (int f = 0; f < nfds; f++) {
+            if (!(fds[f].revents & POLLIN))
+                continue;
+            struct msg m;
+            while (read(fds[f].fd, &m, sizeof m) == (ssize_t)sizeof m) {
+                if (kind[f] == 0)
+                    deliver_socket(which[f], &m);
+                else if (kind[f] == 1)
+                    deliver_intra(which[f]);
+                else {
+                    ros_trace_callback_start(services_rt[which[f]].callback, false);
+                    ros_trace_callback_end(services_rt[which[f]].callback);
+                }
+            }
+        }
+        now = now_ns(CLOCK_MONOTONIC);
+        for (int t = arg->index; t < ntimers_rt; t += arg->count) {
+            struct timer_rt *tr = &timers_rt[t];
+            if (tr->next_ns > now)
+                continue;
+            fire_timer(t);
+            tr->next_ns += tr->period_ns;
+            if (tr->next_ns + tr->period_ns < now) /* overloaded: skip missed periods, as rclcpp does */
+                tr->next_ns = now + tr->period_ns;
+        }
+    }
+    return NULL;
+}
+
+static void *publisher_thread(void *argp)
+{
+    int i = (int)(intptr_t)argp;
+    struct g_pub *gp = &G.pubs[i];
+    uint64_t period = (uint64_t)(1e9 / gp->hz), next = t0_ns + period;
+    bool reused = false;
+    uint64_t reuse_ns = gp->reuse_at >= 0 ? t0_ns + (uint64_t)(gp->reuse_at * 1e9) : UINT64_MAX;
+    while (running()) {
+        sleep_until(next);
+        if (!running())
+            break;
+        if (!reused && now_ns(CLOCK_MONOTONIC) >= reuse_ns) {
+            reused = true; /* destroyed (no tracepoint) and re-created at the same address */
+            create_publisher(i, gp->reuse_topic, true);
+        }
+        publish(i);
+        next += period;
+    }
+    return NULL;
+}
+
+static void *reuse_sub_thread(void *argp)
+{
+    int i = (int)(intptr_t)argp;
+    sleep_until(t0_ns + (uint64_t)(G.subs[i].reuse_at * 1e9));
+    if (!running())
+        return NULL;
+    pthread_mutex_lock(&reuse_mutex);
+    create_subscription(i, G.subs[i].reuse_topic, true);
+    pthread_mutex_unlock(&reuse_mutex);
+    return NULL;
+}
+
+static void *storm_thread(void *argp)
+{
+    int i = (int)(intptr_t)argp;
+    char m[16];
+    for (;;) { /* flat out until the process exits underneath us */
+        ros_trace_rclcpp_publish(NULL, m);
+        ros_trace_rcl_publish(pubs_rt[i].handle, m);
+        rmw_publish(pubs_rt[i].rmw, m);
+    }
+    return NULL;
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static int run_process(int proc, int64_t duration_ns)
+{
+    self_proc = proc;
+    struct g_proc *gp = &G.procs[proc];
+    jazzy = ros_trace_enabled_rcl_init != NULL;
+    rmw_publish_fn = dlsym(RTLD_DEFAULT, "ros_trace_rmw_publish");
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    /* Sockets first (no tracepoints), so peers can reach us as soon as anyone publishes. */
+    for (int s = 0; s < G.nsubs; s++)
+        subs_rt[s].sock = -1;
+    for (int v = 0; v < G.nservices; v++)
+        if (G.nodes[G.services[v].node].proc == proc)
+            services_rt[v].sock = bind_socket("v", v);
+
+    /* Entities are created just before the common start instant (so rates hold from creation). */
+    uint64_t now = now_ns(CLOCK_MONOTONIC);
+    if (t0_ns > now + 20000000u)
+        sleep_until(t0_ns - 20000000u);
+    if (now_ns(CLOCK_MONOTONIC) > t0_ns)
+        t0_ns = now_ns(CLOCK_MONOTONIC);
+    stop_ns = duration_ns > 0 ? t0_ns + (uint64_t)duration_ns : 0;
+
+    client_sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    static char context[64];
+    ros_trace_rcl_init(context);
+    for (int n = 0; n < G.nnodes; n++) {
+        if (G.nodes[n].proc != proc)
+            continue;
+        create_node(n);
+        /* rclcpp: /parameter_events publisher, one event, the TimeSource subscription, more events */
+        for (int p = 0; p < G.npubs; p++)
+            if (G.pubs[p].node == n && G.pubs[p].builtin)
+                create_publisher(p, G.pubs[p].topic, false);
+        for (int s = 0; s < G.nsubs; s++)
+            if (G.subs[s].node == n && strcmp(G.subs[s].topic, "/parameter_events") == 0)
+                create_subscription(s, G.subs[s].topic, false);
+        for (int p = 0; p < G.npubs; p++)
+            if (G.pubs[p].node == n && !G.pubs[p].builtin)
+                create_publisher(p, G.pubs[p].topic, false);
+        for (int s = 0; s < G.nsubs; s++)
+            if (G.subs[s].node == n && strcmp(G.subs[s].topic, "/parameter_events") != 0)
+                create_subscription(s, G.subs[s].topic, false);
+        for (int t = 0; t < G.ntimers; t++)
+            if (G.timers[t].node == n)
+                add_timer(n, G.timers[t].hz, -1, -1, -1);
+        for (int v = 0; v < G.nservices; v++) {
+            if (G.services[v].node != n)
+                continue;
+            services_rt[v].handle = xalloc(sizeof(rcl_handle_t));
+            services_rt[v].handle->impl = xalloc(48);
+            services_rt[v].callback = xalloc(128);
+            ros_trace_rcl_service_init(services_rt[v].handle, nodes_rt[n].handle, xalloc(48), G.services[v].name);
+            if (!G.nodes[n].py) {
+                ros_trace_rclcpp_service_callback_added(services_rt[v].handle, services_rt[v].callback);
+                callback_register(services_rt[v].callback);
+            }
+        }
+        for (int c = 0; c < G.nclients; c++) {
+            if (G.clients[c].node != n)
+                continue;
+            ros_trace_rcl_client_init(xalloc(16), nodes_rt[n].handle, xalloc(48), G.clients[c].name);
+            add_timer(n, G.clients[c].hz, -1, -1, c);
+        }
+        for (int p = 0; p < G.npubs; p++)
+            if (G.pubs[p].node == n && !G.pubs[p].builtin && !G.pubs[p].thread)
+                add_timer(n, G.pubs[p].hz, p, -1, -1);
+        if (G.nodes[n].log_hz > 0)
+            add_timer(n, G.nodes[n].log_hz, -1, n, -1);
+        for (int p = 0; p < G.npubs; p++) /* startup parameter events */
+            if (G.pubs[p].node == n && G.pubs[p].builtin)
+                publish(p);
+        if (!G.nodes[n].py)
+            publish_rosout(n); /* the node's startup log line */
+    }
+
+    if (gp->exit_storm > 0) {
+        int pub = -1;
+        for (int p = 0; p < G.npubs && pub < 0; p++)
+            if (G.nodes[G.pubs[p].node].proc == proc && !G.pubs[p].builtin)
+                pub = p;
+        if (pub < 0) {
+            fprintf(stderr, "simgraph: exit_storm needs a publisher in process %s\n", gp->name);
+            return 2;
+        }
+        for (int i = 0; i < gp->exit_storm; i++) {
+            pthread_t th;
+            pthread_create(&th, NULL, storm_thread, (void *)(intptr_t)pub);
+        }
+        sleep_until(stop_ns ? stop_ns : t0_ns + 200000000u);
+        return 0; /* main returns while the storm threads still publish */
+    }
+
+    int nthreads = 0;
+    pthread_t threads[G_MAX_PUBS + 64];
+    struct executor_arg args[64];
+    for (int i = 0; i < gp->threads; i++) {
+        args[i] = (struct executor_arg){i, gp->threads};
+        pthread_create(&threads[nthreads++], NULL, executor_thread, &args[i]);
+    }
+    for (int p = 0; p < G.npubs; p++)
+        if (G.nodes[G.pubs[p].node].proc == proc && G.pubs[p].thread && !G.pubs[p].forked)
+            pthread_create(&threads[nthreads++], NULL, publisher_thread, (void *)(intptr_t)p);
+    for (int s = 0; s < G.nsubs; s++)
+        if (G.nodes[G.subs[s].node].proc == proc && G.subs[s].reuse_at >= 0)
+            pthread_create(&threads[nthreads++], NULL, reuse_sub_thread, (void *)(intptr_t)s);
+
+    pid_t child = -1;
+    if (gp->fork_at >= 0) {
+        sleep_until(t0_ns + (uint64_t)(gp->fork_at * 1e9));
+        child = fork();
+        if (child == 0) { /* fork without exec: only this thread exists; publish on the inherited handle */
+            t0_ns = now_ns(CLOCK_MONOTONIC);
+            publisher_thread((void *)(intptr_t)gp->fork_pub);
+            _exit(0);
+        }
+    }
+    for (int i = 0; i < nthreads; i++)
+        pthread_join(threads[i], NULL);
+    if (child > 0) {
+        int st;
+        kill(child, SIGTERM);
+        waitpid(child, &st, 0);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ parent: one child per process */
+
+static volatile sig_atomic_t forward_sig;
+static void on_parent_signal(int sig) { forward_sig = sig; }
+
+static const char *usage =
+    "usage: simgraph [--graph demo|stress|FILE] [--duration SECONDS] [--process NAME]\n"
+    "                [--rundir DIR] [--start-delay SECONDS] [--check]\n"
+    "Runs a stand-in ROS 2 graph that makes the tracetools calls of rcl, rclcpp and rclpy.\n";
+
+int main(int argc, char **argv)
+{
+    const char *graph_arg = "demo", *only = NULL, *rundir_arg = NULL;
+    double duration = 0, start_delay = 0.2;
+    int child_proc = -1;
+    bool check = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--graph") == 0 && v) graph_arg = v, i++;
+        else if (strcmp(a, "--duration") == 0 && v) duration = atof(v), i++;
+        else if (strcmp(a, "--process") == 0 && v) only = v, i++;
+        else if (strcmp(a, "--rundir") == 0 && v) rundir_arg = v, i++;
+        else if (strcmp(a, "--start-delay") == 0 && v) start_delay = atof(v), i++;
+        else if (strcmp(a, "--child") == 0 && v) child_proc = atoi(v), i++;
+        else if (strcmp(a, "--t0") == 0 && v) t0_ns = strtoull(v, NULL, 10), i++;
+        else if (strcmp(a, "--check") == 0) check = true;
+        else {
+            fputs(usage, stderr);
+            return strcmp(a, "--help") == 0 ? 0 : 2;
+        }
+    }
+    if (duration < 0 || start_delay < 0 || start_delay > 60) {
+        fprintf(stderr, "simgraph: --duration and --start-delay must be non-negative\n");
+        return 2;
+    }
+
+    const char *text = graph_builtin(graph_arg);
+    char *file_text = NULL;
+    if (text == NULL) {
+        FILE *f = fopen(graph_arg, "r");
+        if (f == NULL) {
+            fprintf(stderr, "simgraph: cannot open graph '%s': %s\n", graph_arg, strerror(errno));
+            return 2;
+        }
+        file_text = xalloc(1 << 20);
+        size_t n = fread(file_text, 1, (1 << 20) - 1, f);
+        fclose(f);
+        file_text[n] = '\0';
+        text = file_text;
+    }
+    char err[256];
+    if (!graph_parse(text, &G, err, sizeof err)) {
+        fprintf(stderr, "simgraph: %s: %s\n", graph_arg, err);
+        return 2;
+    }
+    if (check)
+        return 0;
+
+    if (rundir_arg != NULL && strlen(rundir_arg) >= sizeof rundir) {
+        fprintf(stderr, "simgraph: --rundir must be shorter than %zu bytes\n", sizeof rundir);
+        return 2;
+    }
+    if (child_proc >= 0) {
+        snprintf(rundir, sizeof rundir, "%s", rundir_arg ? rundir_arg : "/tmp");
+        return run_process(child_proc, (int64_t)(duration * 1e9));
+    }
+
+    if (rundir_arg != NULL) {
+        snprintf(rundir, sizeof rundir, "%s", rundir_arg);
+    } else {
+        snprintf(rundir, sizeof rundir, "/tmp/simgraph-XXXXXX");
+        if (mkdtemp(rundir) == NULL) {
+            perror("simgraph: mkdtemp");
+            return 3;
+        }
+    }
+    uint64_t t0 = now_ns(CLOCK_MONOTONIC) + (uint64_t)(start_delay * 1e9);
+    char t0s[32], ds[32], idx[16];
+    snprintf(t0s, sizeof t0s, "%llu", (unsigned long long)t0);
+    snprintf(ds, sizeof ds, "%.9f", duration);
+
+    struct sigaction sa = {0};
+    sa.sa_handler = on_parent_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    pid_t pids[G_MAX_PROCS];
+    int npids = 0;
+    for (int p = 0; p < G.nprocs; p++) {
+        if (only != NULL && strcmp(only, G.procs[p].name) != 0)
+            continue;
+        snprintf(idx, sizeof idx, "%d", p);
+        pid_t pid = fork();
+        if (pid == 0) {
+            char *args[] = {"simgraph", "--graph", (char *)graph_arg, "--child", idx, "--t0", t0s,
+                            "--duration", ds, "--rundir", rundir, NULL};
+            execv("/proc/self/exe", args);
+            perror("simgraph: exec");
+            _exit(127);
+        }
+        pids[npids++] = pid;
+    }
+    if (npids == 0) {
+        fprintf(stderr, "simgraph: no process named '%s' in the graph\n", only ? only : "");
+        return 2;
+    }
+    int status = 0;
+    for (int done = 0; done < npids;) {
+        int st;
+        pid_t pid = waitpid(-1, &st, 0);
+        if (pid < 0) {
+            if (errno == EINTR && forward_sig) {
+                for (int i = 0; i < npids; i++)
+                    kill(pids[i], forward_sig);
+                forward_sig = 0;
+                continue;
+            }
+            break;
+        }
+        done++;
+        if (WIFSIGNALED(st)) {
+            fprintf(stderr, "simgraph: process %d killed by signal %d\n", (int)pid, WTERMSIG(st));
+            if (WTERMSIG(st) != SIGTERM && WTERMSIG(st) != SIGINT && WTERMSIG(st) != SIGKILL)
+                status = 1;
+        } else if (WEXITSTATUS(st) != 0) {
+            status = WEXITSTATUS(st);
+        }
+    }
+    if (rundir_arg == NULL) {
+        for (int s = 0; s < G.nsubs; s++) {
+            struct sockaddr_un a;
+            sock_path(&a, "s", s);
+            unlink(a.sun_path);
+        }
+        for (int v = 0; v < G.nservices; v++) {
+            struct sockaddr_un a;
+            sock_path(&a, "v", v);
+            unlink(a.sun_path);
+        }
+        rmdir(rundir);
+    }
+    free(file_text);
+    return status;
+}
