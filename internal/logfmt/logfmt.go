@@ -1,0 +1,194 @@
+// Package logfmt renders windows in the upstream log grammar
+// (shared/reference/upstream-ros2_pulse.md §1b-1c): text blocks and JSON
+// Lines. New information goes into new line kinds (PROC) or new keys that
+// old readers ignore, never into extra fields of old lines. Both formats are
+// built from the same decisions, so they never disagree.
+package logfmt
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"ros2_pulse/internal/window"
+)
+
+// Format is an output format.
+type Format string
+
+const (
+	Text  Format = "text"
+	JSONL Format = "jsonl"
+)
+
+// ParseFormat accepts exactly "text" or "jsonl" after trimming.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(strings.TrimSpace(s)); f {
+	case Text, JSONL:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown format %q (expected 'text' or 'jsonl')", s)
+}
+
+// Options shape what is emitted.
+type Options struct {
+	EmitIdle bool // ROS_PULSE_EMIT_IDLE: a zero TOPIC line for topics with no traffic at all
+}
+
+// lines decides, once for both formats, which lines a topic gets.
+type lines struct{ topic, pub, recv bool }
+
+func decide(t *window.Topic, opt Options) lines {
+	var l lines
+	l.topic = t.PubInter > 0 || t.PubInterSeen || (opt.EmitIdle && !t.Active() && !t.PubIntraSeen && !t.RecvSeen)
+	l.pub = t.PubIntra > 0 || t.PubIntraSeen
+	l.recv = t.RecvInter+t.RecvIntra > 0 || t.RecvSeen
+	return l
+}
+
+// Render formats a window in f.
+func Render(f Format, w *window.Window, opt Options) []byte {
+	if f == JSONL {
+		return renderJSONL(w, opt)
+	}
+	return renderText(w, opt)
+}
+
+// textName escapes bytes that would break the line grammar. Legal ROS names
+// never contain them, so ordinary output is byte-identical to the raw name.
+func textName(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '\\' || r == utf8.RuneError }) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c == 0x7f || c == '\\' || c >= 0x80 && !utf8.ValidString(s) {
+			fmt.Fprintf(&b, "\\x%02x", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func hz(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
+
+func renderText(w *window.Window, opt Options) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# ts_ns=%d window_s=%.3f\n", w.TsNs, w.Seconds)
+	for i := range w.Topics {
+		t := &w.Topics[i]
+		l := decide(t, opt)
+		name := textName(t.Name)
+		if l.topic {
+			fmt.Fprintf(&b, "TOPIC %s %s\n", name, hz(t.PubInter))
+		}
+		if l.pub {
+			fmt.Fprintf(&b, "PUB %s inter=%s intra=%s\n", name, hz(t.PubInter), hz(t.PubIntra))
+		}
+		if l.recv {
+			fmt.Fprintf(&b, "RECV %s inter=%s intra=%s\n", name, hz(t.RecvInter), hz(t.RecvIntra))
+		}
+	}
+	for _, n := range w.Nodes {
+		fmt.Fprintf(&b, "NODE %s\n", textName(n))
+	}
+	for _, p := range w.Procs {
+		fmt.Fprintf(&b, "PROC pid=%d state=%s nodes=%s exe=%s\n", p.Pid, state(p.Alive), textName(p.NodeNames()), textName(p.Exe))
+	}
+	b.WriteString("\n")
+	return []byte(b.String())
+}
+
+func state(alive bool) string {
+	if alive {
+		return "alive"
+	}
+	return "exited"
+}
+
+// jsonString escapes per RFC 8259: quote, backslash, \b\f\n\r\t, other C0 as \u00XX.
+func jsonString(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if c < 0x20 {
+				fmt.Fprintf(b, `\u%04x`, c)
+			} else if c >= 0x80 && !utf8.ValidString(s) {
+				b.WriteString(`\ufffd`) // keep the line valid JSON whatever a segment holds
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
+}
+
+func renderJSONL(w *window.Window, opt Options) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"ts_ns":"%d","window_s":%.3f,"topics":[`, w.TsNs, w.Seconds)
+	first := true
+	for i := range w.Topics {
+		t := &w.Topics[i]
+		l := decide(t, opt)
+		if !l.topic && !l.pub && !l.recv {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.WriteString(`{"topic":`)
+		jsonString(&b, t.Name)
+		if l.topic || l.pub {
+			fmt.Fprintf(&b, `,"pub_inter_hz":%s,"pub_intra_hz":%s`, hz(t.PubInter), hz(t.PubIntra))
+		}
+		if l.recv {
+			fmt.Fprintf(&b, `,"recv_inter_hz":%s,"recv_intra_hz":%s,"recv_endpoint_seen":true`, hz(t.RecvInter), hz(t.RecvIntra))
+		}
+		b.WriteByte('}')
+	}
+	b.WriteString(`],"nodes":[`)
+	for i, n := range w.Nodes {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		jsonString(&b, n)
+	}
+	b.WriteString(`],"warns":[],"procs":[`)
+	for i, p := range w.Procs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"pid":%d,"state":"%s","exe":`, p.Pid, state(p.Alive))
+		jsonString(&b, p.Exe)
+		b.WriteString(`,"nodes":[`)
+		for j, n := range p.Nodes {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			jsonString(&b, n)
+		}
+		b.WriteString("]}")
+	}
+	b.WriteString("]}\n")
+	return []byte(b.String())
+}

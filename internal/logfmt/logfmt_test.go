@@ -1,0 +1,107 @@
+package logfmt
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"ros2_pulse/internal/window"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// fixture covers every emit rule: a plain inter topic, an intra topic with a
+// publish-side PUB line, a stalled subscription (RECV at zero), a stalled
+// publisher (TOPIC at zero), an idle declared topic, a hostile name, a live
+// and an exited process.
+func fixture() *window.Window {
+	return &window.Window{
+		TsNs: 1764460800123456789, Seconds: 2.0004,
+		Topics: []window.Topic{
+			{Name: "/camera/image", PubIntra: 30, PubAny: 30, RecvIntra: 30, PubIntraSeen: true, RecvSeen: true},
+			{Name: "/chatter", PubInter: 10, PubAny: 10, RecvInter: 9.5, PubInterSeen: true, RecvSeen: true},
+			{Name: "/idle", PubCount: 1},
+			{Name: "/stalled_pub", PubInterSeen: true, PubCount: 1},
+			{Name: "/stalled_sub", RecvSeen: true, SubCount: 1},
+			{Name: "/weird name\n\"q\"", PubInter: 1, PubInterSeen: true},
+		},
+		Nodes: []string{"/camera_driver", "/talker"},
+		Procs: []window.Proc{
+			{Pid: 100, Exe: "/opt/ros/lib/talker", Alive: true, Nodes: []string{"/talker"}},
+			{Pid: 200, Exe: "/opt/ros/lib/listener", Alive: false, Nodes: []string{"/listener"}},
+		},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs\n--- got\n%s--- want\n%s", name, got, want)
+	}
+}
+
+func TestTextGolden(t *testing.T) {
+	golden(t, "window.txt", Render(Text, fixture(), Options{}))
+	golden(t, "window_idle.txt", Render(Text, fixture(), Options{EmitIdle: true}))
+}
+
+func TestJSONLGolden(t *testing.T) {
+	out := Render(JSONL, fixture(), Options{})
+	golden(t, "window.jsonl", out)
+	if strings.Count(string(out), "\n") != 1 || !strings.HasSuffix(string(out), "\n") {
+		t.Fatal("a jsonl window must be exactly one line")
+	}
+	var v struct {
+		TsNs    string           `json:"ts_ns"`
+		WindowS float64          `json:"window_s"`
+		Topics  []map[string]any `json:"topics"`
+		Nodes   []string         `json:"nodes"`
+		Warns   []any            `json:"warns"`
+		Procs   []map[string]any `json:"procs"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("not valid JSON: %v", err)
+	}
+	if v.TsNs != "1764460800123456789" || v.Warns == nil || len(v.Procs) != 2 {
+		t.Fatalf("decoded: %+v", v)
+	}
+	names := map[string]map[string]any{}
+	for _, tp := range v.Topics {
+		names[tp["topic"].(string)] = tp
+	}
+	if _, ok := names["/weird name\n\"q\""]; !ok {
+		t.Error("hostile name did not round-trip through JSON escaping")
+	}
+	if _, ok := names["/idle"]; ok {
+		t.Error("idle topic emitted without EmitIdle")
+	}
+	if _, ok := names["/stalled_sub"]["pub_inter_hz"]; ok {
+		t.Error("absent key must mean not measured: a receive-only topic has no pub keys")
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for in, want := range map[string]Format{"text": Text, " jsonl\n": JSONL} {
+		if got, err := ParseFormat(in); err != nil || got != want {
+			t.Errorf("ParseFormat(%q) = %q, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "JSON", "csv"} {
+		if _, err := ParseFormat(bad); err == nil {
+			t.Errorf("ParseFormat(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,107 @@
+// Package segment is the only Go code that knows the segment ABI defined in
+// probe/include/ros2_pulse/segment.h. It maps segments read-only, validates
+// every field (a segment is untrusted input), takes snapshots of their
+// monotonic counters and tells live processes from dead ones through the
+// probe's record lock.
+package segment
+
+// The Go mirror of segment.h. abi_test.go compiles the C header and checks
+// every offset, size and constant below against it.
+
+const (
+	Magic                 = 0x45534c5550325352 // "RS2PULSE" as a little-endian u64
+	ABIMajor              = 1
+	ABIMinor              = 0
+	HeaderSize            = 4096
+	MaxSections           = 8
+	ExeMax                = 256
+	CmdlineMax            = 1024
+	NameMax               = 256
+	CountersPerEndpoint   = 4
+	NoNode                = 0xffffffff
+	SegmentInitializing   = 0
+	SegmentReady          = 1
+	DistroUnknown         = 0
+	DistroHumble          = 1
+	DistroJazzy           = 2
+	DistroKilted          = 3
+	SectionNodes          = 1
+	SectionEndpoints      = 2
+	SectionLanes          = 3
+	RecordEmpty           = 0
+	RecordReady           = 1
+	KindPublisher         = 1
+	KindSubscription      = 2
+	KindTimer             = 3
+	KindService           = 4
+	FlagNameTruncated     = 1 << 0
+	FlagRetired           = 1 << 1
+	FlagRclcpp            = 1 << 2
+	SlotInter             = 0
+	SlotIntra             = 1
+	SlotTaken             = 2
+	SlotReserved          = 3
+	headerReserved1Length = HeaderSize - 320 - ExeMax - CmdlineMax
+)
+
+// rawSection mirrors struct rp_section.
+type rawSection struct {
+	Kind   uint32
+	Count  uint32
+	Offset uint64
+	Stride uint64
+}
+
+// rawHeader mirrors struct rp_header. Fields written after publication are
+// read with atomic loads (see reader.go).
+type rawHeader struct {
+	Magic            uint64
+	AbiMajor         uint16
+	AbiMinor         uint16
+	HeaderSize       uint32
+	TotalSize        uint64
+	State            uint32
+	Pid              int32
+	Ppid             int32
+	Distro           uint32
+	StartMonoNs      uint64
+	StartRealNs      uint64
+	ProcStartTicks   uint64
+	LaneCount        uint32
+	SectionCount     uint32
+	NodeCapacity     uint32
+	NodeCount        uint32
+	EndpointCapacity uint32
+	EndpointCount    uint32
+	DroppedNodes     uint64
+	DroppedEndpoints uint64
+	DroppedHandles   uint64
+	LanesClaimed     uint32
+	CmdlineLen       uint32
+	Reserved0        [8]byte
+	Sections         [MaxSections]rawSection
+	Exe              [ExeMax]byte
+	Cmdline          [CmdlineMax]byte
+	Reserved1        [headerReserved1Length]byte
+}
+
+// rawNode mirrors struct rp_node.
+type rawNode struct {
+	State         uint32
+	Flags         uint32
+	CreatedMonoNs uint64
+	Name          [NameMax]byte
+}
+
+// rawEndpoint mirrors struct rp_endpoint.
+type rawEndpoint struct {
+	State         uint32
+	Kind          uint16
+	Reserved0     uint16
+	NodeIndex     uint32
+	Flags         uint32
+	Aux           uint64
+	CreatedMonoNs uint64
+	Reserved1     [32]byte
+	Name          [NameMax]byte
+}

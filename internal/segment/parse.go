@@ -1,0 +1,267 @@
+package segment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Kind is an endpoint kind.
+type Kind uint16
+
+func (k Kind) String() string {
+	switch k {
+	case KindPublisher:
+		return "pub"
+	case KindSubscription:
+		return "sub"
+	case KindTimer:
+		return "timer"
+	case KindService:
+		return "service"
+	}
+	return fmt.Sprintf("kind(%d)", uint16(k))
+}
+
+// Distro is what the probe found in the loaded libtracetools.
+type Distro uint32
+
+func (d Distro) String() string {
+	switch d {
+	case DistroHumble:
+		return "humble"
+	case DistroJazzy:
+		return "jazzy"
+	case DistroKilted:
+		return "kilted"
+	}
+	return "unknown"
+}
+
+// Node is one rcl_node_init seen by a process.
+type Node struct {
+	Name        string
+	CreatedMono uint64
+}
+
+// Endpoint is a publisher, subscription, timer or service with its counters
+// summed over all lanes.
+type Endpoint struct {
+	Index       int
+	Kind        Kind
+	Name        string
+	Node        int // index into Snapshot.Nodes, or -1
+	Aux         uint64
+	CreatedMono uint64
+	Flags       uint32
+	Counts      [CountersPerEndpoint]uint64
+}
+
+// Retired reports whether the endpoint's handle was re-used for another entity.
+func (e *Endpoint) Retired() bool { return e.Flags&FlagRetired != 0 }
+
+// Snapshot is one validated reading of a segment.
+type Snapshot struct {
+	Path             string
+	Pid, Ppid        int
+	Distro           Distro
+	StartMono        uint64
+	StartReal        uint64
+	ProcStartTicks   uint64
+	Exe              string
+	Cmdline          []string
+	Nodes            []Node
+	Endpoints        []Endpoint
+	DroppedNodes     uint64
+	DroppedEndpoints uint64
+	DroppedHandles   uint64
+	LanesClaimed     uint32
+	Corrupt          int // records skipped because they failed validation
+
+	Alive    bool   // set by Reader: the probe's lock is held
+	ReadMono uint64 // set by Reader: CLOCK_MONOTONIC when the counters were read
+}
+
+// Key identifies one process image's segment across snapshots.
+func (s *Snapshot) Key() string { return fmt.Sprintf("%s@%d", s.Path, s.StartMono) }
+
+// ErrNotReady means the segment is still being created (no magic yet).
+var ErrNotReady = errors.New("segment is still being initialised")
+
+func load32(p *uint32) uint32 { return atomic.LoadUint32(p) }
+func load64(p *uint64) uint64 { return atomic.LoadUint64(p) }
+
+func cString(b []byte) (string, bool) {
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return "", false
+	}
+	return string(b[:i]), true
+}
+
+// Parse validates mem, the bytes of one segment file, and returns its
+// snapshot. mem must be 8-byte aligned (an mmap is) and may be written
+// concurrently by the owning probe: published fields are read with atomic
+// loads, and nothing read from mem is trusted without a bounds check.
+func Parse(mem []byte) (*Snapshot, error) {
+	if len(mem) < HeaderSize {
+		return nil, fmt.Errorf("truncated: %d bytes, the header alone is %d", len(mem), HeaderSize)
+	}
+	if uintptr(unsafe.Pointer(&mem[0]))%8 != 0 {
+		return nil, errors.New("internal error: segment buffer is not 8-byte aligned")
+	}
+	h := (*rawHeader)(unsafe.Pointer(&mem[0]))
+	switch magic := load64(&h.Magic); {
+	case magic == 0:
+		return nil, ErrNotReady
+	case magic != Magic:
+		return nil, fmt.Errorf("bad magic %#x: not a ros2_pulse segment", magic)
+	}
+	if h.AbiMajor != ABIMajor {
+		return nil, fmt.Errorf("unsupported ABI %d.%d (this pulse reads %d.x)", h.AbiMajor, h.AbiMinor, ABIMajor)
+	}
+	if h.HeaderSize != HeaderSize {
+		return nil, fmt.Errorf("header size %d, expected %d", h.HeaderSize, HeaderSize)
+	}
+	total := h.TotalSize
+	if total < HeaderSize || total > uint64(len(mem)) {
+		return nil, fmt.Errorf("declared size %d does not fit the %d-byte file", total, len(mem))
+	}
+	if h.SectionCount > MaxSections {
+		return nil, fmt.Errorf("section count %d exceeds %d", h.SectionCount, MaxSections)
+	}
+
+	var nodesSec, epSec, laneSec *rawSection
+	type span struct{ lo, hi uint64 }
+	var spans []span
+	for i := uint32(0); i < h.SectionCount; i++ {
+		s := &h.Sections[i]
+		if s.Offset < HeaderSize || s.Offset%8 != 0 || s.Stride%8 != 0 {
+			return nil, fmt.Errorf("section %d (kind %d): misplaced at offset %d stride %d", i, s.Kind, s.Offset, s.Stride)
+		}
+		hi, size := bits.Mul64(uint64(s.Count), s.Stride)
+		if hi != 0 || size > total || s.Offset > total-size {
+			return nil, fmt.Errorf("section %d (kind %d): %d x %d bytes at %d overruns the %d-byte segment", i, s.Kind, s.Count, s.Stride, s.Offset, total)
+		}
+		for _, o := range spans {
+			if s.Offset < o.hi && o.lo < s.Offset+size {
+				return nil, fmt.Errorf("section %d (kind %d) overlaps another section", i, s.Kind)
+			}
+		}
+		spans = append(spans, span{s.Offset, s.Offset + size})
+		var slot **rawSection
+		switch s.Kind {
+		case SectionNodes:
+			slot = &nodesSec
+		case SectionEndpoints:
+			slot = &epSec
+		case SectionLanes:
+			slot = &laneSec
+		default:
+			continue // a later minor version's section: not ours to read
+		}
+		if *slot != nil {
+			return nil, fmt.Errorf("section kind %d appears twice", s.Kind)
+		}
+		*slot = s
+	}
+	if nodesSec == nil || epSec == nil || laneSec == nil {
+		return nil, errors.New("missing node, endpoint or lane section")
+	}
+	if nodesSec.Stride < uint64(unsafe.Sizeof(rawNode{})) || epSec.Stride < uint64(unsafe.Sizeof(rawEndpoint{})) {
+		return nil, errors.New("node or endpoint records are smaller than this ABI's")
+	}
+	if nodesSec.Count != h.NodeCapacity || epSec.Count != h.EndpointCapacity || laneSec.Count != h.LaneCount {
+		return nil, errors.New("section counts disagree with the header's capacities")
+	}
+	if h.LaneCount == 0 || laneSec.Stride < uint64(h.EndpointCapacity)*CountersPerEndpoint*8 {
+		return nil, errors.New("lane section too small for the endpoint table")
+	}
+
+	snap := &Snapshot{
+		Pid:              int(h.Pid),
+		Ppid:             int(h.Ppid),
+		Distro:           Distro(h.Distro),
+		StartMono:        h.StartMonoNs,
+		StartReal:        h.StartRealNs,
+		ProcStartTicks:   h.ProcStartTicks,
+		DroppedNodes:     load64(&h.DroppedNodes),
+		DroppedEndpoints: load64(&h.DroppedEndpoints),
+		DroppedHandles:   load64(&h.DroppedHandles),
+		LanesClaimed:     load32(&h.LanesClaimed),
+	}
+	if exe, ok := cString(h.Exe[:]); ok {
+		snap.Exe = exe
+	} else {
+		snap.Corrupt++
+	}
+	if n := h.CmdlineLen; n <= CmdlineMax {
+		args := bytes.Split(bytes.TrimRight(h.Cmdline[:n], "\x00"), []byte{0})
+		for _, a := range args {
+			if len(a) > 0 {
+				snap.Cmdline = append(snap.Cmdline, string(a))
+			}
+		}
+	} else {
+		snap.Corrupt++
+	}
+
+	nodeCount := load32(&h.NodeCount)
+	if nodeCount > h.NodeCapacity {
+		return nil, fmt.Errorf("node count %d exceeds capacity %d", nodeCount, h.NodeCapacity)
+	}
+	nodeIndex := make([]int, nodeCount) // record index -> Snapshot.Nodes index
+	for i := uint32(0); i < nodeCount; i++ {
+		nodeIndex[i] = -1
+		off := nodesSec.Offset + uint64(i)*nodesSec.Stride
+		r := (*rawNode)(unsafe.Pointer(&mem[off]))
+		if load32(&r.State) != RecordReady {
+			continue
+		}
+		name, ok := cString(r.Name[:])
+		if !ok {
+			snap.Corrupt++
+			continue
+		}
+		nodeIndex[i] = len(snap.Nodes)
+		snap.Nodes = append(snap.Nodes, Node{Name: name, CreatedMono: r.CreatedMonoNs})
+	}
+
+	epCount := load32(&h.EndpointCount)
+	if epCount > h.EndpointCapacity {
+		return nil, fmt.Errorf("endpoint count %d exceeds capacity %d", epCount, h.EndpointCapacity)
+	}
+	for i := uint32(0); i < epCount; i++ {
+		off := epSec.Offset + uint64(i)*epSec.Stride
+		r := (*rawEndpoint)(unsafe.Pointer(&mem[off]))
+		if load32(&r.State) != RecordReady {
+			continue
+		}
+		kind := Kind(r.Kind)
+		name, ok := cString(r.Name[:])
+		if !ok || kind < KindPublisher || kind > KindService {
+			snap.Corrupt++
+			continue
+		}
+		ep := Endpoint{Index: int(i), Kind: kind, Name: name, Node: -1, Aux: r.Aux,
+			CreatedMono: r.CreatedMonoNs, Flags: load32(&r.Flags)}
+		if ni := load32(&r.NodeIndex); ni != NoNode {
+			if ni < nodeCount && nodeIndex[ni] >= 0 {
+				ep.Node = nodeIndex[ni]
+			} else {
+				snap.Corrupt++
+			}
+		}
+		for lane := uint32(0); lane < h.LaneCount; lane++ {
+			base := laneSec.Offset + uint64(lane)*laneSec.Stride + uint64(i)*CountersPerEndpoint*8
+			for c := 0; c < CountersPerEndpoint; c++ {
+				ep.Counts[c] += load64((*uint64)(unsafe.Pointer(&mem[base+uint64(c)*8])))
+			}
+		}
+		snap.Endpoints = append(snap.Endpoints, ep)
+	}
+	return snap, nil
+}

@@ -1,0 +1,177 @@
+package segment
+
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// aligned returns an 8-byte aligned copy of b (as an mmap would be).
+func aligned(b []byte) []byte {
+	words := make([]uint64, (len(b)+7)/8)
+	out := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)[:len(b)]
+	copy(out, b)
+	return out
+}
+
+// build lays out a segment the way probe/src/segment_writer.c does.
+func build(nodes []string, eps []rawEndpoint, counts [][CountersPerEndpoint]uint64, lanes uint32) []byte {
+	const nodeCap, epCap = 8, 16
+	nodeOff := uint64(HeaderSize)
+	epOff := nodeOff + nodeCap*uint64(unsafe.Sizeof(rawNode{}))
+	laneOff := epOff + epCap*uint64(unsafe.Sizeof(rawEndpoint{}))
+	laneStride := uint64(epCap * CountersPerEndpoint * 8)
+	total := laneOff + uint64(lanes)*laneStride
+	mem := aligned(make([]byte, total))
+	h := (*rawHeader)(unsafe.Pointer(&mem[0]))
+	h.Magic, h.AbiMajor, h.HeaderSize, h.TotalSize = Magic, ABIMajor, HeaderSize, total
+	h.State, h.Pid, h.Distro, h.StartMonoNs = SegmentReady, 4242, DistroJazzy, 1000
+	h.LaneCount, h.SectionCount, h.NodeCapacity, h.EndpointCapacity = lanes, 3, nodeCap, epCap
+	h.NodeCount, h.EndpointCount = uint32(len(nodes)), uint32(len(eps))
+	h.Sections[0] = rawSection{SectionNodes, nodeCap, nodeOff, uint64(unsafe.Sizeof(rawNode{}))}
+	h.Sections[1] = rawSection{SectionEndpoints, epCap, epOff, uint64(unsafe.Sizeof(rawEndpoint{}))}
+	h.Sections[2] = rawSection{SectionLanes, lanes, laneOff, laneStride}
+	copy(h.Exe[:], "/opt/ros/bin/talker")
+	h.CmdlineLen = uint32(copy(h.Cmdline[:], "talker\x00--ros-args\x00"))
+	for i, n := range nodes {
+		r := (*rawNode)(unsafe.Pointer(&mem[nodeOff+uint64(i)*uint64(unsafe.Sizeof(rawNode{}))]))
+		r.State = RecordReady
+		copy(r.Name[:], n)
+	}
+	for i, e := range eps {
+		r := (*rawEndpoint)(unsafe.Pointer(&mem[epOff+uint64(i)*uint64(unsafe.Sizeof(rawEndpoint{}))]))
+		*r = e
+		for lane := uint32(0); lane < lanes; lane++ {
+			base := laneOff + uint64(lane)*laneStride + uint64(i)*CountersPerEndpoint*8
+			for c := 0; c < CountersPerEndpoint; c++ {
+				binary.LittleEndian.PutUint64(mem[base+uint64(c)*8:], counts[i][c]*uint64(lane+1))
+			}
+		}
+	}
+	return mem
+}
+
+func endpoint(kind uint16, name string, node uint32) rawEndpoint {
+	e := rawEndpoint{State: RecordReady, Kind: kind, NodeIndex: node, Aux: 10, CreatedMonoNs: 2000}
+	copy(e.Name[:], name)
+	return e
+}
+
+func sample() []byte {
+	return build([]string{"/talker", "/listener"},
+		[]rawEndpoint{endpoint(KindPublisher, "/chatter", 0), endpoint(KindSubscription, "/chatter", 1), endpoint(KindTimer, "", NoNode)},
+		[][CountersPerEndpoint]uint64{{5, 1, 0, 0}, {7, 0, 0, 0}, {3, 0, 0, 0}}, 3)
+}
+
+func TestParseValid(t *testing.T) {
+	s, err := Parse(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Pid != 4242 || s.Distro != DistroJazzy || s.Exe != "/opt/ros/bin/talker" || strings.Join(s.Cmdline, " ") != "talker --ros-args" {
+		t.Fatalf("header: %+v", s)
+	}
+	if len(s.Nodes) != 2 || s.Nodes[1].Name != "/listener" {
+		t.Fatalf("nodes: %+v", s.Nodes)
+	}
+	if len(s.Endpoints) != 3 {
+		t.Fatalf("endpoints: %+v", s.Endpoints)
+	}
+	// Lanes are summed: lane k holds (k+1) x the base counts, so 3 lanes give 6x.
+	if pub := s.Endpoints[0]; pub.Kind != KindPublisher || pub.Name != "/chatter" || pub.Node != 0 || pub.Counts[SlotInter] != 30 || pub.Counts[SlotIntra] != 6 {
+		t.Fatalf("publisher: %+v", pub)
+	}
+	if sub := s.Endpoints[1]; sub.Node != 1 || sub.Counts[SlotInter] != 42 {
+		t.Fatalf("subscription: %+v", sub)
+	}
+	if tm := s.Endpoints[2]; tm.Kind != KindTimer || tm.Node != -1 || s.Corrupt != 0 {
+		t.Fatalf("timer: %+v corrupt=%d", tm, s.Corrupt)
+	}
+}
+
+func TestParseRejectsHostileSegments(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(m []byte) []byte
+		want   string
+	}{
+		{"truncated header", func(m []byte) []byte { return aligned(m[:100]) }, "truncated"},
+		{"bad magic", func(m []byte) []byte { m[0] ^= 0xff; return m }, "bad magic"},
+		{"future major", func(m []byte) []byte { hdr(m).AbiMajor = 9; return m }, "unsupported ABI"},
+		{"size beyond file", func(m []byte) []byte { hdr(m).TotalSize = uint64(len(m)) + 1; return m }, "does not fit"},
+		{"file cut short", func(m []byte) []byte { return aligned(m[:len(m)-64]) }, "does not fit"},
+		{"too many sections", func(m []byte) []byte { hdr(m).SectionCount = 99; return m }, "section count"},
+		{"section overruns", func(m []byte) []byte { hdr(m).Sections[2].Offset = hdr(m).TotalSize - 8; return m }, "overruns"},
+		{"section count overflow", func(m []byte) []byte {
+			hdr(m).Sections[1].Count, hdr(m).Sections[1].Stride = 0xffffffff, 1<<40
+			return m
+		}, "overruns"},
+		{"overlapping sections", func(m []byte) []byte { hdr(m).Sections[1].Offset = hdr(m).Sections[0].Offset; return m }, "overlaps"},
+		{"missing lanes", func(m []byte) []byte { hdr(m).SectionCount = 2; return m }, "missing"},
+		{"duplicate section", func(m []byte) []byte { hdr(m).Sections[2].Kind = SectionNodes; return m }, "twice"},
+		{"node count beyond capacity", func(m []byte) []byte { hdr(m).NodeCount = 1000; return m }, "node count"},
+		{"endpoint count beyond capacity", func(m []byte) []byte { hdr(m).EndpointCount = 1000; return m }, "endpoint count"},
+		{"capacity disagrees", func(m []byte) []byte { hdr(m).EndpointCapacity = 4; return m }, "disagree"},
+		{"misaligned section", func(m []byte) []byte { hdr(m).Sections[0].Offset++; return m }, "misplaced"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse(c.mutate(sample()))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func hdr(m []byte) *rawHeader { return (*rawHeader)(unsafe.Pointer(&m[0])) }
+
+func TestParseSkipsCorruptRecords(t *testing.T) {
+	bad := endpoint(KindPublisher, "", 0)
+	for i := range bad.Name {
+		bad.Name[i] = 'x' // no terminating NUL
+	}
+	weird := endpoint(77, "/t", 0)
+	dangling := endpoint(KindSubscription, "/t", 5) // node 5 does not exist
+	unpublished := endpoint(KindPublisher, "/half", 0)
+	unpublished.State = RecordEmpty
+	m := build([]string{"/n"}, []rawEndpoint{bad, weird, dangling, unpublished, endpoint(KindPublisher, "/ok", 0)},
+		make([][CountersPerEndpoint]uint64, 5), 1)
+	s, err := Parse(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Corrupt != 3 {
+		t.Errorf("corrupt = %d, want 3 (unterminated name, bad kind, dangling node)", s.Corrupt)
+	}
+	if len(s.Endpoints) != 2 || s.Endpoints[0].Name != "/t" || s.Endpoints[0].Node != -1 || s.Endpoints[1].Name != "/ok" {
+		t.Errorf("kept endpoints: %+v", s.Endpoints)
+	}
+}
+
+func TestParseNotReady(t *testing.T) {
+	m := sample()
+	hdr(m).Magic = 0
+	if _, err := Parse(m); err != ErrNotReady {
+		t.Fatalf("got %v, want ErrNotReady", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(sample())
+	f.Add(build(nil, nil, nil, 1))
+	f.Add(make([]byte, HeaderSize))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse(aligned(data))
+		if err != nil {
+			return
+		}
+		// Whatever parses must be internally consistent.
+		for _, e := range s.Endpoints {
+			if e.Node >= len(s.Nodes) || e.Kind < KindPublisher || e.Kind > KindService || len(e.Name) >= NameMax {
+				t.Fatalf("inconsistent endpoint %+v", e)
+			}
+		}
+	})
+}

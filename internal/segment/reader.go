@@ -1,0 +1,235 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Suffix names segment files; anything else in the directory is ignored.
+const Suffix = ".pulse"
+
+// maxFileSize bounds what a reader maps: a hostile 2 TiB sparse file is refused.
+const maxFileSize = 1 << 30
+
+// DefaultDir is where probes put their segments when ROS_PULSE_DIR is unset.
+// It must match rp_config_load in probe/src/segment_writer.c.
+func DefaultDir() string { return fmt.Sprintf("/dev/shm/ros2_pulse-%d", os.Getuid()) }
+
+// Dir returns ROS_PULSE_DIR if set (and absolute), else DefaultDir.
+func Dir() string {
+	if d := os.Getenv("ROS_PULSE_DIR"); d != "" && filepath.IsAbs(d) {
+		return d
+	}
+	return DefaultDir()
+}
+
+// NowMono reads CLOCK_MONOTONIC, the clock the probe stamps records with.
+func NowMono() uint64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return uint64(ts.Sec)*1e9 + uint64(ts.Nsec)
+}
+
+// Problem is a segment file that could not be read.
+type Problem struct {
+	Path string
+	Err  error
+}
+
+func (p Problem) Error() string { return fmt.Sprintf("%s: %v", p.Path, p.Err) }
+
+// Scan is one pass over a directory.
+type Scan struct {
+	Mono      uint64 // CLOCK_MONOTONIC at the end of the pass
+	Snapshots []*Snapshot
+	Problems  []Problem
+}
+
+type mapping struct {
+	file *os.File
+	mem  []byte
+	dev  uint64
+	ino  uint64
+}
+
+// Reader keeps segments of one directory mapped between scans. It is not
+// safe for concurrent use.
+type Reader struct {
+	dir  string
+	maps map[string]*mapping
+}
+
+// NewReader returns a reader of dir.
+func NewReader(dir string) *Reader { return &Reader{dir: dir, maps: map[string]*mapping{}} }
+
+// DirPath is the directory this reader scans.
+func (r *Reader) DirPath() string { return r.dir }
+
+// Close unmaps everything.
+func (r *Reader) Close() {
+	for p, m := range r.maps {
+		m.close()
+		delete(r.maps, p)
+	}
+}
+
+func (m *mapping) close() {
+	if m.mem != nil {
+		_ = unix.Munmap(m.mem)
+	}
+	_ = m.file.Close()
+}
+
+// Scan reads every segment in the directory. A missing directory is an
+// empty scan; unreadable or invalid segments are reported as problems and
+// never stop the others from being read.
+func (r *Reader) Scan() (*Scan, error) {
+	entries, err := os.ReadDir(r.dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("cannot list segment directory: %w", err)
+	}
+	scan := &Scan{}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), Suffix) {
+			continue
+		}
+		path := filepath.Join(r.dir, e.Name())
+		seen[path] = true
+		snap, err := r.read(path)
+		if errors.Is(err, ErrNotReady) || errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			scan.Problems = append(scan.Problems, Problem{path, err})
+			continue
+		}
+		scan.Snapshots = append(scan.Snapshots, snap)
+	}
+	for p, m := range r.maps {
+		if !seen[p] {
+			m.close()
+			delete(r.maps, p)
+		}
+	}
+	sort.Slice(scan.Snapshots, func(i, j int) bool { return scan.Snapshots[i].Pid < scan.Snapshots[j].Pid })
+	scan.Mono = NowMono()
+	return scan, nil
+}
+
+func (r *Reader) read(path string) (*Snapshot, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, errors.New("not a regular file (refusing to follow it)")
+	}
+	m := r.maps[path]
+	if m != nil && (m.dev != st.Dev || m.ino != st.Ino || int64(len(m.mem)) > st.Size) {
+		m.close() // replaced or shrunk since we mapped it
+		delete(r.maps, path)
+		m = nil
+	}
+	if m == nil {
+		var err error
+		if m, err = mapFile(path); err != nil {
+			return nil, err
+		}
+		r.maps[path] = m
+	}
+	snap, err := parseGuarded(m.mem)
+	if err != nil {
+		return nil, err
+	}
+	snap.Path = path
+	snap.ReadMono = NowMono()
+	snap.Alive = lockHeld(m.file)
+	return snap, nil
+}
+
+func mapFile(path string) (*mapping, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
+		return nil, errors.New("not a regular file")
+	}
+	if st.Size < HeaderSize {
+		f.Close()
+		if st.Size == 0 {
+			return nil, ErrNotReady // created, not yet reserved
+		}
+		return nil, fmt.Errorf("truncated: %d bytes, the header alone is %d", st.Size, HeaderSize)
+	}
+	if st.Size > maxFileSize {
+		f.Close()
+		return nil, fmt.Errorf("%d bytes is larger than any segment (%d max)", st.Size, maxFileSize)
+	}
+	mem, err := unix.Mmap(int(f.Fd()), 0, int(st.Size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("mmap: %w", err)
+	}
+	return &mapping{file: f, mem: mem, dev: st.Dev, ino: st.Ino}, nil
+}
+
+// parseGuarded turns a fault on the mapping (the file was truncated under
+// us: SIGBUS) into an error instead of a crash.
+func parseGuarded(mem []byte) (snap *Snapshot, err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if p := recover(); p != nil {
+			snap, err = nil, fmt.Errorf("segment changed size while being read: %v", p)
+		}
+	}()
+	return Parse(mem)
+}
+
+// lockHeld asks the kernel whether any process holds the probe's record lock.
+// It works across PID namespaces and cannot be fooled by PID reuse.
+func lockHeld(f *os.File) bool {
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 0}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk); err != nil {
+		return false
+	}
+	return lk.Type != unix.F_UNLCK
+}
+
+// Remove deletes a dead segment after its final counts were recorded. It
+// refuses anything that is not a regular file in this reader's directory.
+func (r *Reader) Remove(path string) error {
+	if filepath.Dir(path) != filepath.Clean(r.dir) || !strings.HasSuffix(path, Suffix) {
+		return fmt.Errorf("refusing to remove %s: not a segment of %s", path, r.dir)
+	}
+	if m := r.maps[path]; m != nil {
+		if lockHeld(m.file) {
+			return fmt.Errorf("refusing to remove %s: its process is alive", path)
+		}
+		m.close()
+		delete(r.maps, path)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("refusing to remove %s: not a regular file", path)
+	}
+	return os.Remove(path)
+}

@@ -1,0 +1,213 @@
+// Package window turns two scans of the segment directory into a window:
+// rates per endpoint and per topic for the whole machine, the nodes of every
+// process, and which processes are alive.
+//
+// Counting rules (docs/design/counting-rules.md):
+//   - A rate is a count delta divided by measured CLOCK_MONOTONIC time, never
+//     by the configured period.
+//   - An endpoint created during the window is measured from its creation
+//     (with a floor of MinExposure, so one early message is not a huge rate).
+//   - Publish side "any transport" is max(inter, intra) per endpoint: one
+//     publish() can fire both tracepoints. Receive buckets are disjoint and
+//     are summed.
+//   - Stall visibility: a topic keeps its TOPIC/RECV line, at zero, once a
+//     live endpoint has ever counted on that side.
+package window
+
+import (
+	"sort"
+	"strings"
+
+	"ros2_pulse/internal/segment"
+)
+
+// MinExposure is the shortest time a young endpoint's count is divided by.
+const MinExposure = 0.2
+
+// Builtin topics every node carries; hidden from windows unless asked for.
+var Builtin = map[string]bool{"/rosout": true, "/parameter_events": true}
+
+// Options shape a window.
+type Options struct {
+	ShowBuiltin bool // include /rosout and /parameter_events
+}
+
+// EndpointRate is one publisher or subscription over the window.
+type EndpointRate struct {
+	Pid      int
+	Node     string
+	Inter    float64 // Hz
+	Intra    float64 // Hz
+	Delta    [2]uint64
+	Total    [2]uint64 // cumulative counts
+	Exposure float64   // seconds this endpoint was measured over
+	Alive    bool
+}
+
+// Topic is the machine-wide view of one topic.
+type Topic struct {
+	Name                     string
+	PubInter, PubIntra       float64 // sums over publishers
+	PubAny                   float64 // sum over publishers of max(inter, intra)
+	RecvInter, RecvIntra     float64 // sums over subscriptions
+	PubCount, SubCount       int     // live endpoints
+	PubInterSeen             bool    // a live publisher has ever counted inter
+	PubIntraSeen             bool    // a live publisher has ever counted intra
+	RecvSeen                 bool    // a live subscription has ever delivered
+	Pubs, Subs               []EndpointRate
+	DeltaPubInter, DeltaRecv uint64
+}
+
+// Active reports whether anything counted in this window.
+func (t *Topic) Active() bool { return t.PubInter+t.PubIntra+t.RecvInter+t.RecvIntra > 0 }
+
+// Proc is one process image.
+type Proc struct {
+	Pid     int
+	Exe     string
+	Cmdline []string
+	Alive   bool
+	Distro  string
+	Nodes   []string
+	Path    string
+	Key     string
+	Corrupt int
+	Dropped uint64 // endpoints the probe could not fit in its table
+}
+
+// Window is everything measured between two scans.
+type Window struct {
+	TsNs    int64   // wall clock at the end of the window
+	Seconds float64 // measured length
+	Topics  []Topic // sorted by name
+	Nodes   []string
+	Procs   []Proc // sorted by pid
+}
+
+// Compute builds the window from prev to cur. prev may be nil (the first
+// window of a reader that has just started): then every count is taken from
+// zero and every endpoint is measured from its creation.
+func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options) *Window {
+	t1 := startMono
+	if prev != nil {
+		t1 = prev.Mono
+	}
+	t2 := cur.Mono
+	w := &Window{TsNs: tsNs, Seconds: seconds(t2 - min(t1, t2))}
+
+	before := map[string]map[int]segment.Endpoint{}
+	if prev != nil {
+		for _, s := range prev.Snapshots {
+			m := map[int]segment.Endpoint{}
+			for _, e := range s.Endpoints {
+				m[e.Index] = e
+			}
+			before[s.Key()] = m
+		}
+	}
+
+	topics := map[string]*Topic{}
+	liveNodes := map[string]bool{}
+	for _, s := range cur.Snapshots {
+		p := Proc{Pid: s.Pid, Exe: s.Exe, Cmdline: s.Cmdline, Alive: s.Alive, Distro: s.Distro.String(),
+			Path: s.Path, Key: s.Key(), Corrupt: s.Corrupt, Dropped: s.DroppedEndpoints}
+		for _, n := range s.Nodes {
+			p.Nodes = append(p.Nodes, n.Name)
+			if s.Alive {
+				liveNodes[n.Name] = true
+			}
+		}
+		sort.Strings(p.Nodes)
+		w.Procs = append(w.Procs, p)
+
+		old, known := before[s.Key()]
+		// A segment older than the previous scan that the scan could not read
+		// has no baseline: count it from the next window on, never its history.
+		noBaseline := prev != nil && !known && s.StartMono < t1
+		for _, e := range s.Endpoints {
+			if e.Kind != segment.KindPublisher && e.Kind != segment.KindSubscription {
+				continue
+			}
+			if Builtin[e.Name] && !opt.ShowBuiltin {
+				continue
+			}
+			var base [2]uint64
+			total := [2]uint64{e.Counts[segment.SlotInter], e.Counts[segment.SlotIntra]}
+			if o, ok := old[e.Index]; ok && o.Kind == e.Kind && o.Name == e.Name {
+				base = [2]uint64{o.Counts[segment.SlotInter], o.Counts[segment.SlotIntra]}
+			} else if noBaseline {
+				base = total
+			}
+			delta := [2]uint64{sub(total[0], base[0]), sub(total[1], base[1])}
+			exposure := seconds(t2 - min(t2, max(t1, e.CreatedMono)))
+			if exposure < MinExposure {
+				exposure = min(MinExposure, w.Seconds)
+			}
+			r := EndpointRate{Pid: s.Pid, Delta: delta, Total: total, Exposure: exposure, Alive: s.Alive && !e.Retired()}
+			if e.Node >= 0 {
+				r.Node = s.Nodes[e.Node].Name
+			}
+			if exposure > 0 {
+				r.Inter, r.Intra = float64(delta[0])/exposure, float64(delta[1])/exposure
+			}
+			t := topics[e.Name]
+			if t == nil {
+				t = &Topic{Name: e.Name}
+				topics[e.Name] = t
+			}
+			if e.Kind == segment.KindPublisher {
+				t.Pubs = append(t.Pubs, r)
+				t.PubInter += r.Inter
+				t.PubIntra += r.Intra
+				t.PubAny += max(r.Inter, r.Intra)
+				t.DeltaPubInter += delta[0]
+				if r.Alive {
+					t.PubCount++
+					t.PubInterSeen = t.PubInterSeen || total[0] > 0
+					t.PubIntraSeen = t.PubIntraSeen || total[1] > 0
+				}
+			} else {
+				t.Subs = append(t.Subs, r)
+				t.RecvInter += r.Inter
+				t.RecvIntra += r.Intra
+				t.DeltaRecv += delta[0] + delta[1]
+				if r.Alive {
+					t.SubCount++
+					t.RecvSeen = t.RecvSeen || total[0]+total[1] > 0
+				}
+			}
+		}
+	}
+	for _, t := range topics {
+		w.Topics = append(w.Topics, *t)
+	}
+	sort.Slice(w.Topics, func(i, j int) bool { return w.Topics[i].Name < w.Topics[j].Name })
+	for n := range liveNodes {
+		w.Nodes = append(w.Nodes, n)
+	}
+	sort.Strings(w.Nodes)
+	sort.SliceStable(w.Procs, func(i, j int) bool { return w.Procs[i].Pid < w.Procs[j].Pid })
+	return w
+}
+
+// Topic returns the named topic, or nil.
+func (w *Window) Topic(name string) *Topic {
+	i := sort.Search(len(w.Topics), func(i int) bool { return w.Topics[i].Name >= name })
+	if i < len(w.Topics) && w.Topics[i].Name == name {
+		return &w.Topics[i]
+	}
+	return nil
+}
+
+// NodeNames joins process node names for display.
+func (p *Proc) NodeNames() string { return strings.Join(p.Nodes, ",") }
+
+func seconds(ns uint64) float64 { return float64(ns) / 1e9 }
+
+// sub is a-b for monotonic counters; a decrease (impossible from a sane probe) reads as zero.
+func sub(a, b uint64) uint64 {
+	if a < b {
+		return 0
+	}
+	return a - b
+}
