@@ -56,6 +56,7 @@ type Topic struct {
 	RecvSeen                 bool    // a live subscription has ever delivered
 	Pubs, Subs               []EndpointRate
 	DeltaPubInter, DeltaRecv uint64
+	Exposure                 float64 // longest time any endpoint of the topic was measured in this window
 }
 
 // Active reports whether anything counted in this window.
@@ -155,6 +156,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 				t = &Topic{Name: e.Name}
 				topics[e.Name] = t
 			}
+			t.Exposure = max(t.Exposure, exposure)
 			if e.Kind == segment.KindPublisher {
 				t.Pubs = append(t.Pubs, r)
 				t.PubInter += r.Inter

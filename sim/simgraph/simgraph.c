@@ -622,13 +622,12 @@ static int run_process(int proc, int64_t duration_ns)
         if (G.nodes[G.services[v].node].proc == proc)
             services_rt[v].sock = bind_socket("v", v);
 
-    /* Entities are created just before the common start instant (so rates hold from creation). */
-    uint64_t now = now_ns(CLOCK_MONOTONIC);
-    if (t0_ns > now + 20000000u)
-        sleep_until(t0_ns - 20000000u);
-    if (now_ns(CLOCK_MONOTONIC) > t0_ns)
-        t0_ns = now_ns(CLOCK_MONOTONIC);
-    stop_ns = duration_ns > 0 ? t0_ns + (uint64_t)duration_ns : 0;
+    /*
+     * Every process creates its entities at the common start instant, and its
+     * periodic work is phased from the moment creation ends: a rate measured
+     * from an endpoint's creation then holds from the first window on.
+     */
+    sleep_until(t0_ns);
 
     client_sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     static char context[64];
@@ -682,6 +681,13 @@ static int run_process(int proc, int64_t duration_ns)
         if (!G.nodes[n].py)
             publish_rosout(n); /* the node's startup log line */
     }
+
+    /* Periodic work starts when creation is done (rclcpp timers first fire one period later). */
+    uint64_t created = now_ns(CLOCK_MONOTONIC);
+    for (int t = 0; t < ntimers_rt; t++)
+        timers_rt[t].next_ns = created + timers_rt[t].period_ns;
+    stop_ns = duration_ns > 0 ? t0_ns + (uint64_t)duration_ns : 0;
+    t0_ns = created;
 
     if (gp->exit_storm > 0) {
         int pub = -1;

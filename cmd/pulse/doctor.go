@@ -1,0 +1,32 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"ros2_pulse/internal/doctor"
+	"ros2_pulse/internal/locate"
+	"ros2_pulse/internal/segment"
+)
+
+func doctorCmd() *cobra.Command {
+	var tracetools []string
+	var dir string
+	c := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check that libtracetools has the tracepoints, the probe loads, and list probed processes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			lib, libErr := locate.ProbeLib()
+			if dir == "" {
+				dir = segment.Dir()
+			}
+			if n := doctor.Report(cmd.OutOrStdout(), lib, libErr, doctor.FindTracetools(tracetools), dir); n > 0 {
+				return exitError{1}
+			}
+			return nil
+		},
+	}
+	c.Flags().StringArrayVar(&tracetools, "tracetools", nil, "also inspect this libtracetools.so (repeatable)")
+	c.Flags().StringVar(&dir, "dir", "", "segment directory (default ROS_PULSE_DIR or /dev/shm/ros2_pulse-<uid>)")
+	return c
+}

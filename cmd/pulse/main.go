@@ -1,0 +1,134 @@
+// pulse reads the segments that libros2_pulse.so keeps in every probed ROS 2
+// process and answers: is every topic flowing at the rate it should, and is
+// every node alive? This file only wires subcommands; the work lives in
+// internal/.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"ros2_pulse/internal/config"
+	"ros2_pulse/internal/logfmt"
+	"ros2_pulse/internal/recorder"
+	"ros2_pulse/internal/window"
+)
+
+var version = "dev"
+
+// exitError carries an exit status through cobra without printing twice.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func main() {
+	root := &cobra.Command{
+		Use:           "pulse",
+		Short:         "Live topic rates and node liveness for ROS 2, without subscribing",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(runCmd(), recordCmd(), envCmd(), doctorCmd(), demoCmd())
+	if err := root.Execute(); err != nil {
+		var ee exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
+		fmt.Fprintf(os.Stderr, "pulse: %v\n", err)
+		os.Exit(2)
+	}
+}
+
+// recordFlags are shared by record, run and demo; their defaults come from the environment.
+type recordFlags struct {
+	period, format, out string
+	allTopics           bool
+	env                 config.Env
+}
+
+func addRecordFlags(c *cobra.Command, f *recordFlags, outName, outHelp string) {
+	f.env = config.FromOS()
+	c.Flags().StringVar(&f.period, "period", f.env.Period.String(), "window length: seconds or a duration (env ROS_TOPIC_STATISTICS_PUBLISH_PERIOD)")
+	c.Flags().StringVar(&f.format, "format", string(f.env.Format), "text or jsonl (env ROS_TOPIC_STATS_FORMAT)")
+	c.Flags().StringVar(&f.out, outName, f.env.OutputFile, outHelp)
+	c.Flags().BoolVar(&f.allTopics, "all-topics", false, "include /rosout and /parameter_events")
+}
+
+func (f *recordFlags) options() (recorder.Options, error) {
+	period, err := config.ParsePeriod(f.period)
+	if err != nil {
+		return recorder.Options{}, fmt.Errorf("--period: %w", err)
+	}
+	format, err := logfmt.ParseFormat(f.format)
+	if err != nil {
+		return recorder.Options{}, fmt.Errorf("--format: %w", err)
+	}
+	opt := recorder.Options{
+		Period: period, Format: format, Log: logfmt.Options{EmitIdle: f.env.EmitIdle},
+		Window: window.Options{ShowBuiltin: f.allTopics}, Warn: os.Stderr,
+	}
+	switch f.out {
+	case "":
+	case "-":
+		opt.Out = os.Stdout
+	default:
+		opt.Out = &recorder.RotatingFile{Path: f.out, MaxBytes: f.env.MaxBytes}
+	}
+	return opt, nil
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func recordCmd() *cobra.Command {
+	var f recordFlags
+	var retain time.Duration
+	var duration time.Duration
+	c := &cobra.Command{
+		Use:   "record",
+		Short: "Write a window of every probed process on this machine every period",
+		Long: `record scans the segment directory (ROS_PULSE_DIR, default /dev/shm/ros2_pulse-<uid>)
+every period and writes one window per period in the text or jsonl grammar.
+Dead processes are reported as exited, then their segments are removed after --retain.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opt, err := f.options()
+			if err != nil {
+				return err
+			}
+			if f.out == "" {
+				opt.Out = os.Stdout
+			}
+			opt.Retain = retain
+			rec, err := recorder.New(f.env.Dir, opt)
+			if err != nil {
+				return err
+			}
+			defer rec.Close()
+			ctx, cancel := signalContext()
+			defer cancel()
+			if duration > 0 {
+				ctx, cancel = context.WithTimeout(ctx, duration)
+				defer cancel()
+			}
+			return rec.Run(ctx)
+		},
+	}
+	addRecordFlags(c, &f, "out", "output file, '-' for stdout (env ROS_TOPIC_STATS_OUTPUT_FILE; default stdout); rotated at ROS_TOPIC_STATS_MAX_BYTES")
+	c.Flags().DurationVar(&retain, "retain", 30*time.Second, "keep an exited process's segment this long after recording it (negative: forever)")
+	c.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default: until SIGINT/SIGTERM)")
+	return c
+}
+
+func renderFor(f logfmt.Format, w *window.Window, opt recorder.Options) []byte {
+	return logfmt.Render(f, w, opt.Log)
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"ros2_pulse/internal/locate"
+	"ros2_pulse/internal/runner"
+)
+
+func runCmd() *cobra.Command {
+	var f recordFlags
+	var noSummary bool
+	c := &cobra.Command{
+		Use:   "run [flags] -- CMD [ARGS...]",
+		Short: "Run a command (e.g. ros2 launch) with the probe preloaded, record it, summarise it",
+		Long: `run preloads libros2_pulse.so into CMD and every process it starts, gives the run its own
+segment directory (unless ROS_PULSE_DIR is set), records windows while CMD runs (to --record),
+forwards SIGINT/SIGTERM/SIGHUP to CMD's process group, prints a per-topic summary on stderr
+and exits with CMD's status.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opt, err := f.options()
+			if err != nil {
+				return err
+			}
+			lib, err := locate.ProbeLib()
+			if err != nil {
+				return err
+			}
+			ro := runner.Options{Lib: lib, Recorder: opt, Stdout: os.Stdout, Stderr: os.Stderr}
+			if os.Getenv("ROS_PULSE_DIR") != "" {
+				ro.Dir = f.env.Dir
+				ro.Recorder.Retain = 0
+			}
+			if !noSummary {
+				ro.Summary = os.Stderr
+			}
+			code, err := runner.Run(cmd.Context(), args, ro)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "pulse: %v\n", err)
+			}
+			if code != 0 {
+				return exitError{code}
+			}
+			return nil
+		},
+	}
+	addRecordFlags(c, &f, "record", "write windows to this file, '-' for stdout (env ROS_TOPIC_STATS_OUTPUT_FILE)")
+	c.Flags().BoolVar(&noSummary, "no-summary", false, "do not print the per-topic summary at the end")
+	return c
+}

@@ -1,0 +1,97 @@
+// Package config reads the environment variables users already know from
+// upstream ros2_pulse. A bad value never stops anything: it gives one clear
+// message and the safe default.
+package config
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"ros2_pulse/internal/logfmt"
+	"ros2_pulse/internal/segment"
+)
+
+const (
+	DefaultPeriod   = 5 * time.Second
+	MinPeriod       = 50 * time.Millisecond
+	DefaultMaxBytes = 10 << 20
+)
+
+// Env is the recording configuration taken from the environment.
+type Env struct {
+	Period     time.Duration // ROS_TOPIC_STATISTICS_PUBLISH_PERIOD
+	Format     logfmt.Format // ROS_TOPIC_STATS_FORMAT
+	OutputFile string        // ROS_TOPIC_STATS_OUTPUT_FILE ("" = none set)
+	MaxBytes   int64         // ROS_TOPIC_STATS_MAX_BYTES (0 = never rotate)
+	EmitIdle   bool          // ROS_PULSE_EMIT_IDLE
+	Quiet      bool          // ROS_TOPIC_STATS_QUIET
+	Dir        string        // ROS_PULSE_DIR, else the default segment directory
+}
+
+// Load reads the environment through getenv and reports bad values on warn.
+func Load(getenv func(string) string, warn io.Writer) Env {
+	e := Env{Period: DefaultPeriod, Format: logfmt.Text, MaxBytes: DefaultMaxBytes, Dir: segment.DefaultDir()}
+	bad := func(name, value, expected, fallback string) {
+		fmt.Fprintf(warn, "pulse: invalid %s '%s' (expected %s), using %s\n", name, value, expected, fallback)
+	}
+	if v := getenv("ROS_TOPIC_STATISTICS_PUBLISH_PERIOD"); strings.TrimSpace(v) != "" {
+		if d, err := ParsePeriod(v); err != nil {
+			bad("ROS_TOPIC_STATISTICS_PUBLISH_PERIOD", v, "seconds > 0, e.g. 2.0", "5")
+		} else {
+			e.Period = d
+		}
+	}
+	if v := getenv("ROS_TOPIC_STATS_FORMAT"); strings.TrimSpace(v) != "" {
+		if f, err := logfmt.ParseFormat(v); err != nil {
+			bad("ROS_TOPIC_STATS_FORMAT", v, "'text' or 'jsonl'", "text")
+		} else {
+			e.Format = f
+		}
+	}
+	e.OutputFile = getenv("ROS_TOPIC_STATS_OUTPUT_FILE")
+	if v := getenv("ROS_TOPIC_STATS_MAX_BYTES"); strings.TrimSpace(v) != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 0 {
+			bad("ROS_TOPIC_STATS_MAX_BYTES", v, "a byte count >= 0, 0 = never rotate", "10485760")
+		} else {
+			e.MaxBytes = n
+		}
+	}
+	e.EmitIdle = getenv("ROS_PULSE_EMIT_IDLE") == "1"
+	e.Quiet = getenv("ROS_TOPIC_STATS_QUIET") == "1"
+	if v := getenv("ROS_PULSE_DIR"); v != "" {
+		if strings.HasPrefix(v, "/") {
+			e.Dir = v
+		} else {
+			bad("ROS_PULSE_DIR", v, "an absolute path", e.Dir)
+		}
+	}
+	return e
+}
+
+// FromOS is Load over the process environment, warning on stderr.
+func FromOS() Env { return Load(os.Getenv, os.Stderr) }
+
+// ParsePeriod accepts seconds ("2", "0.5") or a Go duration ("500ms").
+// It rejects junk, nan, inf and anything below MinPeriod.
+func ParsePeriod(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	var d time.Duration
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(f) || math.IsInf(f, 0) || f > 86400 {
+			return 0, fmt.Errorf("period %q out of range", s)
+		}
+		d = time.Duration(f * float64(time.Second))
+	} else if d, err = time.ParseDuration(s); err != nil {
+		return 0, fmt.Errorf("period %q is neither seconds nor a duration", s)
+	}
+	if d < MinPeriod {
+		return 0, fmt.Errorf("period %q is below the minimum %v", s, MinPeriod)
+	}
+	return d, nil
+}

@@ -1,0 +1,193 @@
+// Package doctor answers "will the probe work here?": does a libtracetools
+// export the tracepoints the probe interposes, does the probe load, and
+// which processes are probed right now.
+package doctor
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"ros2_pulse/internal/segment"
+	"ros2_pulse/probe"
+)
+
+// Tracetools is what one libtracetools.so offers.
+type Tracetools struct {
+	Path    string
+	Symbols int      // exported ros_trace_* functions
+	Missing []string // probe hooks it lacks
+	Distro  string
+	Err     error
+}
+
+// InspectTracetools reads the dynamic symbol table of path.
+func InspectTracetools(path string) Tracetools {
+	t := Tracetools{Path: path}
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Err = err
+		return t
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Err = fmt.Errorf("no dynamic symbols: %w", err)
+		return t
+	}
+	have := map[string]bool{}
+	for _, s := range syms {
+		if strings.HasPrefix(s.Name, "ros_trace_") && elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Section != elf.SHN_UNDEF {
+			have[s.Name] = true
+		}
+	}
+	t.Symbols = len(have)
+	for _, name := range probe.Exports() {
+		if !have[name] && name != "ros_trace_rclcpp_intra_publish" {
+			t.Missing = append(t.Missing, name)
+		}
+	}
+	switch {
+	case have["ros_trace_rmw_take_request"]:
+		t.Distro = "kilted (tracetools >= 8.5)"
+	case have["ros_trace_enabled_rcl_init"]:
+		t.Distro = "iron/jazzy"
+	case have["ros_trace_rcl_publish"]:
+		t.Distro = "humble"
+	default:
+		t.Distro = "none: no tracepoints"
+	}
+	return t
+}
+
+// FindTracetools lists candidate libtracetools.so files: LD_LIBRARY_PATH, /opt/ros/*/lib.
+func FindTracetools(extra []string) []string {
+	var dirs []string
+	for _, d := range strings.Split(os.Getenv("LD_LIBRARY_PATH"), ":") {
+		if d != "" {
+			dirs = append(dirs, d)
+		}
+	}
+	globbed, _ := filepath.Glob("/opt/ros/*/lib")
+	dirs = append(dirs, globbed...)
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if r, err := filepath.EvalSymlinks(p); err == nil && !seen[r] {
+			seen[r] = true
+			out = append(out, p)
+		}
+	}
+	for _, p := range extra {
+		add(p)
+	}
+	for _, d := range dirs {
+		add(filepath.Join(d, "libtracetools.so"))
+	}
+	sort.Strings(out[len(extra):])
+	return out
+}
+
+// CheckProbe verifies the probe exports exactly its contract and that ld.so
+// accepts it as a preload.
+func CheckProbe(lib string) error {
+	f, err := elf.Open(lib)
+	if err != nil {
+		return err
+	}
+	syms, err := f.DynamicSymbols()
+	f.Close()
+	if err != nil {
+		return err
+	}
+	var got []string
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF && elf.ST_BIND(s.Info) == elf.STB_GLOBAL {
+			got = append(got, s.Name)
+		}
+	}
+	want := probe.Exports()
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		return fmt.Errorf("exports %v, expected %v", got, want)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command("/bin/true")
+	cmd.Env = append(os.Environ(), "LD_PRELOAD="+lib)
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
+		return fmt.Errorf("ld.so refuses it as a preload: %v %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// Report prints the whole diagnosis and returns the number of problems.
+func Report(out io.Writer, lib string, libErr error, tracetools []string, dir string) int {
+	problems := 0
+	fmt.Fprintf(out, "probe library\n")
+	if libErr != nil {
+		fmt.Fprintf(out, "  FAIL %v\n", libErr)
+		problems++
+	} else if err := CheckProbe(lib); err != nil {
+		fmt.Fprintf(out, "  FAIL %s: %v\n", lib, err)
+		problems++
+	} else {
+		fmt.Fprintf(out, "  ok   %s loads as a preload and exports its %d tracetools hooks\n", lib, len(probe.Exports()))
+	}
+
+	fmt.Fprintf(out, "libtracetools\n")
+	if len(tracetools) == 0 {
+		fmt.Fprintf(out, "  --   none found in LD_LIBRARY_PATH or /opt/ros/*/lib (source your ROS setup, or pass --tracetools PATH)\n")
+	}
+	for _, p := range tracetools {
+		t := InspectTracetools(p)
+		switch {
+		case t.Err != nil:
+			fmt.Fprintf(out, "  FAIL %s: %v\n", p, t.Err)
+			problems++
+		case len(t.Missing) > 0:
+			fmt.Fprintf(out, "  FAIL %s: %d ros_trace_* functions, missing %v (built with TRACETOOLS_DISABLED?)\n", p, t.Symbols, t.Missing)
+			problems++
+		default:
+			fmt.Fprintf(out, "  ok   %s: %d ros_trace_* functions, %s\n", p, t.Symbols, t.Distro)
+		}
+	}
+
+	fmt.Fprintf(out, "segments in %s\n", dir)
+	r := segment.NewReader(dir)
+	defer r.Close()
+	scan, err := r.Scan()
+	if err != nil {
+		fmt.Fprintf(out, "  FAIL %v\n", err)
+		return problems + 1
+	}
+	if len(scan.Snapshots) == 0 {
+		fmt.Fprintf(out, "  --   no probed process (is LD_PRELOAD set in the ROS processes' environment? see `pulse env`)\n")
+	}
+	for _, s := range scan.Snapshots {
+		state := "alive "
+		if !s.Alive {
+			state = "exited"
+		}
+		var names []string
+		for _, n := range s.Nodes {
+			names = append(names, n.Name)
+		}
+		fmt.Fprintf(out, "  %s pid %-7d %-7s %3d endpoints  %s  nodes: %s\n", state, s.Pid, s.Distro, len(s.Endpoints), s.Exe, strings.Join(names, ","))
+		if s.DroppedEndpoints > 0 {
+			fmt.Fprintf(out, "         %d endpoints did not fit the segment (raise ROS_PULSE_MAX_ENDPOINTS)\n", s.DroppedEndpoints)
+		}
+	}
+	for _, p := range scan.Problems {
+		fmt.Fprintf(out, "  FAIL %v\n", p)
+		problems++
+	}
+	return problems
+}

@@ -1,0 +1,77 @@
+// Package locate finds the files pulse ships beside itself: the probe
+// library, and for the demo the simulator and its stand-in libtracetools.
+package locate
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ProbeLibName is the probe's file name.
+const ProbeLibName = "libros2_pulse.so"
+
+func exeDir() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return filepath.Dir(exe)
+}
+
+func firstExisting(paths []string) (string, error) {
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return filepath.Abs(p)
+		}
+	}
+	return "", fmt.Errorf("not found in %v", paths)
+}
+
+// ProbeLib returns the probe library: $ROS_PULSE_LIB, then ../lib beside the
+// pulse binary, then /usr/local/lib and /usr/lib.
+func ProbeLib() (string, error) {
+	if p := os.Getenv("ROS_PULSE_LIB"); p != "" {
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+			return "", fmt.Errorf("ROS_PULSE_LIB=%s is not a readable file", p)
+		}
+		return filepath.Abs(p)
+	}
+	dir := exeDir()
+	p, err := firstExisting([]string{filepath.Join(dir, "..", "lib", ProbeLibName), filepath.Join(dir, ProbeLibName),
+		"/usr/local/lib/" + ProbeLibName, "/usr/lib/" + ProbeLibName})
+	if err != nil {
+		return "", fmt.Errorf("cannot find %s (set ROS_PULSE_LIB): %w", ProbeLibName, err)
+	}
+	return p, nil
+}
+
+// Simgraph returns the simulator binary beside pulse.
+func Simgraph() (string, error) {
+	p, err := firstExisting([]string{filepath.Join(exeDir(), "simgraph")})
+	if err != nil {
+		return "", errors.New("cannot find simgraph beside the pulse binary (run `make build`)")
+	}
+	return p, nil
+}
+
+// SimTracetoolsDir returns the directory of the stand-in libtracetools for distro.
+func SimTracetoolsDir(distro string) (string, error) {
+	switch distro {
+	case "humble", "jazzy", "kilted":
+	default:
+		return "", fmt.Errorf("unknown distro %q (expected humble, jazzy or kilted)", distro)
+	}
+	dir := filepath.Join(exeDir(), "..", "lib", "sim", distro)
+	if _, err := firstExisting([]string{filepath.Join(dir, "libtracetools.so")}); err != nil {
+		return "", fmt.Errorf("cannot find the %s stand-in libtracetools (run `make build`)", distro)
+	}
+	return filepath.Abs(dir)
+}

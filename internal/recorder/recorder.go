@@ -1,0 +1,155 @@
+// Package recorder turns the segment directory into a stream of windows:
+// it scans every period (to absolute deadlines), computes the window from
+// measured time, writes it in one write, and removes dead segments once
+// their final counts are in a written window. Because the probe's counters
+// are monotonic, a window that cannot be written is not lost: the next
+// window simply spans both periods.
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"ros2_pulse/internal/logfmt"
+	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/window"
+)
+
+// Options configure a recorder.
+type Options struct {
+	Period time.Duration
+	Format logfmt.Format
+	Log    logfmt.Options
+	Window window.Options
+	// Retain is how long a dead segment stays after the window that first
+	// recorded it as exited. Negative: never remove.
+	Retain time.Duration
+	// Out receives each rendered window; nil records nothing (OnWindow only).
+	Out io.Writer
+	// OnWindow sees every window after it was written (live display, summary).
+	OnWindow func(w *window.Window, final bool)
+	// Warn receives problems (bad segments, write failures), each once.
+	Warn io.Writer
+}
+
+// Recorder records one directory.
+type Recorder struct {
+	opt       Options
+	reader    *segment.Reader
+	prev      *segment.Scan
+	start     uint64
+	deadSince map[string]time.Time
+	reported  map[string]string
+	writeErr  string
+}
+
+// New starts a recorder on dir and takes its baseline scan.
+func New(dir string, opt Options) (*Recorder, error) {
+	if opt.Period <= 0 {
+		return nil, fmt.Errorf("period must be positive")
+	}
+	if opt.Warn == nil {
+		opt.Warn = io.Discard
+	}
+	r := &Recorder{opt: opt, reader: segment.NewReader(dir), deadSince: map[string]time.Time{}, reported: map[string]string{}}
+	r.start = segment.NowMono()
+	scan, err := r.reader.Scan()
+	if err != nil {
+		return nil, err
+	}
+	r.report(scan)
+	r.prev = scan
+	return r, nil
+}
+
+// Close releases the mappings.
+func (r *Recorder) Close() { r.reader.Close() }
+
+func (r *Recorder) report(scan *segment.Scan) {
+	current := map[string]bool{}
+	for _, p := range scan.Problems {
+		current[p.Path] = true
+		if r.reported[p.Path] != p.Err.Error() {
+			r.reported[p.Path] = p.Err.Error()
+			fmt.Fprintf(r.opt.Warn, "pulse: skipping segment %v\n", p)
+		}
+	}
+	for path := range r.reported {
+		if !current[path] {
+			delete(r.reported, path)
+		}
+	}
+}
+
+// Step closes the current window: scan, compute, write, clean up.
+func (r *Recorder) Step(final bool) (*window.Window, error) {
+	scan, err := r.reader.Scan()
+	if err != nil {
+		return nil, err
+	}
+	r.report(scan)
+	w := window.Compute(r.prev, scan, r.start, time.Now().UnixNano(), r.opt.Window)
+	if r.opt.Out != nil {
+		if _, err := r.opt.Out.Write(logfmt.Render(r.opt.Format, w, r.opt.Log)); err != nil {
+			if msg := err.Error(); msg != r.writeErr {
+				r.writeErr = msg
+				fmt.Fprintf(r.opt.Warn, "pulse: cannot write window (%v); counts are kept and the next window will cover this one\n", err)
+			}
+			return w, nil // keep prev: nothing counted is lost
+		}
+		if r.writeErr != "" {
+			fmt.Fprintf(r.opt.Warn, "pulse: writing windows again\n")
+			r.writeErr = ""
+		}
+	}
+	r.prev = scan
+	if r.opt.OnWindow != nil {
+		r.opt.OnWindow(w, final)
+	}
+	r.cleanup(scan)
+	return w, nil
+}
+
+func (r *Recorder) cleanup(scan *segment.Scan) {
+	now := time.Now()
+	for _, s := range scan.Snapshots {
+		if s.Alive {
+			continue
+		}
+		since, ok := r.deadSince[s.Key()]
+		if !ok {
+			r.deadSince[s.Key()] = now
+			since = now
+		}
+		if r.opt.Retain >= 0 && now.Sub(since) >= r.opt.Retain {
+			if err := r.reader.Remove(s.Path); err != nil {
+				fmt.Fprintf(r.opt.Warn, "pulse: %v\n", err)
+			}
+			delete(r.deadSince, s.Key())
+		}
+	}
+}
+
+// Run records until ctx is done, then writes a final window.
+func (r *Recorder) Run(ctx context.Context) error {
+	next := time.Now()
+	for {
+		next = next.Add(r.opt.Period)
+		if d := time.Until(next); d < 0 {
+			next = time.Now() // fell behind (machine suspended): restart the cadence
+		}
+		timer := time.NewTimer(time.Until(next))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			_, err := r.Step(true)
+			return err
+		case <-timer.C:
+			if _, err := r.Step(false); err != nil {
+				return err
+			}
+		}
+	}
+}

@@ -1,0 +1,164 @@
+// Package runner implements `pulse run`: it preloads the probe into a
+// command and all its children, gives the run its own segment directory,
+// records while the command runs, forwards SIGINT/SIGTERM/SIGHUP, and
+// returns the command's exit status.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"ros2_pulse/internal/recorder"
+	"ros2_pulse/internal/window"
+)
+
+// Options configure a run.
+type Options struct {
+	Lib      string // the probe library
+	Dir      string // segment directory; "" gives the run its own
+	Recorder recorder.Options
+	Env      []string  // extra environment for the command
+	Summary  io.Writer // end-of-run table; nil: none
+	Stdout   io.Writer
+	Stderr   io.Writer
+}
+
+// PreloadEnv returns env with the probe added in front of any LD_PRELOAD and
+// ROS_PULSE_DIR set to dir.
+func PreloadEnv(env []string, lib, dir string) []string {
+	out := make([]string, 0, len(env)+2)
+	preload := lib
+	for _, kv := range env {
+		switch {
+		case strings.HasPrefix(kv, "LD_PRELOAD="):
+			if old := strings.TrimPrefix(kv, "LD_PRELOAD="); old != "" {
+				preload = lib + ":" + old
+			}
+		case strings.HasPrefix(kv, "ROS_PULSE_DIR="):
+		default:
+			out = append(out, kv)
+		}
+	}
+	return append(out, "LD_PRELOAD="+preload, "ROS_PULSE_DIR="+dir)
+}
+
+// OwnDir makes a private segment directory for one run, on tmpfs when possible.
+func OwnDir() (string, error) {
+	for _, base := range []string{"/dev/shm", os.TempDir()} {
+		if st, err := os.Stat(base); err == nil && st.IsDir() {
+			if d, err := os.MkdirTemp(base, "ros2_pulse-run-"); err == nil {
+				return d, nil
+			}
+		}
+	}
+	return "", errors.New("cannot create a segment directory in /dev/shm or $TMPDIR")
+}
+
+// Run runs argv under the probe and returns its exit code (128+N for signal N).
+func Run(ctx context.Context, argv []string, opt Options) (int, error) {
+	if len(argv) == 0 {
+		return 2, errors.New("no command given (usage: pulse run [flags] -- CMD...)")
+	}
+	dir, own := opt.Dir, false
+	if dir == "" {
+		var err error
+		if dir, err = OwnDir(); err != nil {
+			return 1, err
+		}
+		own = true
+		defer os.RemoveAll(dir)
+	}
+	summary := recorder.Summary{Period: opt.Recorder.Period.Seconds()}
+	userOnWindow := opt.Recorder.OnWindow
+	opt.Recorder.OnWindow = func(w *window.Window, final bool) {
+		summary.Add(w)
+		if userOnWindow != nil {
+			userOnWindow(w, final)
+		}
+	}
+	if own {
+		opt.Recorder.Retain = -1 // the whole directory goes at the end
+	}
+	rec, err := recorder.New(dir, opt.Recorder)
+	if err != nil {
+		return 1, err
+	}
+	defer rec.Close()
+
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = PreloadEnv(append(os.Environ(), opt.Env...), opt.Lib, dir)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, opt.Stdout, opt.Stderr
+	// Its own process group, so one forwarded signal reaches CMD and all its children exactly once.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		code := 126
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			code = 127
+		}
+		return code, fmt.Errorf("cannot start %s: %w", argv[0], err)
+	}
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	recCtx, stopRec := context.WithCancel(context.Background())
+	recDone := make(chan error, 1)
+	go func() { recDone <- rec.Run(recCtx) }()
+	waitDone := make(chan error, 1)
+	go func() { waitDone <- cmd.Wait() }()
+
+	var waitErr error
+loop:
+	for {
+		select {
+		case s := <-sigs:
+			_ = syscall.Kill(-cmd.Process.Pid, s.(syscall.Signal))
+		case <-ctx.Done():
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			ctx = context.Background()
+		case waitErr = <-waitDone:
+			break loop
+		}
+	}
+	stopRec()
+	recErr := <-recDone
+	if opt.Summary != nil {
+		summary.Print(opt.Summary)
+	}
+	code := exitCode(cmd.ProcessState, waitErr)
+	if recErr != nil {
+		return code, fmt.Errorf("recording: %w", recErr)
+	}
+	return code, nil
+}
+
+func exitCode(ps *os.ProcessState, err error) int {
+	if ps == nil {
+		if err != nil {
+			return 1
+		}
+		return 0
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// Abs makes a command path absolute if it names a file relative to cwd.
+func Abs(p string) string {
+	if strings.Contains(p, "/") {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+	}
+	return p
+}
