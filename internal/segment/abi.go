@@ -78,7 +78,7 @@ type rawHeader struct {
 	DroppedHandles   uint64
 	LanesClaimed     uint32
 	CmdlineLen       uint32
-	Reserved0        [8]byte
+	CacheMisses      uint64
 	Sections         [MaxSections]rawSection
 	Exe              [ExeMax]byte
 	Cmdline          [CmdlineMax]byte

@@ -79,6 +79,7 @@ type Snapshot struct {
 	DroppedEndpoints uint64
 	DroppedHandles   uint64
 	LanesClaimed     uint32
+	CacheMisses      uint64
 	Corrupt          int // records skipped because they failed validation
 
 	Alive    bool   // set by Reader: the probe's lock is held
@@ -192,6 +193,7 @@ func Parse(mem []byte) (*Snapshot, error) {
 		DroppedEndpoints: load64(&h.DroppedEndpoints),
 		DroppedHandles:   load64(&h.DroppedHandles),
 		LanesClaimed:     load32(&h.LanesClaimed),
+		CacheMisses:      load64(&h.CacheMisses),
 	}
 	if exe, ok := cString(h.Exe[:]); ok {
 		snap.Exe = exe

@@ -293,6 +293,8 @@ static uint64_t callback_endpoint(uintptr_t cb, bool *complete)
 
 static _Atomic uint64_t *resolve_slow(uintptr_t handle, unsigned kind, uint32_t gen, struct tls_slot *slot)
 {
+    if (atomic_load_explicit(&g_lanes, memory_order_acquire) != NULL) /* publishes g_seg */
+        atomic_fetch_add_explicit(&g_seg.header->cache_misses, 1, memory_order_relaxed);
     bool complete = true;
     uint64_t ep = kind == KEY_PUB ? rp_map_get(&g_pubs, handle) : callback_endpoint(handle, &complete);
     _Atomic uint64_t *counters = NULL;

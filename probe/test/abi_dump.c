@@ -25,7 +25,7 @@ int main(void)
     F(rp_header, node_capacity); F(rp_header, node_count); F(rp_header, endpoint_capacity);
     F(rp_header, endpoint_count); F(rp_header, dropped_nodes); F(rp_header, dropped_endpoints);
     F(rp_header, dropped_handles); F(rp_header, lanes_claimed); F(rp_header, cmdline_len);
-    F(rp_header, reserved0); F(rp_header, sections); F(rp_header, exe); F(rp_header, cmdline);
+    F(rp_header, cache_misses); F(rp_header, sections); F(rp_header, exe); F(rp_header, cmdline);
     F(rp_header, reserved1);
     F(rp_node, state); F(rp_node, flags); F(rp_node, created_mono_ns); F(rp_node, name);
     F(rp_endpoint, state); F(rp_endpoint, kind); F(rp_endpoint, reserved0); F(rp_endpoint, node_index);

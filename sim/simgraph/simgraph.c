@@ -89,6 +89,7 @@ struct pub_rt {
     uint64_t seq;
     char *scratch;
     const char *topic; /* current topic (changes on reuse) */
+    uint64_t created_ns; /* periodic publishing is phased from the creation instant */
 };
 
 struct sub_rt {
@@ -231,6 +232,7 @@ static void create_publisher(int i, const char *topic, bool reinit)
     p->topic = topic;
     ros_trace_rmw_publisher_init(p->rmw, fake_gid);
     ros_trace_rcl_publisher_init(p->handle, n->handle, p->rmw, topic, 10);
+    p->created_ns = now_ns(CLOCK_MONOTONIC);
 }
 
 static void create_subscription(int i, const char *topic, bool reinit)
@@ -287,7 +289,8 @@ static int add_timer(int node, double hz, int pub, int log_node, int client)
     t->handle->impl = xalloc(48);
     t->callback = xalloc(128);
     t->period_ns = (uint64_t)(1e9 / hz);
-    t->next_ns = t0_ns + t->period_ns;
+    /* rclcpp timers first fire one period after creation; a publishing timer is phased from its publisher */
+    t->next_ns = (pub >= 0 ? pubs_rt[pub].created_ns : now_ns(CLOCK_MONOTONIC)) + t->period_ns;
     t->pub = pub;
     t->node_log = log_node;
     t->client = client;
@@ -557,7 +560,7 @@ static void *publisher_thread(void *argp)
 {
     int i = (int)(intptr_t)argp;
     struct g_pub *gp = &G.pubs[i];
-    uint64_t period = (uint64_t)(1e9 / gp->hz), next = t0_ns + period;
+    uint64_t period = (uint64_t)(1e9 / gp->hz), next = pubs_rt[i].created_ns + period;
     bool reused = false;
     uint64_t reuse_ns = gp->reuse_at >= 0 ? t0_ns + (uint64_t)(gp->reuse_at * 1e9) : UINT64_MAX;
     while (running()) {
@@ -682,12 +685,7 @@ static int run_process(int proc, int64_t duration_ns)
             publish_rosout(n); /* the node's startup log line */
     }
 
-    /* Periodic work starts when creation is done (rclcpp timers first fire one period later). */
-    uint64_t created = now_ns(CLOCK_MONOTONIC);
-    for (int t = 0; t < ntimers_rt; t++)
-        timers_rt[t].next_ns = created + timers_rt[t].period_ns;
     stop_ns = duration_ns > 0 ? t0_ns + (uint64_t)duration_ns : 0;
-    t0_ns = created;
 
     if (gp->exit_storm > 0) {
         int pub = -1;
@@ -725,7 +723,7 @@ static int run_process(int proc, int64_t duration_ns)
         sleep_until(t0_ns + (uint64_t)(gp->fork_at * 1e9));
         child = fork();
         if (child == 0) { /* fork without exec: only this thread exists; publish on the inherited handle */
-            t0_ns = now_ns(CLOCK_MONOTONIC);
+            pubs_rt[gp->fork_pub].created_ns = now_ns(CLOCK_MONOTONIC);
             publisher_thread((void *)(intptr_t)gp->fork_pub);
             _exit(0);
         }

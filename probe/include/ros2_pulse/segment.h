@@ -140,7 +140,7 @@ struct rp_header {
     RP_ATOMIC(uint64_t) dropped_handles;   /* private handle map full */
     RP_ATOMIC(uint32_t) lanes_claimed;     /* private lanes ever handed to threads */
     uint32_t cmdline_len;                  /* bytes used in cmdline, NUL-separated args */
-    uint8_t reserved0[8];
+    RP_ATOMIC(uint64_t) cache_misses;      /* per-message lookups that missed the thread cache */
     struct rp_section sections[RP_MAX_SECTIONS];
     char exe[RP_EXE_MAX];
     char cmdline[RP_CMDLINE_MAX];
