@@ -46,13 +46,12 @@ func stressExpect(distro string) map[string]expect {
 	return m
 }
 
-// accuracy runs a graph for duration with 2 s windows and checks every
+// accuracy runs a graph for duration with windows of period and checks every
 // complete window, the first included, and the mean over the run. The first
 // message of a periodic publisher comes one period after its creation, so a
 // run's count is short by up to one message: the demo runs 12 s, so that
 // this quantization stays inside ±1 % at 10 Hz.
-func accuracy(t *testing.T, graphName, distro string, duration time.Duration, want map[string]expect) {
-	const period = 2 * time.Second
+func accuracy(t *testing.T, graphName, distro string, period, duration time.Duration, want map[string]expect) {
 	g := sim(t, graphName, distro, duration)
 	rec := newRecorder(t, g.dir, period, window.Options{})
 	ws := record(t, g, rec, period)
@@ -90,21 +89,21 @@ func accuracy(t *testing.T, graphName, distro string, duration time.Duration, wa
 }
 
 func TestAccuracyDemoJazzy(t *testing.T) {
-	t.Parallel()
-	accuracy(t, "demo", "jazzy", 12*time.Second, demoExpect("jazzy"))
+	accuracy(t, "demo", "jazzy", 2*time.Second, 12*time.Second, demoExpect("jazzy"))
 }
 
 func TestAccuracyDemoHumble(t *testing.T) {
-	t.Parallel()
-	accuracy(t, "demo", "humble", 12*time.Second, demoExpect("humble"))
+	accuracy(t, "demo", "humble", 2*time.Second, 12*time.Second, demoExpect("humble"))
 }
 
+// Accuracy tests run one at a time: on a shared 2-vCPU machine any other
+// load turns into scheduling latency. The stress farm uses 3 s windows: on a shared 2-vCPU machine
+// a 25 ms steal of the publisher's CPU shifts 2.5 messages at 100 Hz across
+// a window boundary, and 1 % of a 3 s window is 3 messages.
 func TestAccuracyStressJazzy(t *testing.T) {
-	t.Parallel()
-	accuracy(t, "stress", "jazzy", 6*time.Second, stressExpect("jazzy"))
+	accuracy(t, "stress", "jazzy", 3*time.Second, 9*time.Second, stressExpect("jazzy"))
 }
 
 func TestAccuracyStressHumble(t *testing.T) {
-	t.Parallel()
-	accuracy(t, "stress", "humble", 6*time.Second, stressExpect("humble"))
+	accuracy(t, "stress", "humble", 3*time.Second, 9*time.Second, stressExpect("humble"))
 }
