@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,13 +64,14 @@ func sim(t *testing.T, graphArg, distro string, duration time.Duration, env ...s
 		"ROS_TOPIC_STATS_QUIET=1")
 	g.cmd.Env = append(g.cmd.Env, env...)
 	g.cmd.Stderr = &g.stderr
+	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // cleanup reaches the graph's children
 	if err := g.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { g.done <- g.cmd.Wait() }()
 	t.Cleanup(func() {
 		if g.cmd.ProcessState == nil {
-			_ = g.cmd.Process.Kill()
+			_ = syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
 			<-g.done
 		}
 	})

@@ -91,6 +91,11 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 	}
 	r.report(scan)
 	w := window.Compute(r.prev, scan, r.start, time.Now().UnixNano(), r.opt.Window)
+	if final && w.Seconds < 0.01 && r.writeErr == "" {
+		// The stop came right after a tick: a zero-length window carries
+		// nothing worth a line (and no segment is removed on its account).
+		return w, nil
+	}
 	if r.opt.Out != nil {
 		if _, err := r.opt.Out.Write(logfmt.Render(r.opt.Format, w, r.opt.Log)); err != nil {
 			if msg := err.Error(); msg != r.writeErr {

@@ -805,6 +805,8 @@ int main(int argc, char **argv)
         return 2;
     }
     if (child_proc >= 0) {
+        if (t0_ns == 0)
+            t0_ns = now_ns(CLOCK_MONOTONIC); /* run in place, starting now */
         snprintf(rundir, sizeof rundir, "%s", rundir_arg ? rundir_arg : "/tmp");
         return run_process(child_proc, (int64_t)(duration * 1e9));
     }

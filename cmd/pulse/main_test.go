@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests drive the built binary, as a user would. `make build` first.
+func bin(t *testing.T) (pulse, simgraph, simlib string) {
+	t.Helper()
+	b := os.Getenv("PULSE_BUILD")
+	if b == "" {
+		b, _ = filepath.Abs("../../build")
+	}
+	pulse, simgraph, simlib = filepath.Join(b, "bin/pulse"), filepath.Join(b, "bin/simgraph"), filepath.Join(b, "lib/sim/jazzy")
+	if _, err := os.Stat(pulse); err != nil {
+		t.Fatalf("run `make build` first: %v", err)
+	}
+	return
+}
+
+func pulseCmd(t *testing.T, args ...string) *exec.Cmd {
+	p, _, lib := bin(t)
+	cmd := exec.Command(p, args...)
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "ROS_TOPIC_STATS_QUIET=1", "ROS_PULSE_DIR=")
+	return cmd
+}
+
+func TestRunRecordsAndSummarises(t *testing.T) {
+	_, sim, _ := bin(t)
+	log := filepath.Join(t.TempDir(), "run.jsonl")
+	cmd := pulseCmd(t, "run", "--period", "1s", "--format", "jsonl", "--record", log, "--", sim, "--duration", "3")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("%d windows", len(lines))
+	}
+	var w struct {
+		Topics []struct {
+			Topic      string  `json:"topic"`
+			PubInterHz float64 `json:"pub_inter_hz"`
+		} `json:"topics"`
+		Procs []struct {
+			State string `json:"state"`
+		} `json:"procs"`
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &w); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tp := range w.Topics {
+		if tp.Topic == "/tf" && tp.PubInterHz > 48 && tp.PubInterHz < 52 {
+			found = true
+		}
+	}
+	if !found || len(w.Procs) != 4 || w.Procs[0].State != "alive" {
+		t.Errorf("second window: %s", lines[1])
+	}
+	summary := stderr.String()
+	if !strings.Contains(summary, "pulse summary") || !strings.Contains(summary, "/scan") {
+		t.Errorf("summary missing:\n%s", summary)
+	}
+}
+
+func TestRunExitStatus(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		code   int
+	}{{"exit 0", 0}, {"exit 7", 7}, {"kill -TERM $$", 128 + 15}} {
+		cmd := pulseCmd(t, "run", "--no-summary", "--", "sh", "-c", c.script)
+		err := cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != c.code {
+			t.Errorf("%q: exit %d (%v), want %d", c.script, code, err, c.code)
+		}
+	}
+	cmd := pulseCmd(t, "run", "--", "/nonexistent/command")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Run()
+	if cmd.ProcessState.ExitCode() != 127 || !strings.Contains(stderr.String(), "cannot start") {
+		t.Errorf("missing command: exit %d, %s", cmd.ProcessState.ExitCode(), stderr.String())
+	}
+}
+
+// SIGINT to pulse reaches the command (once), which shuts down cleanly.
+func TestRunForwardsSigint(t *testing.T) {
+	_, sim, _ := bin(t)
+	cmd := pulseCmd(t, "run", "--period", "500ms", "--", sim)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the command did not stop on SIGINT")
+	}
+	if !strings.Contains(stderr.String(), "/camera/image") {
+		t.Errorf("no summary after SIGINT:\n%s", stderr.String())
+	}
+}
+
+// Windows rotate at ROS_TOPIC_STATS_MAX_BYTES; an unwritable log does not stop the run.
+func TestRunRotationAndUnwritableLog(t *testing.T) {
+	_, sim, _ := bin(t)
+	log := filepath.Join(t.TempDir(), "run.log")
+	cmd := pulseCmd(t, "run", "--period", "200ms", "--record", log, "--no-summary", "--", sim, "--duration", "1.5")
+	cmd.Env = append(cmd.Env, "ROS_TOPIC_STATS_MAX_BYTES=1500")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	for _, p := range []string{log, log + ".1"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if !strings.HasPrefix(string(b), "# ts_ns=") || !strings.HasSuffix(string(b), "\n\n") {
+			t.Errorf("%s is not whole windows", p)
+		}
+	}
+	cmd = pulseCmd(t, "run", "--period", "200ms", "--record", "/nonexistent/dir/run.log", "--no-summary", "--", sim, "--duration", "0.5")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.Count(string(out), "cannot write window") != 1 {
+		t.Errorf("unwritable log: %v\n%s", err, out)
+	}
+}
+
+func TestEnvFormats(t *testing.T) {
+	for format, want := range map[string]string{
+		"shell":   "export LD_PRELOAD=",
+		"envfile": "\nROS_PULSE_DIR=/",
+		"systemd": "Environment=\"LD_PRELOAD=",
+	} {
+		out, err := pulseCmd(t, "env", "--format", format).Output()
+		if err != nil || !strings.Contains(string(out), want) || !strings.Contains(string(out), "libros2_pulse.so") {
+			t.Errorf("%s: %v\n%s", format, err, out)
+		}
+	}
+	// The shell form really preloads the probe into a shell that evaluates it.
+	out, err := exec.Command("sh", "-c", `eval "$(`+strings.Join(pulseCmd(t, "env").Args, " ")+`)"; echo "$LD_PRELOAD"`).Output()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "libros2_pulse.so") {
+		t.Errorf("eval: %v %q", err, out)
+	}
+	if err := pulseCmd(t, "env", "--format", "xml").Run(); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
+
+func TestDoctor(t *testing.T) {
+	_, _, lib := bin(t)
+	out, err := pulseCmd(t, "doctor", "--tracetools", filepath.Join(lib, "libtracetools.so"), "--dir", t.TempDir()).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "loads as a preload") || !strings.Contains(string(out), "iron/jazzy") {
+		t.Errorf("%v\n%s", err, out)
+	}
+	libc, _ := filepath.Glob("/lib/*-linux-gnu/libc.so.6")
+	if len(libc) == 0 {
+		t.Fatal("no libc to inspect")
+	}
+	notTracetools := libc[0]
+	out, err = pulseCmd(t, "doctor", "--tracetools", notTracetools, "--dir", t.TempDir()).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "FAIL") {
+		t.Errorf("a library without tracepoints passed:\n%s", out)
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"record", "--period", "0"}, {"record", "--format", "xml"}, {"demo", "--distro", "rolling"}, {"run"}} {
+		cmd := pulseCmd(t, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err == nil || stderr.Len() == 0 || strings.Count(stderr.String(), "\n") > 3 {
+			t.Errorf("%v: err=%v stderr=%q", args, err, stderr.String())
+		}
+	}
+}

@@ -1,0 +1,274 @@
+package integration
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/window"
+)
+
+// endpoints returns every endpoint of every segment with a given name and kind.
+func endpoints(s *segment.Scan, kind segment.Kind, name string) []segment.Endpoint {
+	var out []segment.Endpoint
+	for _, snap := range s.Snapshots {
+		for _, e := range snap.Endpoints {
+			if e.Kind == kind && e.Name == name {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// reportCounts reads the stand-in libtracetools' per-function call counts.
+func reportCounts(t *testing.T, path string) map[string]uint64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]uint64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, n, _ := strings.Cut(sc.Text(), " ")
+		v, _ := strconv.ParseUint(n, 10, 64)
+		out[name] += v
+	}
+	return out
+}
+
+// Every counted message was forwarded to the real tracetools function, and
+// every forwarded rcl_publish / callback_start / intra publish of a known
+// entity was counted exactly once: the probe and the real library agree to
+// the message.
+func TestCountsEqualForwardedCalls(t *testing.T) {
+	for _, distro := range []string{"humble", "jazzy"} {
+		t.Run(distro, func(t *testing.T) {
+			report := filepath.Join(t.TempDir(), "calls.txt")
+			g := sim(t, "demo", distro, 3*time.Second, "SIM_TRACETOOLS_REPORT="+report)
+			g.wait()
+			calls := reportCounts(t, report)
+			var pubInter, pubIntra, callbacks uint64
+			for _, snap := range scan(t, g.dir).Snapshots {
+				for _, e := range snap.Endpoints {
+					switch e.Kind {
+					case segment.KindPublisher:
+						pubInter += e.Counts[segment.SlotInter]
+						pubIntra += e.Counts[segment.SlotIntra]
+					default:
+						callbacks += e.Counts[segment.SlotInter] + e.Counts[segment.SlotIntra]
+					}
+				}
+			}
+			if pubInter == 0 || pubInter != calls["rcl_publish"] {
+				t.Errorf("rcl_publish: probe counted %d, real function saw %d", pubInter, calls["rcl_publish"])
+			}
+			if pubIntra != calls["rclcpp_intra_publish"] {
+				t.Errorf("rclcpp_intra_publish: probe counted %d, real function saw %d", pubIntra, calls["rclcpp_intra_publish"])
+			}
+			if (distro == "jazzy") != (pubIntra > 0) {
+				t.Errorf("%s: intra publishes %d", distro, pubIntra)
+			}
+			if callbacks == 0 || callbacks != calls["callback_start"] {
+				t.Errorf("callback_start: probe counted %d (subscriptions, timers, services), real function saw %d", callbacks, calls["callback_start"])
+			}
+			for _, fn := range []string{"rcl_node_init", "rcl_publisher_init", "rcl_subscription_init", "rclcpp_subscription_init",
+				"rclcpp_subscription_callback_added", "rcl_timer_init", "rclcpp_timer_callback_added", "rclcpp_timer_link_node",
+				"rcl_service_init", "rclcpp_service_callback_added"} {
+				if calls[fn] == 0 {
+					t.Errorf("%s was never forwarded", fn)
+				}
+			}
+		})
+	}
+}
+
+// One node publishing and subscribing the same topic (intra-process off) is
+// one publish and one inter-process delivery per message, not two; timers
+// and services count into their own endpoints, never into topics; and after
+// the first sighting they are served from the thread cache.
+func TestSameProcessTimersAndServices(t *testing.T) {
+	const dur = 3 * time.Second
+	g := sim(t, "testdata/selfloop.graph", "jazzy", dur)
+	rec := newRecorder(t, g.dir, time.Second, window.Options{})
+	ws := record(t, g, rec, time.Second)
+	g.wait()
+	for i, w := range ws[:len(ws)-1] {
+		checkWindow(t, "selfloop window "+strconv.Itoa(i), w, map[string]expect{"/loop": {pubInter: 50, recvInter: 50}})
+		for _, tp := range w.Topics {
+			if tp.Name != "/loop" {
+				t.Errorf("unexpected topic %q (timers and services must not become topics)", tp.Name)
+			}
+		}
+	}
+	s := scan(t, g.dir)
+	timers := 0
+	for _, snap := range s.Snapshots {
+		for _, e := range snap.Endpoints {
+			if e.Kind == segment.KindTimer && e.Aux == uint64(10*time.Millisecond) {
+				timers++
+				if n := e.Counts[segment.SlotInter]; n < 250 || n > 310 {
+					t.Errorf("100 Hz timer fired %d times in %v", n, dur)
+				}
+				if e.Node < 0 || snap.Nodes[e.Node].Name != "/self_loop" {
+					t.Errorf("timer not linked to its node: %+v", e)
+				}
+			}
+		}
+		if snap.CacheMisses > 200 {
+			t.Errorf("%d thread-cache misses for ~1000 messages: callbacks are not cached", snap.CacheMisses)
+		}
+	}
+	if timers != 1 {
+		t.Errorf("found %d 100 Hz timers, want 1", timers)
+	}
+	srv := endpoints(s, segment.KindService, "/self_loop/ping")
+	if len(srv) != 1 || srv[0].Counts[segment.SlotInter] < 50 || srv[0].Counts[segment.SlotInter] > 62 {
+		t.Errorf("service /self_loop/ping at 20 calls/s for 3 s: %+v", srv)
+	}
+}
+
+// Humble creates /rosout before rcl_node_init and publishes it through a
+// copy of the handle that no init saw: it must still count, on its node.
+func TestRosoutOutOfOrderAndCopiedHandle(t *testing.T) {
+	g := sim(t, "demo", "humble", 2500*time.Millisecond)
+	g.wait()
+	s := scan(t, g.dir)
+	found := false
+	for _, snap := range s.Snapshots {
+		for _, e := range snap.Endpoints {
+			if e.Kind != segment.KindPublisher || e.Name != "/rosout" {
+				continue
+			}
+			if e.Node < 0 {
+				t.Errorf("pid %d: /rosout publisher has no node (created before rcl_node_init)", snap.Pid)
+			}
+			if e.Node >= 0 && snap.Nodes[e.Node].Name == "/controller" {
+				found = true
+				// one startup line plus a 1 Hz log timer over 2.5 s
+				if n := e.Counts[segment.SlotInter]; n < 3 || n > 4 {
+					t.Errorf("/controller /rosout published %d, want 3-4", n)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Error("no /rosout publisher of /controller")
+	}
+	// The intra-process subscription registers its callback before its chain exists.
+	subs := endpoints(s, segment.KindSubscription, "/camera/image")
+	if len(subs) != 1 || subs[0].Counts[segment.SlotIntra] < 60 || subs[0].Counts[segment.SlotInter] != 0 {
+		t.Errorf("/camera/image intra subscription: %+v", subs)
+	}
+}
+
+// A publisher destroyed and re-created at the same addresses counts toward
+// its new topic from the first message on; a subscription re-created with
+// the same rclcpp objects and callback follows its new topic.
+func TestHandleReuse(t *testing.T) {
+	g := sim(t, "testdata/reuse.graph", "jazzy", 3*time.Second)
+	rec := newRecorder(t, g.dir, 500*time.Millisecond, window.Options{})
+	ws := record(t, g, rec, 500*time.Millisecond)
+	g.wait()
+	s := scan(t, g.dir)
+	before, after := endpoints(s, segment.KindPublisher, "/before"), endpoints(s, segment.KindPublisher, "/after")
+	if len(before) != 1 || len(after) != 1 {
+		t.Fatalf("endpoints: before %+v after %+v", before, after)
+	}
+	if !before[0].Retired() || after[0].Retired() {
+		t.Errorf("the re-used handle must retire /before only")
+	}
+	// 50 Hz for 1.5 s, then 50 Hz for 1.5 s (±1 message each).
+	if n := before[0].Counts[segment.SlotInter]; n < 74 || n > 76 {
+		t.Errorf("/before counted %d, want 75±1", n)
+	}
+	if n := after[0].Counts[segment.SlotInter]; n < 73 || n > 76 {
+		t.Errorf("/after counted %d, want 75±1 (no message lost to a stale cache)", n)
+	}
+	// The window where /after appears already reads its rate.
+	for i, w := range ws[:len(ws)-1] {
+		if tp := w.Topic("/after"); tp != nil && tp.Exposure >= 0.3 && !within(tp.PubInter, 50, tp.Exposure) {
+			t.Errorf("window %d: /after %.2f Hz over %.3f s", i, tp.PubInter, tp.Exposure)
+		}
+	}
+	sa, sb := endpoints(s, segment.KindSubscription, "/sa_src"), endpoints(s, segment.KindSubscription, "/sb_src")
+	if len(sa) != 1 || len(sb) != 1 {
+		t.Fatalf("subscriptions: %+v %+v", sa, sb)
+	}
+	if n := sa[0].Counts[segment.SlotInter]; n < 57 || n > 61 {
+		t.Errorf("/sa_src delivered %d before re-creation, want 40 Hz x 1.5 s", n)
+	}
+	if n := sb[0].Counts[segment.SlotInter]; n < 35 || n > 39 {
+		t.Errorf("/sb_src delivered %d after re-creation, want 25 Hz x 1.5 s", n)
+	}
+}
+
+// rclpy publishes call rcl_publish without rclcpp_publish: counted.
+func TestRclpyPublisher(t *testing.T) {
+	g := sim(t, "demo", "jazzy", 2*time.Second)
+	g.wait()
+	s := scan(t, g.dir)
+	odom := endpoints(s, segment.KindPublisher, "/odom")
+	if len(odom) != 1 || odom[0].Counts[segment.SlotInter] < 95 || odom[0].Counts[segment.SlotInter] > 100 {
+		t.Fatalf("/odom from the rclpy node: %+v", odom)
+	}
+}
+
+// fork() without exec: the child's counts land in its own segment, and the
+// parent's copy of the publisher stops counting.
+func TestForkWithoutExec(t *testing.T) {
+	g := sim(t, "testdata/fork.graph", "jazzy", 3*time.Second)
+	g.wait()
+	s := scan(t, g.dir)
+	if len(s.Snapshots) != 2 {
+		t.Fatalf("want parent and child segments, got %d", len(s.Snapshots))
+	}
+	parent, child := s.Snapshots[0], s.Snapshots[1]
+	if child.Ppid != parent.Pid {
+		parent, child = child, parent
+	}
+	if child.Ppid != parent.Pid {
+		t.Fatalf("no parent/child pair: %d(ppid %d) %d(ppid %d)", parent.Pid, parent.Ppid, child.Pid, child.Ppid)
+	}
+	count := func(snap *segment.Snapshot, name string) uint64 {
+		for _, e := range snap.Endpoints {
+			if e.Kind == segment.KindPublisher && e.Name == name {
+				return e.Counts[segment.SlotInter]
+			}
+		}
+		return 0
+	}
+	if n := count(child, "/forked"); n < 380 || n > 402 {
+		t.Errorf("child published /forked %d times, want 200 Hz x 2 s", n)
+	}
+	if n := count(parent, "/forked"); n != 0 {
+		t.Errorf("parent segment counted %d /forked messages it never sent", n)
+	}
+	if n := count(parent, "/parent"); n < 58 || n > 61 {
+		t.Errorf("parent /parent = %d, want 20 Hz x 3 s", n)
+	}
+	if n := count(child, "/parent"); n != 0 {
+		t.Errorf("child counted %d /parent messages", n)
+	}
+}
+
+// Threads still publishing while main returns and the process exits: no crash.
+func TestExitStorm(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		g := sim(t, "testdata/storm.graph", "jazzy", 150*time.Millisecond)
+		g.wait()
+		if i == 0 {
+			eps := endpoints(scan(t, g.dir), segment.KindPublisher, "/storm")
+			if len(eps) != 1 || eps[0].Counts[segment.SlotInter] < 1000 {
+				t.Fatalf("storm threads did not publish: %+v", eps)
+			}
+		}
+	}
+}
