@@ -130,7 +130,7 @@ static struct sub_rt subs_rt[G_MAX_SUBS];
 static struct timer_rt timers_rt[G_MAX_TIMERS + G_MAX_PUBS + G_MAX_NODES + G_MAX_CLIENTS];
 static int ntimers_rt;
 static struct service_rt services_rt[G_MAX_SERVICES];
-static volatile sig_atomic_t stop_flag;
+static _Atomic int stop_flag; /* set by SIGINT/SIGTERM, read by every thread */
 static pthread_mutex_t reuse_mutex = PTHREAD_MUTEX_INITIALIZER; /* guards re-created subscriptions */
 static int client_sock = -1;
 
@@ -229,7 +229,7 @@ static void create_publisher(int i, const char *topic, bool reinit)
         p->scratch = gp->size > 0 ? xalloc(gp->size) : NULL;
     }
     /* handle reuse: the same rcl_publisher_t and impl addresses name a new topic */
-    p->topic = topic;
+    __atomic_store_n(&p->topic, topic, __ATOMIC_RELEASE);
     ros_trace_rmw_publisher_init(p->rmw, fake_gid);
     ros_trace_rcl_publisher_init(p->handle, n->handle, p->rmw, topic, 10);
     p->created_ns = now_ns(CLOCK_MONOTONIC);
@@ -371,11 +371,11 @@ static void publish(int i)
     if (p->scratch != NULL) /* the serialization work of a large message */
         memset(p->scratch, (int)(p->seq & 0xff), gp->size);
 
-    const char *topic = p->topic;
+    const char *topic = __atomic_load_n(&p->topic, __ATOMIC_ACQUIRE);
     bool inter_needed = !gn->intra;
     if (gn->intra) {
         for (int s = 0; s < G.nsubs; s++) {
-            if (strcmp(subs_rt[s].topic ? subs_rt[s].topic : G.subs[s].topic, topic) != 0)
+            if (strcmp(G.subs[s].topic, topic) != 0)
                 continue;
             if (!same_proc_intra(gp, &G.subs[s]))
                 inter_needed = true;
@@ -417,9 +417,10 @@ static void deliver_socket(int s, const struct msg *m)
     void *rmw = r->rmw;
     if (reusable)
         pthread_mutex_unlock(&reuse_mutex);
-    if (m->pub >= 0 && m->pub < G.npubs && strcmp(pubs_rt[m->pub].topic ? pubs_rt[m->pub].topic
-                                                                       : G.pubs[m->pub].topic,
-                                                    topic) != 0)
+    const char *pub_topic = m->pub >= 0 && m->pub < G.npubs
+                                ? __atomic_load_n(&pubs_rt[m->pub].topic, __ATOMIC_ACQUIRE)
+                                : NULL;
+    if (m->pub >= 0 && m->pub < G.npubs && strcmp(pub_topic ? pub_topic : G.pubs[m->pub].topic, topic) != 0)
         return; /* not matched (the subscription was re-created for another topic) */
     if (!gn->py)
         ros_trace_rclcpp_executor_execute(handle);

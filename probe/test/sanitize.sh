@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Sanitizer lanes over the probe and the simulator.
+#   asan: probe + simgraph + stand-in built with ASan and UBSan (no recovery);
+#         every scenario graph, then the exit storm 200 times.
+#   tsan: probe + simgraph built with TSan; the multi-threaded graphs.
+# Any sanitizer report makes the host exit non-zero, which fails the lane.
+set -euo pipefail
+lane=${1:?usage: sanitize.sh asan|tsan}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=$root/build/san/$lane
+mkdir -p "$out/lib" "$out/bin"
+cc=${CC:-gcc}
+case $lane in
+  asan) san="-fsanitize=address,undefined -fno-sanitize-recover=all"; rt=$($cc -print-file-name=libasan.so);;
+  tsan) san="-fsanitize=thread"; rt=$($cc -print-file-name=libtsan.so);;
+  *) echo "unknown lane $lane"; exit 2;;
+esac
+flags="-std=c11 -Wall -Wextra -Werror -O1 -g -fno-omit-frame-pointer $san -Iprobe/include"
+cd "$root"
+$cc $flags -fPIC -shared -fvisibility=hidden -Wl,--version-script=probe/exports.map \
+  -o "$out/lib/libros2_pulse.so" probe/src/probe.c probe/src/segment_writer.c -ldl -lpthread
+$cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,libtracetools.so -DSIM_DISTRO=2 \
+  -o "$out/lib/libtracetools.so" sim/tracetools/tracetools.c
+$cc $flags -Wno-unused-parameter -Isim/simgraph -o "$out/bin/simgraph" sim/simgraph/simgraph.c sim/simgraph/graph.c \
+  build/obj/graphs.c -L"$out/lib" -ltracetools -Wl,-rpath,"$out/lib" -ldl -lpthread
+
+segdir=$(mktemp -d)
+trap 'rm -rf "$segdir"' EXIT
+export ROS_PULSE_DIR=$segdir ROS_TOPIC_STATS_QUIET=1
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0
+run() { # graph duration
+  LD_PRELOAD="$rt:$out/lib/libros2_pulse.so" "$out/bin/simgraph" --graph "$1" --duration "$2" --start-delay 0.05
+}
+graphs=(demo stress internal/integration/testdata/selfloop.graph internal/integration/testdata/reuse.graph
+        internal/integration/testdata/fork.graph)
+for g in "${graphs[@]}"; do
+  run "$g" 2 || { echo "FAIL: $lane on $g"; exit 1; }
+done
+storms=200
+[[ $lane == tsan ]] && storms=50
+for ((i = 0; i < storms; i++)); do
+  run internal/integration/testdata/storm.graph 0.02 || { echo "FAIL: $lane exit storm run $i"; exit 1; }
+done
+rm -f "$segdir"/*.pulse
+echo "sanitize $lane: ${#graphs[@]} graphs and $storms exit storms clean"
+echo "$(( ${#graphs[@]} + 1 )) passed, 0 failed"
