@@ -1,0 +1,110 @@
+package window
+
+import (
+	"math"
+	"testing"
+
+	"ros2_pulse/internal/segment"
+)
+
+const sec = uint64(1e9)
+
+func ep(idx int, kind segment.Kind, name string, created uint64, inter, intra uint64) segment.Endpoint {
+	e := segment.Endpoint{Index: idx, Kind: kind, Name: name, Node: 0, CreatedMono: created}
+	e.Counts[segment.SlotInter], e.Counts[segment.SlotIntra] = inter, intra
+	return e
+}
+
+func snap(path string, start uint64, alive bool, eps ...segment.Endpoint) *segment.Snapshot {
+	return &segment.Snapshot{Path: path, Pid: len(path), StartMono: start, Alive: alive, Nodes: []segment.Node{{Name: "/n" + path}}, Endpoints: eps}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestRatesUseMeasuredTimeAndPublishMax(t *testing.T) {
+	prev := &segment.Scan{Mono: 10 * sec, Snapshots: []*segment.Snapshot{
+		snap("a", 1*sec, true, ep(0, segment.KindPublisher, "/t", 1*sec, 100, 100), ep(1, segment.KindSubscription, "/t", 1*sec, 50, 40)),
+	}}
+	cur := &segment.Scan{Mono: 12500 * sec / 1000, Snapshots: []*segment.Snapshot{
+		snap("a", 1*sec, true, ep(0, segment.KindPublisher, "/t", 1*sec, 125, 125), ep(1, segment.KindSubscription, "/t", 1*sec, 70, 55)),
+	}}
+	w := Compute(prev, cur, 0, 0, Options{})
+	if !near(w.Seconds, 2.5) {
+		t.Fatalf("window %v s, want the measured 2.5", w.Seconds)
+	}
+	tp := w.Topic("/t")
+	// One publish() fired both tracepoints: any-transport is the max, not the sum.
+	if !near(tp.PubInter, 10) || !near(tp.PubIntra, 10) || !near(tp.PubAny, 10) {
+		t.Errorf("publish %+v", tp)
+	}
+	// Receive buckets are disjoint deliveries.
+	if !near(tp.RecvInter, 8) || !near(tp.RecvIntra, 6) {
+		t.Errorf("receive %+v", tp)
+	}
+}
+
+func TestYoungEndpointsAndNewSegments(t *testing.T) {
+	prev := &segment.Scan{Mono: 10 * sec}
+	cur := &segment.Scan{Mono: 12 * sec, Snapshots: []*segment.Snapshot{
+		// created 1.5 s into the 2 s window: its 15 messages are 30 Hz, not 7.5
+		snap("new", 11500*sec/1000, true, ep(0, segment.KindPublisher, "/young", 11500*sec/1000, 15, 0),
+			// created 0.05 s before the end with one message: the floor keeps it at 5 Hz, not 20
+			ep(1, segment.KindPublisher, "/latched", 11950*sec/1000, 1, 0)),
+		// an old segment the previous scan missed: no baseline, so no history dumped into this window
+		snap("old", 1*sec, true, ep(0, segment.KindPublisher, "/old", 1*sec, 5000, 0)),
+	}}
+	w := Compute(prev, cur, 0, 0, Options{})
+	if tp := w.Topic("/young"); !near(tp.PubInter, 30) || !near(tp.Exposure, 0.5) {
+		t.Errorf("young: %+v", tp)
+	}
+	if tp := w.Topic("/latched"); !near(tp.PubInter, 1/MinExposure) {
+		t.Errorf("latched: %v", tp.PubInter)
+	}
+	if tp := w.Topic("/old"); tp.PubInter != 0 || !tp.PubInterSeen {
+		t.Errorf("old segment without baseline: %+v", tp)
+	}
+}
+
+func TestStallVisibilityAndLiveness(t *testing.T) {
+	mk := func(alive bool, retired bool) *segment.Scan {
+		pub := ep(0, segment.KindPublisher, "/p", 0, 10, 0)
+		if retired {
+			pub.Flags = segment.FlagRetired
+		}
+		return &segment.Scan{Mono: 5 * sec, Snapshots: []*segment.Snapshot{snap("x", 0, alive, pub, ep(1, segment.KindSubscription, "/s", 0, 3, 0),
+			ep(2, segment.KindSubscription, "/never", 0, 0, 0), ep(3, segment.KindTimer, "", 0, 99, 0))}}
+	}
+	same := mk(true, false)
+	w := Compute(same, mk(true, false), 0, 0, Options{})
+	if tp := w.Topic("/p"); tp.PubInter != 0 || !tp.PubInterSeen || tp.PubCount != 1 {
+		t.Errorf("stalled publisher: %+v", tp)
+	}
+	if tp := w.Topic("/s"); !tp.RecvSeen {
+		t.Errorf("stalled subscription: %+v", tp)
+	}
+	if tp := w.Topic("/never"); tp.RecvSeen {
+		t.Errorf("a subscription that never delivered is not a stall: %+v", tp)
+	}
+	if len(w.Topics) != 3 || len(w.Nodes) != 1 {
+		t.Errorf("timers are not topics; nodes of live processes: %+v %v", w.Topics, w.Nodes)
+	}
+	w = Compute(same, mk(false, false), 0, 0, Options{})
+	if tp := w.Topic("/p"); tp.PubInterSeen || len(w.Nodes) != 0 || w.Procs[0].Alive {
+		t.Errorf("a dead process keeps no stall lines and no live nodes: %+v %v", tp, w.Nodes)
+	}
+	w = Compute(same, mk(true, true), 0, 0, Options{})
+	if tp := w.Topic("/p"); tp.PubInterSeen {
+		t.Errorf("a retired endpoint is gone: %+v", tp)
+	}
+}
+
+func TestBuiltinTopicsHidden(t *testing.T) {
+	cur := &segment.Scan{Mono: sec, Snapshots: []*segment.Snapshot{snap("x", 0, true,
+		ep(0, segment.KindPublisher, "/rosout", 0, 1, 0), ep(1, segment.KindPublisher, "/parameter_events", 0, 1, 0))}}
+	if w := Compute(nil, cur, 0, 0, Options{}); len(w.Topics) != 0 {
+		t.Errorf("builtin topics shown: %+v", w.Topics)
+	}
+	if w := Compute(nil, cur, 0, 0, Options{ShowBuiltin: true}); len(w.Topics) != 2 {
+		t.Errorf("ShowBuiltin: %+v", w.Topics)
+	}
+}
