@@ -9,7 +9,7 @@ import (
 
 // aligned returns an 8-byte aligned copy of b (as an mmap would be).
 func aligned(b []byte) []byte {
-	words := make([]uint64, (len(b)+7)/8)
+	words := make([]uint64, (len(b)+7)/8+1) // +1: an empty input still has an address
 	out := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)[:len(b)]
 	copy(out, b)
 	return out

@@ -1,0 +1,71 @@
+package recorder
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"ros2_pulse/internal/window"
+)
+
+func TestRotatingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.log")
+	r := &RotatingFile{Path: path, MaxBytes: 100}
+	block := []byte(strings.Repeat("x", 59) + "\n")
+	for i := 0; i < 3; i++ {
+		if _, err := r.Write(block); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cur, _ := os.ReadFile(path)
+	old, _ := os.ReadFile(path + ".1")
+	if len(cur) != 60 || len(old) != 60 {
+		t.Fatalf("current %d bytes, .1 %d bytes: each must hold whole windows under the cap", len(cur), len(old))
+	}
+	// 0 never rotates.
+	r = &RotatingFile{Path: filepath.Join(t.TempDir(), "n.log")}
+	for i := 0; i < 5; i++ {
+		r.Write(block)
+	}
+	if b, _ := os.ReadFile(r.Path); len(b) != 300 {
+		t.Fatalf("unbounded file has %d bytes", len(b))
+	}
+	// An unwritable place is an error, not a crash.
+	r = &RotatingFile{Path: "/nonexistent/dir/w.log"}
+	if _, err := r.Write(block); err == nil {
+		t.Fatal("write to a missing directory succeeded")
+	}
+}
+
+func TestSummaryUsesCompleteWindows(t *testing.T) {
+	s := Summary{Period: 1}
+	mk := func(secs float64, n uint64) *window.Window {
+		return &window.Window{Seconds: secs, Topics: []window.Topic{{Name: "/t", Exposure: secs,
+			Pubs: []window.EndpointRate{{Delta: [2]uint64{n, 0}}}, Subs: []window.EndpointRate{{Delta: [2]uint64{n, 0}}}}},
+			Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/a"}}}}
+	}
+	s.Add(mk(1, 10))
+	s.Add(mk(1, 10))
+	s.Add(mk(0.1, 3)) // the exit sliver: counted in totals, not in the mean
+	tt := s.Topics()[0]
+	if tt.PubInter != 23 || tt.MeanPubInterHz != 10 || tt.MeanRecvInterHz != 10 {
+		t.Fatalf("%+v", tt)
+	}
+	var b bytes.Buffer
+	s.Print(&b)
+	if !strings.Contains(b.String(), "/t") || !strings.Contains(b.String(), "10.00") || !strings.Contains(b.String(), "23") {
+		t.Fatalf("%s", b.String())
+	}
+}
+
+func TestNewRejectsBadPeriod(t *testing.T) {
+	if _, err := New(t.TempDir(), Options{Period: 0}); err == nil {
+		t.Fatal("zero period accepted")
+	}
+	if _, err := New(t.TempDir(), Options{Period: -time.Second}); err == nil {
+		t.Fatal("negative period accepted")
+	}
+}
