@@ -25,7 +25,7 @@ SIMGRAPH    := $(BIN)/simgraph
 ABI_DUMP    := $(BIN)/abi_dump
 PULSE       := $(BIN)/pulse
 
-.PHONY: build probe sim pulse demo test test-go test-c test-integration fuzz sanitize sanitize-asan \
+.PHONY: build probe sim pulse demo bench test test-go test-c test-integration fuzz sanitize sanitize-asan \
         sanitize-tsan lint clean install
 
 build: probe sim pulse
@@ -70,6 +70,14 @@ $(PULSE): $(GO_SRC) VERSION
 
 demo: build
 	$(PULSE) demo
+
+# Quick hot-path figures (the full comparison is bench/README.md's job).
+HOTPATH := $(BIN)/hotpath
+$(HOTPATH): bench/hotpath/hotpath.c $(PULSE_LIB) $(LIB)/sim/humble/libtracetools.so
+	$(CC) $(CWARN) -O2 -o $@ $< -L$(LIB) -lros2_pulse -L$(LIB)/sim/humble -Wl,--no-as-needed -ltracetools \
+	  -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../lib/sim/humble' -ldl -lpthread
+bench: build $(HOTPATH)
+	bash bench/run_quick.sh
 
 # ---------------------------------------------------------------- tests
 test: lint test-c test-go fuzz sanitize

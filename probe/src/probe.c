@@ -74,27 +74,36 @@ static uint32_t g_pending_count;
 /* ---------------------------------------------------------------- thread-local cache */
 
 enum { KEY_PUB = 1, KEY_CALLBACK = 2 };
-#define TLS_SLOTS 256u
+/* 128 sets x 2 ways: a thread's whole working set of handles fits, and two
+ * handles that hash to one set do not evict each other (upstream KI #13/#15). */
+#define TLS_SETS 128u
 
 struct tls_slot {
     uintptr_t key;
     uint32_t gen;
-    _Atomic uint64_t *counters; /* this endpoint's counters in this thread's lane; NULL = ignore */
+    uintptr_t counters; /* this endpoint's counters in this thread's lane (| SHARED_LANE_BIT); 0 = ignore */
 };
 
-static __thread struct tls_slot tls_cache[TLS_SLOTS];
+static __thread struct tls_slot tls_cache[TLS_SETS][2];
 static __thread _Atomic uint64_t *tls_lane;
 static __thread bool tls_lane_shared;
 
-static inline uint32_t tls_index(uintptr_t p)
+static inline uint32_t tls_set(uintptr_t p)
 {
-    /* Fold higher bits in: same-type handles at a 64-byte stride must not alias (upstream KI #15). */
-    return (uint32_t)((p >> 4) ^ (p >> 10) ^ (p >> 16)) & (TLS_SLOTS - 1);
+    /* Multiplicative hashing spreads handles allocated at any stride over all sets. */
+    return (uint32_t)(((uint64_t)p * UINT64_C(0x9E3779B97F4A7C15)) >> 57);
 }
 
-static inline void bump(_Atomic uint64_t *c)
+/*
+ * A cached counter pointer carries the lane kind in its low bit (counters are
+ * 8-byte aligned): 0 = this thread's private lane, 1 = the shared lane.
+ */
+#define SHARED_LANE_BIT ((uintptr_t)1)
+
+static inline void bump(uintptr_t tagged)
 {
-    if (UNLIKELY(tls_lane_shared))
+    _Atomic uint64_t *c = (_Atomic uint64_t *)(tagged & ~SHARED_LANE_BIT);
+    if (UNLIKELY(tagged & SHARED_LANE_BIT))
         atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
     else /* single writer: a plain increment, published with a relaxed store */
         atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
@@ -291,27 +300,27 @@ static uint64_t callback_endpoint(uintptr_t cb, bool *complete)
     return ep;
 }
 
-static _Atomic uint64_t *resolve_slow(uintptr_t handle, unsigned kind, uint32_t gen, struct tls_slot *slot)
+static uintptr_t resolve_slow(uintptr_t handle, unsigned kind, uint32_t gen, struct tls_slot *set)
 {
     if (atomic_load_explicit(&g_lanes, memory_order_acquire) != NULL) /* publishes g_seg */
         atomic_fetch_add_explicit(&g_seg.header->cache_misses, 1, memory_order_relaxed);
     bool complete = true;
     uint64_t ep = kind == KEY_PUB ? rp_map_get(&g_pubs, handle) : callback_endpoint(handle, &complete);
-    _Atomic uint64_t *counters = NULL;
+    uintptr_t counters = 0;
     if (ep != 0) {
         _Atomic uint64_t *lane = thread_lane();
         if (lane != NULL)
-            counters = lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT;
+            counters = (uintptr_t)(lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT) | (tls_lane_shared ? SHARED_LANE_BIT : 0);
     }
     /*
      * Tag with the generation read before the lookups: any mapping change
      * after that read bumped the generation, so this entry can only be
-     * re-resolved too often, never served stale.
+     * re-resolved too often, never served stale. The newest entry takes
+     * way 0 and the previous one moves to way 1.
      */
     if (complete) {
-        slot->key = handle ^ kind;
-        slot->gen = gen;
-        slot->counters = counters;
+        set[1] = set[0];
+        set[0] = (struct tls_slot){handle ^ kind, gen, counters};
     }
     return counters;
 }
@@ -319,14 +328,17 @@ static _Atomic uint64_t *resolve_slow(uintptr_t handle, unsigned kind, uint32_t 
 static inline void count(uintptr_t handle, unsigned kind, unsigned counter_slot)
 {
     uint32_t gen = atomic_load_explicit(&g_gen, memory_order_acquire);
-    struct tls_slot *slot = &tls_cache[tls_index(handle)];
-    _Atomic uint64_t *counters;
-    if (LIKELY(slot->key == (handle ^ kind) && slot->gen == gen))
-        counters = slot->counters;
+    uintptr_t key = handle ^ kind;
+    struct tls_slot *set = tls_cache[tls_set(key)];
+    uintptr_t counters;
+    if (LIKELY(set[0].key == key && set[0].gen == gen))
+        counters = set[0].counters;
+    else if (set[1].key == key && set[1].gen == gen)
+        counters = set[1].counters;
     else
-        counters = resolve_slow(handle, kind, gen, slot);
-    if (counters != NULL)
-        bump(counters + counter_slot);
+        counters = resolve_slow(handle, kind, gen, set);
+    if (counters != 0)
+        bump(counters + counter_slot * sizeof(uint64_t));
 }
 
 /* ---------------------------------------------------------------- init-time bookkeeping */

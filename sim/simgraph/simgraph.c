@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -749,7 +750,7 @@ static void on_parent_signal(int sig) { forward_sig = sig; }
 
 static const char *usage =
     "usage: simgraph [--graph demo|stress|FILE] [--duration SECONDS] [--process NAME]\n"
-    "                [--rundir DIR] [--start-delay SECONDS] [--check]\n"
+    "                [--rundir DIR] [--start-delay SECONDS] [--check] [--rusage]\n"
     "Runs a stand-in ROS 2 graph that makes the tracetools calls of rcl, rclcpp and rclpy.\n";
 
 int main(int argc, char **argv)
@@ -757,7 +758,7 @@ int main(int argc, char **argv)
     const char *graph_arg = "demo", *only = NULL, *rundir_arg = NULL;
     double duration = 0, start_delay = 0.2;
     int child_proc = -1;
-    bool check = false;
+    bool check = false, rusage = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -769,6 +770,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--child") == 0 && v) child_proc = atoi(v), i++;
         else if (strcmp(a, "--t0") == 0 && v) t0_ns = strtoull(v, NULL, 10), i++;
         else if (strcmp(a, "--check") == 0) check = true;
+        else if (strcmp(a, "--rusage") == 0) rusage = true;
         else {
             fputs(usage, stderr);
             return strcmp(a, "--help") == 0 ? 0 : 2;
@@ -885,6 +887,12 @@ int main(int argc, char **argv)
             unlink(a.sun_path);
         }
         rmdir(rundir);
+    }
+    if (rusage) { /* CPU of every graph process, in microseconds, for paired benchmarks */
+        struct rusage ru;
+        getrusage(RUSAGE_CHILDREN, &ru);
+        fprintf(stderr, "RESULT cpu_s=%.6f\n", (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+                                                  (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
     }
     free(file_text);
     return status;
