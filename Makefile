@@ -89,6 +89,7 @@ lint:
 
 test-c: build
 	bash probe/test/test_exports.sh $(PULSE_LIB)
+	bash probe/test/test_rtld_local.sh $(abspath $(BUILD))
 
 # Go unit tests plus the integration tests that drive simgraph under the probe.
 # -p 1: the integration tests measure rates, and parallel packages are only scheduling noise.

@@ -36,7 +36,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(runCmd(), recordCmd(), envCmd(), doctorCmd(), demoCmd())
+	root.AddCommand(runCmd(), recordCmd(), envCmd(), doctorCmd(), demoCmd(), dumpCmd())
 	if err := root.Execute(); err != nil {
 		var ee exitError
 		if errors.As(err, &ee) {
