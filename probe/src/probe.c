@@ -45,7 +45,7 @@ static bool g_started;                      /* creation attempted (success or no
 static bool g_disabled;                     /* creation failed: pass-through only */
 static bool g_fork_pending;                 /* forked child: re-create from g_parent on demand */
 static struct rp_segment g_parent;
-static bool g_hooks_registered;
+static pthread_once_t g_process_once = PTHREAD_ONCE_INIT;
 static uint32_t g_distro;
 
 /* Lanes 0..RP_LANES-2 are handed to one thread each; RP_LANES-1 is the shared atomic lane. */
@@ -199,6 +199,20 @@ static void release_lane(void *value)
     pthread_mutex_unlock(&g_mutex);
 }
 
+/*
+ * Once per process image, and never under g_mutex: dlopen/dlsym take the
+ * loader lock (a component library's constructor may hold it while calling
+ * a tracepoint) and pthread_atfork takes the lock fork() holds while it runs
+ * our prepare handler, which takes g_mutex. Fork children inherit the result.
+ */
+static void process_init(void)
+{
+    rp_config_load(&g_cfg);
+    g_distro = detect_distro();
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    pthread_key_create(&g_lane_key, release_lane);
+}
+
 /* Caller holds g_mutex. Creates the segment on the first init tracepoint (or after fork). */
 static bool ensure_segment_locked(void)
 {
@@ -208,13 +222,6 @@ static bool ensure_segment_locked(void)
         return false;
     g_started = true;
 
-    if (!g_hooks_registered) {
-        g_hooks_registered = true; /* inherited by fork children: register once per image */
-        rp_config_load(&g_cfg);
-        g_distro = detect_distro();
-        pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-        pthread_key_create(&g_lane_key, release_lane);
-    }
     if (!rp_segment_create(&g_seg, &g_cfg, g_distro)) {
         g_disabled = true;
         return false;
@@ -241,6 +248,7 @@ static _Atomic uint64_t *thread_lane(void)
     _Atomic uint64_t *lane = tls_lane;
     if (LIKELY(lane != NULL))
         return lane;
+    pthread_once(&g_process_once, process_init);
     pthread_mutex_lock(&g_mutex);
     _Atomic uint64_t *lanes = NULL;
     if (ensure_segment_locked()) /* after fork this creates the child's own segment */
@@ -386,6 +394,7 @@ static void add_endpoint_locked(struct rp_map *map, uintptr_t key, uint16_t kind
 }
 
 #define INIT_BEGIN()                                                                               \
+    pthread_once(&g_process_once, process_init);                                                   \
     pthread_mutex_lock(&g_mutex);                                                                  \
     if (ensure_segment_locked()) {
 #define INIT_END()                                                                                 \
