@@ -1,0 +1,25 @@
+package probe
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestExportsReadFromTheVersionScript(t *testing.T) {
+	got := Exports()
+	if len(got) != 13 {
+		t.Fatalf("%d exports: %v", len(got), got)
+	}
+	seen := map[string]bool{}
+	for _, s := range got {
+		if !strings.HasPrefix(s, "ros_trace_") || seen[s] {
+			t.Errorf("bad or repeated export %q", s)
+		}
+		seen[s] = true
+	}
+	for _, must := range []string{"ros_trace_rcl_publish", "ros_trace_callback_start", "ros_trace_rclcpp_intra_publish"} {
+		if !seen[must] {
+			t.Errorf("%s missing", must)
+		}
+	}
+}
