@@ -12,7 +12,10 @@ trap 'rm -rf "$seg"' EXIT
 export ROS_PULSE_DIR=$seg ROS_TOPIC_STATS_QUIET=1
 
 echo "== hot path ($(date -u +%F), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-))"
-for t in 1 2; do for e in 1 4 64; do "$b/bin/hotpath" "$t" "$e" 20000000; rm -f "$seg"/*.pulse; done; done
+ROS_PULSE_MAX_ENDPOINTS=20000 "$b/bin/hotpath" --legs none,probe --threads 1,2 --endpoints 1,4,64 --msgs 20000000 --reps 6 |
+  awk -F, 'NR > 1 { k = $2 " " $3; s[$1 " " k] += $5; n[$1 " " k]++; keys[k] = 1 }
+    END { for (k in keys) printf "threads/endpoints %s: none %.2f ns/msg probe %.2f ns/msg added %.2f\n", k,
+      s["none " k] / n["none " k], s["probe " k] / n["probe " k], s["probe " k] / n["probe " k] - s["none " k] / n["none " k] }' | sort
 
 # CPU seconds (user+sys) of the whole graph: simgraph waits for its children,
 # so its rusage of children covers every process.

@@ -1,33 +1,164 @@
 /*
- * Quick hot-path microbenchmark: CPU nanoseconds per message through the
- * probe's real, interposed ros_trace_rcl_publish, against the same call
- * straight into libtracetools (what the host pays without the probe).
+ * bench/hotpath: the counting path alone, leg by leg, in one run.
  *
- *   hotpath THREADS ENDPOINTS_PER_THREAD MESSAGES_PER_THREAD
+ *   hotpath [--legs a,b,...] [--threads 1,2,8] [--endpoints 1,4,64,1024]
+ *           [--msgs N] [--reps R]
  *
- * Each thread publishes on its own endpoints, cycling through them (1 =
- * fixed endpoint). Metric: total thread CPU time / total messages
- * (CLOCK_THREAD_CPUTIME_ID), never wall time over all threads.
+ * Legs:
+ *   floor      a relaxed atomic increment of a fixed per-thread counter
+ *   plain      a plain per-thread increment (the physical limit)
+ *   old        upstream 0.1: global mutex + per-message topic string hash
+ *   tls1       upstream 0.1: single-entry thread-local cache over a rwlock
+ *   tls256     upstream 0.2+: 256-slot stride-breaking TLS cache over a rwlock
+ *   none       the bare call into libtracetools (what the host pays anyway)
+ *   probe      the shipped probe through the interposed ros_trace_rcl_publish
+ *   probe_cb   the shipped probe through ros_trace_callback_start
+ *
+ * Each thread cycles over its own ENDPOINTS endpoints, whose handles are
+ * allocated at a 64-byte stride (as malloc places same-type objects).
+ * Output: CSV lines "leg,threads,endpoints,cpu_ns_per_msg", where
+ * cpu_ns_per_msg = total thread CPU time / total messages (never wall time
+ * over all threads' messages). Legs are interleaved and repeated: each
+ * repetition runs every leg once, in a rotated order.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 void ros_trace_rcl_node_init(const void *, const void *, const char *, const char *);
 void ros_trace_rcl_publisher_init(const void *, const void *, const void *, const char *, size_t);
+void ros_trace_rcl_subscription_init(const void *, const void *, const void *, const char *, size_t);
+void ros_trace_rclcpp_subscription_init(const void *, const void *);
+void ros_trace_rclcpp_subscription_callback_added(const void *, const void *);
 void ros_trace_rcl_publish(const void *, const void *);
+void ros_trace_callback_start(const void *, const bool);
+
+#define MAX_THREADS 64
+#define STRIDE 64 /* bytes between consecutive handles of one type */
+
+/* ------------------------------------------------------------ endpoints */
+
+struct endpoint {
+    char topic[64];
+    _Atomic uint64_t count;
+};
+
+struct thread_set {
+    int n;
+    char *handles;              /* n handles at STRIDE; each starts with an impl pointer */
+    char *impls;                /* n impls at STRIDE */
+    char *callbacks;            /* n callback objects at STRIDE */
+    struct endpoint **eps;      /* for the re-implemented legs */
+    _Atomic uint64_t floor_ctr; /* the floor leg's counter */
+    uint64_t plain_ctr;
+    char pad[64];
+};
+
+static struct thread_set sets[MAX_THREADS];
+
+/* ------------------------------------------------------------ upstream designs, re-implemented */
+
+/* A chained hash map from a key (pointer or string hash) to an endpoint. */
+#define MAP_BUCKETS 4096
+struct map_entry {
+    uintptr_t key;
+    struct endpoint *ep;
+    struct map_entry *next;
+};
+static struct map_entry *map_buckets[MAP_BUCKETS];
+static pthread_mutex_t old_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t registry_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static void map_insert(uintptr_t key, struct endpoint *ep)
+{
+    struct map_entry *e = malloc(sizeof *e);
+    e->key = key;
+    e->ep = ep;
+    e->next = map_buckets[key % MAP_BUCKETS];
+    map_buckets[key % MAP_BUCKETS] = e;
+}
+
+static struct endpoint *map_find(uintptr_t key)
+{
+    for (struct map_entry *e = map_buckets[key % MAP_BUCKETS]; e; e = e->next)
+        if (e->key == key)
+            return e->ep;
+    return NULL;
+}
+
+/* upstream 0.1: every message locks a global mutex and hashes the topic string */
+static void leg_old(const void *handle, const struct endpoint *ep)
+{
+    (void)handle;
+    pthread_mutex_lock(&old_mutex);
+    struct endpoint *e = map_find((uintptr_t)fnv1a(ep->topic));
+    if (e)
+        atomic_fetch_add_explicit(&e->count, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&old_mutex);
+}
+
+/* upstream 0.1: one cached (handle, counter) per thread; a miss takes the read lock */
+static __thread uintptr_t tls1_key;
+static __thread struct endpoint *tls1_ep;
+static void leg_tls1(const void *handle, const struct endpoint *unused)
+{
+    (void)unused;
+    if (tls1_key != (uintptr_t)handle) {
+        pthread_rwlock_rdlock(&registry_lock);
+        tls1_ep = map_find((uintptr_t)handle);
+        pthread_rwlock_unlock(&registry_lock);
+        tls1_key = (uintptr_t)handle;
+    }
+    if (tls1_ep)
+        atomic_fetch_add_explicit(&tls1_ep->count, 1, memory_order_relaxed);
+}
+
+/* upstream 0.2+: 256 direct-mapped slots indexed ((p>>4)^(p>>10))&255 (KI #15) */
+static __thread struct {
+    uintptr_t key;
+    struct endpoint *ep;
+} tls256[256];
+static void leg_tls256(const void *handle, const struct endpoint *unused)
+{
+    (void)unused;
+    uintptr_t p = (uintptr_t)handle;
+    unsigned i = ((p >> 4) ^ (p >> 10)) & 255;
+    if (tls256[i].key != p) {
+        pthread_rwlock_rdlock(&registry_lock);
+        tls256[i].ep = map_find(p);
+        pthread_rwlock_unlock(&registry_lock);
+        tls256[i].key = p;
+    }
+    if (tls256[i].ep)
+        atomic_fetch_add_explicit(&tls256[i].ep->count, 1, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------ legs */
+
+enum leg_id { L_FLOOR, L_PLAIN, L_OLD, L_TLS1, L_TLS256, L_NONE, L_PROBE, L_PROBE_CB, L_COUNT };
+static const char *const leg_names[L_COUNT] = {"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb"};
 
 typedef void (*publish_fn)(const void *, const void *);
+static publish_fn tracetools_publish;
 
-struct leg {
-    publish_fn fn;
-    int endpoints;
+struct job {
+    int leg, set;
     long msgs;
-    void **handles;
     double cpu_ns;
 };
 
@@ -35,81 +166,187 @@ static double thread_cpu_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
+
+#define LOOP(body)                                                                                 \
+    for (long i = 0; i < j->msgs;)                                                                 \
+        for (int e = 0; e < s->n && i < j->msgs; e++, i++) {                                       \
+            body;                                                                                  \
+        }
 
 static void *worker(void *arg)
 {
-    struct leg *l = arg;
+    struct job *j = arg;
+    struct thread_set *s = &sets[j->set];
     char msg[8];
     double t0 = thread_cpu_ns();
-    for (long i = 0; i < l->msgs;) {
-        for (int e = 0; e < l->endpoints; e++, i++)
-            l->fn(l->handles[e], msg);
+    switch (j->leg) {
+    case L_FLOOR:
+        LOOP(atomic_fetch_add_explicit(&s->floor_ctr, 1, memory_order_relaxed));
+        break;
+    case L_PLAIN:
+        LOOP(s->plain_ctr++; __asm__ volatile("" : : "r"(s->plain_ctr) : "memory"));
+        break;
+    case L_OLD:
+        LOOP(leg_old(s->handles + e * STRIDE, s->eps[e]));
+        break;
+    case L_TLS1:
+        LOOP(leg_tls1(s->handles + e * STRIDE, NULL));
+        break;
+    case L_TLS256:
+        LOOP(leg_tls256(s->handles + e * STRIDE, NULL));
+        break;
+    case L_NONE:
+        LOOP(tracetools_publish(s->handles + e * STRIDE, msg));
+        break;
+    case L_PROBE:
+        LOOP(ros_trace_rcl_publish(s->handles + e * STRIDE, msg));
+        break;
+    case L_PROBE_CB:
+        LOOP(ros_trace_callback_start(s->callbacks + e * STRIDE, false));
+        break;
     }
-    l->cpu_ns = thread_cpu_ns() - t0;
+    j->cpu_ns = thread_cpu_ns() - t0;
     return NULL;
 }
 
-static double run(publish_fn fn, int threads, int endpoints, long msgs, void ***handles)
+static double run_leg(int leg, int threads, long msgs)
 {
-    pthread_t th[64];
-    struct leg legs[64];
+    pthread_t th[MAX_THREADS];
+    struct job jobs[MAX_THREADS];
     for (int t = 0; t < threads; t++) {
-        legs[t] = (struct leg){fn, endpoints, msgs, handles[t], 0};
-        pthread_create(&th[t], NULL, worker, &legs[t]);
+        jobs[t] = (struct job){leg, t, msgs, 0};
+        pthread_create(&th[t], NULL, worker, &jobs[t]);
     }
     double total = 0;
     for (int t = 0; t < threads; t++) {
         pthread_join(th[t], NULL);
-        total += legs[t].cpu_ns;
+        total += jobs[t].cpu_ns;
     }
     return total / ((double)threads * (double)msgs);
 }
 
+/* Creates every thread's endpoints for all legs: probe entities and the re-implemented registry. */
+static void setup(int threads, int endpoints)
+{
+    static char node[64];
+    static int node_done;
+    if (!node_done) {
+        ros_trace_rcl_node_init(node, NULL, "hotpath", "/");
+        node_done = 1;
+    }
+    for (int t = 0; t < threads; t++) {
+        struct thread_set *s = &sets[t];
+        if (s->n >= endpoints)
+            continue;
+        s->n = endpoints;
+        s->handles = aligned_alloc(64, (size_t)endpoints * STRIDE);
+        s->impls = aligned_alloc(64, (size_t)endpoints * STRIDE);
+        s->callbacks = aligned_alloc(64, (size_t)endpoints * STRIDE * 3);
+        s->eps = calloc((size_t)endpoints, sizeof *s->eps);
+        for (int e = 0; e < endpoints; e++) {
+            char *h = s->handles + e * STRIDE;
+            *(void **)h = s->impls + e * STRIDE; /* rcl handle -> impl */
+            struct endpoint *ep = calloc(1, sizeof *ep);
+            snprintf(ep->topic, sizeof ep->topic, "/bench/t%d/e%d", t, e);
+            s->eps[e] = ep;
+            map_insert((uintptr_t)fnv1a(ep->topic), ep);
+            map_insert((uintptr_t)h, ep);
+            ros_trace_rcl_publisher_init(h, node, NULL, ep->topic, 10);
+            /* a subscription chain for callback_start: rcl sub, rclcpp sub, callback */
+            char *cb = s->callbacks + (size_t)e * STRIDE;
+            void **rcl_sub = malloc(2 * sizeof(void *));
+            rcl_sub[0] = malloc(48);
+            void *rclcpp_sub = malloc(256);
+            ros_trace_rcl_subscription_init(rcl_sub, node, NULL, ep->topic, 10);
+            ros_trace_rclcpp_subscription_init(rcl_sub, rclcpp_sub);
+            ros_trace_rclcpp_subscription_callback_added(rclcpp_sub, cb);
+        }
+    }
+}
+
+static int parse_list(const char *s, int *out, int max)
+{
+    int n = 0;
+    for (const char *p = s; *p && n < max;) {
+        out[n++] = atoi(p);
+        const char *c = strchr(p, ',');
+        if (!c)
+            break;
+        p = c + 1;
+    }
+    return n;
+}
+
 int main(int argc, char **argv)
 {
-    int threads = argc > 1 ? atoi(argv[1]) : 1;
-    int endpoints = argc > 2 ? atoi(argv[2]) : 1;
-    long msgs = argc > 3 ? atol(argv[3]) : 20000000;
-    if (threads < 1 || threads > 64 || endpoints < 1 || msgs < 1) {
-        fprintf(stderr, "usage: hotpath THREADS ENDPOINTS MESSAGES\n");
+    int thread_list[8] = {1, 2, 8}, nthreads = 3;
+    int ep_list[8] = {1, 4, 64, 1024}, neps = 4;
+    bool legs_on[L_COUNT];
+    for (int l = 0; l < L_COUNT; l++)
+        legs_on[l] = true;
+    long msgs = 4000000;
+    int reps = 5;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--threads") == 0)
+            nthreads = parse_list(argv[i + 1], thread_list, 8);
+        else if (strcmp(argv[i], "--endpoints") == 0)
+            neps = parse_list(argv[i + 1], ep_list, 8);
+        else if (strcmp(argv[i], "--msgs") == 0)
+            msgs = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--reps") == 0)
+            reps = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--legs") == 0) {
+            for (int l = 0; l < L_COUNT; l++)
+                legs_on[l] = strstr(argv[i + 1], leg_names[l]) != NULL;
+            /* "probe" is a prefix of "probe_cb": ask for it exactly */
+            char buf[256];
+            snprintf(buf, sizeof buf, ",%s,", argv[i + 1]);
+            legs_on[L_PROBE] = strstr(buf, ",probe,") != NULL;
+        } else {
+            fprintf(stderr, "usage: hotpath [--legs L,..] [--threads N,..] [--endpoints N,..] [--msgs N] [--reps R]\n");
+            return 2;
+        }
+    }
+    if (msgs < 1 || reps < 1) {
+        fprintf(stderr, "hotpath: --msgs and --reps must be positive\n");
         return 2;
     }
-    static char node[64];
-    ros_trace_rcl_node_init(node, NULL, "bench", "/");
-    void ***handles = calloc((size_t)threads, sizeof *handles);
-    for (int t = 0; t < threads; t++) {
-        handles[t] = calloc((size_t)endpoints, sizeof(void *));
-        for (int e = 0; e < endpoints; e++) {
-            void **pub = malloc(sizeof(void *)); /* rcl_publisher_t { impl } */
-            *pub = malloc(48);
-            char topic[64];
-            snprintf(topic, sizeof topic, "/bench_%d_%d", t, e);
-            ros_trace_rcl_publisher_init(pub, node, NULL, topic, 10);
-            handles[t][e] = pub;
-        }
-    }
     void *tt = dlopen("libtracetools.so", RTLD_LAZY | RTLD_NOLOAD);
-    publish_fn direct = tt ? (publish_fn)dlsym(tt, "ros_trace_rcl_publish") : NULL;
-    if (direct == NULL) {
-        fprintf(stderr, "hotpath: libtracetools.so not loaded\n");
+    tracetools_publish = tt ? (publish_fn)dlsym(tt, "ros_trace_rcl_publish") : NULL;
+    if (tracetools_publish == NULL) {
+        fprintf(stderr, "hotpath: libtracetools.so is not loaded\n");
         return 1;
     }
-    /* Paired and alternated: direct, probe, probe, direct, ... ; report the mean of 6 each. */
-    double sum_d = 0, sum_p = 0;
-    const int reps = 6;
-    run(ros_trace_rcl_publish, threads, endpoints, msgs / 10, handles); /* warm-up */
-    for (int r = 0; r < reps; r++) {
-        if (r % 2 == 0) {
-            sum_d += run(direct, threads, endpoints, msgs, handles);
-            sum_p += run(ros_trace_rcl_publish, threads, endpoints, msgs, handles);
-        } else {
-            sum_p += run(ros_trace_rcl_publish, threads, endpoints, msgs, handles);
-            sum_d += run(direct, threads, endpoints, msgs, handles);
+    int max_threads = 1, max_eps = 1;
+    for (int i = 0; i < nthreads; i++)
+        max_threads = thread_list[i] > max_threads ? thread_list[i] : max_threads;
+    for (int i = 0; i < neps; i++)
+        max_eps = ep_list[i] > max_eps ? ep_list[i] : max_eps;
+    if (max_threads > MAX_THREADS) {
+        fprintf(stderr, "hotpath: at most %d threads\n", MAX_THREADS);
+        return 2;
+    }
+    printf("leg,threads,endpoints,rep,cpu_ns_per_msg\n");
+    for (int ti = 0; ti < nthreads; ti++) {
+        for (int ei = 0; ei < neps; ei++) {
+            int threads = thread_list[ti], eps = ep_list[ei];
+            /* fresh endpoints per shape, so earlier shapes' caches do not help */
+            memset(sets, 0, sizeof sets);
+            setup(threads, eps);
+            for (int l = 0; l < L_COUNT; l++) /* warm up every leg */
+                if (legs_on[l])
+                    run_leg(l, threads, msgs / 20 + 1);
+            for (int r = 0; r < reps; r++) {
+                for (int k = 0; k < L_COUNT; k++) {
+                    int l = (k + r) % L_COUNT; /* rotate the order every repetition */
+                    if (legs_on[l])
+                        printf("%s,%d,%d,%d,%.3f\n", leg_names[l], threads, eps, r, run_leg(l, threads, msgs));
+                }
+                fflush(stdout);
+            }
         }
     }
-    printf("threads=%d endpoints=%d  no probe %.2f ns/msg  probe %.2f ns/msg  added %.2f ns/msg (CPU, mean of %d)\n",
-           threads, endpoints, sum_d / reps, sum_p / reps, (sum_p - sum_d) / reps, reps);
     return 0;
 }

@@ -175,3 +175,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Encode (used by tests and the reader benchmark) writes what Parse reads.
+func TestEncodeRoundTrip(t *testing.T) {
+	mem := Encode(SyntheticSpec{Pid: 7, Exe: "/bin/x", Cmdline: []string{"x", "--ros-args"}, Nodes: []string{"/a", "/b"},
+		Endpoints: []SyntheticEndpoint{{Kind: KindPublisher, Name: "/t", Node: 1, Counts: [4]uint64{5, 6, 0, 0}},
+			{Kind: KindTimer, Node: -1, Aux: 1000}}})
+	s, err := Parse(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Pid != 7 || s.Exe != "/bin/x" || len(s.Cmdline) != 2 || len(s.Nodes) != 2 || len(s.Endpoints) != 2 ||
+		s.Endpoints[0].Node != 1 || s.Endpoints[0].Counts[1] != 6 || s.Endpoints[1].Aux != 1000 || s.Endpoints[1].Node != -1 {
+		t.Fatalf("%+v", s)
+	}
+}

@@ -1,0 +1,100 @@
+package segment
+
+import (
+	"encoding/binary"
+	"os"
+	"unsafe"
+)
+
+// SyntheticEndpoint is one endpoint of a synthetic segment.
+type SyntheticEndpoint struct {
+	Kind        Kind
+	Name        string
+	Node        int // index into SyntheticSpec.Nodes, or -1
+	Aux         uint64
+	CreatedMono uint64
+	Counts      [CountersPerEndpoint]uint64 // put in lane 0
+}
+
+// SyntheticSpec describes a segment as the probe would write it. Tests and
+// `pulse bench reader` use it; the probe itself never does.
+type SyntheticSpec struct {
+	Pid, Ppid        int
+	StartMono        uint64
+	Exe              string
+	Cmdline          []string
+	Nodes            []string
+	Endpoints        []SyntheticEndpoint
+	NodeCapacity     int // 0: len(Nodes) rounded up to 8
+	EndpointCapacity int // 0: len(Endpoints) rounded up to 16
+	Lanes            int // 0: 16
+}
+
+func roundUp(n, to int) int { return (n + to - 1) / to * to }
+
+// Encode lays spec out exactly as probe/src/segment_writer.c does and
+// returns an 8-byte aligned buffer.
+func Encode(spec SyntheticSpec) []byte {
+	nodeCap := spec.NodeCapacity
+	if nodeCap == 0 {
+		nodeCap = max(8, roundUp(len(spec.Nodes), 8))
+	}
+	epCap := spec.EndpointCapacity
+	if epCap == 0 {
+		epCap = max(16, roundUp(len(spec.Endpoints), 16))
+	}
+	lanes := spec.Lanes
+	if lanes == 0 {
+		lanes = 16
+	}
+	align := func(x uint64) uint64 { return (x + 63) &^ 63 }
+	nodeOff := uint64(HeaderSize)
+	epOff := align(nodeOff + uint64(nodeCap)*uint64(unsafe.Sizeof(rawNode{})))
+	laneOff := align(epOff + uint64(epCap)*uint64(unsafe.Sizeof(rawEndpoint{})))
+	laneStride := uint64(epCap) * CountersPerEndpoint * 8
+	total := align(laneOff + uint64(lanes)*laneStride)
+
+	words := make([]uint64, total/8)
+	mem := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), total)
+	h := (*rawHeader)(unsafe.Pointer(&mem[0]))
+	h.Magic, h.AbiMajor, h.AbiMinor, h.HeaderSize, h.TotalSize = Magic, ABIMajor, ABIMinor, HeaderSize, total
+	h.State, h.Pid, h.Ppid, h.Distro, h.StartMonoNs = SegmentReady, int32(spec.Pid), int32(spec.Ppid), DistroJazzy, spec.StartMono
+	h.LaneCount, h.SectionCount, h.NodeCapacity, h.EndpointCapacity = uint32(lanes), 3, uint32(nodeCap), uint32(epCap)
+	h.NodeCount, h.EndpointCount = uint32(len(spec.Nodes)), uint32(len(spec.Endpoints))
+	h.Sections[0] = rawSection{SectionNodes, uint32(nodeCap), nodeOff, uint64(unsafe.Sizeof(rawNode{}))}
+	h.Sections[1] = rawSection{SectionEndpoints, uint32(epCap), epOff, uint64(unsafe.Sizeof(rawEndpoint{}))}
+	h.Sections[2] = rawSection{SectionLanes, uint32(lanes), laneOff, laneStride}
+	copy(h.Exe[:ExeMax-1], spec.Exe)
+	n := 0
+	for _, a := range spec.Cmdline {
+		if n+len(a)+1 >= CmdlineMax {
+			break
+		}
+		n += copy(h.Cmdline[n:], a) + 1
+	}
+	h.CmdlineLen = uint32(n)
+	for i, name := range spec.Nodes {
+		r := (*rawNode)(unsafe.Pointer(&mem[nodeOff+uint64(i)*uint64(unsafe.Sizeof(rawNode{}))]))
+		r.State = RecordReady
+		copy(r.Name[:NameMax-1], name)
+	}
+	for i, e := range spec.Endpoints {
+		r := (*rawEndpoint)(unsafe.Pointer(&mem[epOff+uint64(i)*uint64(unsafe.Sizeof(rawEndpoint{}))]))
+		r.State, r.Kind, r.Aux, r.CreatedMonoNs = RecordReady, uint16(e.Kind), e.Aux, e.CreatedMono
+		r.NodeIndex = NoNode
+		if e.Node >= 0 {
+			r.NodeIndex = uint32(e.Node)
+		}
+		copy(r.Name[:NameMax-1], e.Name)
+		for c := 0; c < CountersPerEndpoint; c++ {
+			binary.LittleEndian.PutUint64(mem[laneOff+uint64(i)*CountersPerEndpoint*8+uint64(c)*8:], e.Counts[c])
+		}
+	}
+	return mem
+}
+
+// WriteSynthetic writes Encode(spec) to path (mode 0600). Nobody holds its
+// lock, so readers see it as the segment of an exited process.
+func WriteSynthetic(path string, spec SyntheticSpec) error {
+	return os.WriteFile(path, Encode(spec), 0o600)
+}
