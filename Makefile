@@ -53,9 +53,9 @@ $(LIB)/sim/%/libtracetools.so: sim/tracetools/tracetools.c probe/include/ros2_pu
 	$(CC) $(SIM_CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-soname,libtracetools.so \
 	  -DSIM_DISTRO=$(call distro_num,$*) -o $@ $<
 
-$(OBJ)/graphs.c: sim/graphs/demo.graph sim/graphs/stress.graph sim/embed_graphs.sh
+$(OBJ)/graphs.c: sim/graphs/demo.graph sim/graphs/stress.graph sim/graphs/flat.graph sim/embed_graphs.sh
 	@mkdir -p $(@D)
-	bash sim/embed_graphs.sh sim/graphs/demo.graph sim/graphs/stress.graph > $@
+	bash sim/embed_graphs.sh sim/graphs/demo.graph sim/graphs/stress.graph sim/graphs/flat.graph > $@
 
 # Linked against the Humble stand-in; LD_LIBRARY_PATH picks the distro at run time, as ld.so would.
 $(SIMGRAPH): sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/graph.h $(OBJ)/graphs.c $(LIB)/sim/humble/libtracetools.so
@@ -76,8 +76,11 @@ HOTPATH := $(BIN)/hotpath
 $(HOTPATH): bench/hotpath/hotpath.c $(PULSE_LIB) $(LIB)/sim/humble/libtracetools.so
 	$(CC) $(CWARN) -O2 -o $@ $< -L$(LIB) -lros2_pulse -L$(LIB)/sim/humble -Wl,--no-as-needed -ltracetools \
 	  -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../lib/sim/humble' -ldl -lpthread
+# All three benchmarks; CSV, PNG and tables in bench/results (docs/PERFORMANCE.md).
 bench: build $(HOTPATH)
-	bash bench/run_quick.sh
+	$(PULSE) bench hotpath
+	$(PULSE) bench overhead
+	$(PULSE) bench reader
 
 # ---------------------------------------------------------------- tests
 test: lint test-c test-go fuzz sanitize

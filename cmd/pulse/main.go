@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -29,6 +30,12 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func main() {
+	// A reader allocates a little per sample and runs for days: collecting
+	// garbage half as often costs a few MiB of heap and saves a third of its
+	// CPU (docs/PERFORMANCE.md, reader). GOGC still overrides this.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(200)
+	}
 	root := &cobra.Command{
 		Use:           "pulse",
 		Short:         "Live topic rates and node liveness for ROS 2, without subscribing",
@@ -36,7 +43,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(runCmd(), recordCmd(), envCmd(), doctorCmd(), demoCmd(), dumpCmd())
+	root.AddCommand(runCmd(), recordCmd(), envCmd(), doctorCmd(), demoCmd(), dumpCmd(), benchCmd())
 	if err := root.Execute(); err != nil {
 		var ee exitError
 		if errors.As(err, &ee) {

@@ -61,6 +61,7 @@ func Encode(spec SyntheticSpec) []byte {
 	h.State, h.Pid, h.Ppid, h.Distro, h.StartMonoNs = SegmentReady, int32(spec.Pid), int32(spec.Ppid), DistroJazzy, spec.StartMono
 	h.LaneCount, h.SectionCount, h.NodeCapacity, h.EndpointCapacity = uint32(lanes), 3, uint32(nodeCap), uint32(epCap)
 	h.NodeCount, h.EndpointCount = uint32(len(spec.Nodes)), uint32(len(spec.Endpoints))
+	h.LanesClaimed = 1 // the counts below are in lane 0, as one thread would have put them
 	h.Sections[0] = rawSection{SectionNodes, uint32(nodeCap), nodeOff, uint64(unsafe.Sizeof(rawNode{}))}
 	h.Sections[1] = rawSection{SectionEndpoints, uint32(epCap), epOff, uint64(unsafe.Sizeof(rawEndpoint{}))}
 	h.Sections[2] = rawSection{SectionLanes, uint32(lanes), laneOff, laneStride}

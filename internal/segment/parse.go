@@ -82,8 +82,7 @@ type Snapshot struct {
 	CacheMisses      uint64
 	Corrupt          int // records skipped because they failed validation
 
-	Alive    bool   // set by Reader: the probe's lock is held
-	ReadMono uint64 // set by Reader: CLOCK_MONOTONIC when the counters were read
+	Alive bool // set by Reader: the probe's lock is held
 }
 
 // Key identifies one process image's segment across snapshots.
@@ -107,7 +106,33 @@ func cString(b []byte) (string, bool) {
 // snapshot. mem must be 8-byte aligned (an mmap is) and may be written
 // concurrently by the owning probe: published fields are read with atomic
 // loads, and nothing read from mem is trusted without a bounds check.
-func Parse(mem []byte) (*Snapshot, error) {
+func Parse(mem []byte) (*Snapshot, error) { return parse(mem, nil) }
+
+// NameCache keeps the names already read from one mapping. A record's name
+// never changes once the record is published, so a reader that keeps a
+// segment mapped converts each name once instead of every scan.
+type NameCache struct {
+	nodes, endpoints []*string
+}
+
+func cached(list *[]*string, i uint32, read func() (string, bool)) (string, bool) {
+	if int(i) < len(*list) && (*list)[i] != nil {
+		return *(*list)[i], true
+	}
+	v, ok := read()
+	if ok {
+		for uint32(len(*list)) <= i {
+			*list = append(*list, nil)
+		}
+		(*list)[i] = &v
+	}
+	return v, ok
+}
+
+func parse(mem []byte, names *NameCache) (*Snapshot, error) {
+	if names == nil {
+		names = &NameCache{}
+	}
 	if len(mem) < HeaderSize {
 		return nil, fmt.Errorf("truncated: %d bytes, the header alone is %d", len(mem), HeaderSize)
 	}
@@ -216,6 +241,7 @@ func Parse(mem []byte) (*Snapshot, error) {
 		return nil, fmt.Errorf("node count %d exceeds capacity %d", nodeCount, h.NodeCapacity)
 	}
 	nodeIndex := make([]int, nodeCount) // record index -> Snapshot.Nodes index
+	snap.Nodes = make([]Node, 0, nodeCount)
 	for i := uint32(0); i < nodeCount; i++ {
 		nodeIndex[i] = -1
 		off := nodesSec.Offset + uint64(i)*nodesSec.Stride
@@ -223,7 +249,7 @@ func Parse(mem []byte) (*Snapshot, error) {
 		if load32(&r.State) != RecordReady {
 			continue
 		}
-		name, ok := cString(r.Name[:])
+		name, ok := cached(&names.nodes, i, func() (string, bool) { return cString(r.Name[:]) })
 		if !ok {
 			snap.Corrupt++
 			continue
@@ -232,10 +258,18 @@ func Parse(mem []byte) (*Snapshot, error) {
 		snap.Nodes = append(snap.Nodes, Node{Name: name, CreatedMono: r.CreatedMonoNs})
 	}
 
+	// Lanes are handed out lowest first: with k private lanes ever claimed,
+	// only lanes 0..k-1 can hold counts, and the shared last lane only once
+	// every private lane was taken.
+	lanes := h.LaneCount
+	if claimed := load32(&h.LanesClaimed); claimed < h.LaneCount-1 {
+		lanes = claimed
+	}
 	epCount := load32(&h.EndpointCount)
 	if epCount > h.EndpointCapacity {
 		return nil, fmt.Errorf("endpoint count %d exceeds capacity %d", epCount, h.EndpointCapacity)
 	}
+	snap.Endpoints = make([]Endpoint, 0, epCount)
 	for i := uint32(0); i < epCount; i++ {
 		off := epSec.Offset + uint64(i)*epSec.Stride
 		r := (*rawEndpoint)(unsafe.Pointer(&mem[off]))
@@ -243,7 +277,7 @@ func Parse(mem []byte) (*Snapshot, error) {
 			continue
 		}
 		kind := Kind(r.Kind)
-		name, ok := cString(r.Name[:])
+		name, ok := cached(&names.endpoints, i, func() (string, bool) { return cString(r.Name[:]) })
 		if !ok || kind < KindPublisher || kind > KindService {
 			snap.Corrupt++
 			continue
@@ -257,7 +291,7 @@ func Parse(mem []byte) (*Snapshot, error) {
 				snap.Corrupt++
 			}
 		}
-		for lane := uint32(0); lane < h.LaneCount; lane++ {
+		for lane := uint32(0); lane < lanes; lane++ {
 			base := laneSec.Offset + uint64(lane)*laneSec.Stride + uint64(i)*CountersPerEndpoint*8
 			for c := 0; c < CountersPerEndpoint; c++ {
 				ep.Counts[c] += load64((*uint64)(unsafe.Pointer(&mem[base+uint64(c)*8])))

@@ -29,6 +29,7 @@ func build(nodes []string, eps []rawEndpoint, counts [][CountersPerEndpoint]uint
 	h.State, h.Pid, h.Distro, h.StartMonoNs = SegmentReady, 4242, DistroJazzy, 1000
 	h.LaneCount, h.SectionCount, h.NodeCapacity, h.EndpointCapacity = lanes, 3, nodeCap, epCap
 	h.NodeCount, h.EndpointCount = uint32(len(nodes)), uint32(len(eps))
+	h.LanesClaimed = lanes
 	h.Sections[0] = rawSection{SectionNodes, nodeCap, nodeOff, uint64(unsafe.Sizeof(rawNode{}))}
 	h.Sections[1] = rawSection{SectionEndpoints, epCap, epOff, uint64(unsafe.Sizeof(rawEndpoint{}))}
 	h.Sections[2] = rawSection{SectionLanes, lanes, laneOff, laneStride}

@@ -53,10 +53,11 @@ type Scan struct {
 }
 
 type mapping struct {
-	file *os.File
-	mem  []byte
-	dev  uint64
-	ino  uint64
+	file  *os.File
+	mem   []byte
+	dev   uint64
+	ino   uint64
+	names NameCache
 }
 
 // Reader keeps segments of one directory mapped between scans. It is not
@@ -145,12 +146,11 @@ func (r *Reader) read(path string) (*Snapshot, error) {
 		}
 		r.maps[path] = m
 	}
-	snap, err := parseGuarded(m.mem)
+	snap, err := parseGuarded(m.mem, &m.names)
 	if err != nil {
 		return nil, err
 	}
 	snap.Path = path
-	snap.ReadMono = NowMono()
 	snap.Alive = lockHeld(m.file)
 	return snap, nil
 }
@@ -190,7 +190,7 @@ func mapFile(path string) (*mapping, error) {
 
 // parseGuarded turns a fault on the mapping (the file was truncated under
 // us: SIGBUS) into an error instead of a crash.
-func parseGuarded(mem []byte) (snap *Snapshot, err error) {
+func parseGuarded(mem []byte, names *NameCache) (snap *Snapshot, err error) {
 	old := debug.SetPanicOnFault(true)
 	defer func() {
 		debug.SetPanicOnFault(old)
@@ -198,7 +198,7 @@ func parseGuarded(mem []byte) (snap *Snapshot, err error) {
 			snap, err = nil, fmt.Errorf("segment changed size while being read: %v", p)
 		}
 	}()
-	return Parse(mem)
+	return parse(mem, names)
 }
 
 // lockHeld asks the kernel whether any process holds the probe's record lock.

@@ -87,7 +87,7 @@ func TestReaderSurvivesTruncationWhileMapped(t *testing.T) {
 	if err := os.Truncate(path, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := parseGuarded(m.mem); err == nil || !strings.Contains(err.Error(), "changed size") {
+	if _, err := parseGuarded(m.mem, nil); err == nil || !strings.Contains(err.Error(), "changed size") {
 		t.Fatalf("got %v", err)
 	}
 	// And a scan of the shrunk file just reports it.

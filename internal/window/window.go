@@ -96,18 +96,38 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 	t2 := cur.Mono
 	w := &Window{TsNs: tsNs, Seconds: seconds(t2 - min(t1, t2))}
 
-	before := map[string]map[int]segment.Endpoint{}
+	// The previous counts of each segment, by endpoint record index.
+	before := map[string][]*segment.Endpoint{}
 	if prev != nil {
 		for _, s := range prev.Snapshots {
-			m := map[int]segment.Endpoint{}
-			for _, e := range s.Endpoints {
-				m[e.Index] = e
+			byIndex := make([]*segment.Endpoint, 0, len(s.Endpoints))
+			for i := range s.Endpoints {
+				e := &s.Endpoints[i]
+				for len(byIndex) <= e.Index {
+					byIndex = append(byIndex, nil)
+				}
+				byIndex[e.Index] = e
 			}
-			before[s.Key()] = m
+			before[s.Key()] = byIndex
 		}
 	}
 
-	topics := map[string]*Topic{}
+	// Size every topic's endpoint lists up front: appends were most of a sample's cost.
+	sizes := map[string][2]int{}
+	for _, s := range cur.Snapshots {
+		for i := range s.Endpoints {
+			e := &s.Endpoints[i]
+			n := sizes[e.Name]
+			switch e.Kind {
+			case segment.KindPublisher:
+				n[0]++
+			case segment.KindSubscription:
+				n[1]++
+			}
+			sizes[e.Name] = n
+		}
+	}
+	topics := make(map[string]*Topic, len(sizes))
 	liveNodes := map[string]bool{}
 	for _, s := range cur.Snapshots {
 		p := Proc{Pid: s.Pid, Exe: s.Exe, Cmdline: s.Cmdline, Alive: s.Alive, Distro: s.Distro.String(),
@@ -134,7 +154,8 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			}
 			var base [2]uint64
 			total := [2]uint64{e.Counts[segment.SlotInter], e.Counts[segment.SlotIntra]}
-			if o, ok := old[e.Index]; ok && o.Kind == e.Kind && o.Name == e.Name {
+			if e.Index < len(old) && old[e.Index] != nil && old[e.Index].Kind == e.Kind && old[e.Index].Name == e.Name {
+				o := old[e.Index]
 				base = [2]uint64{o.Counts[segment.SlotInter], o.Counts[segment.SlotIntra]}
 			} else if noBaseline {
 				base = total
@@ -153,7 +174,8 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			}
 			t := topics[e.Name]
 			if t == nil {
-				t = &Topic{Name: e.Name}
+				n := sizes[e.Name]
+				t = &Topic{Name: e.Name, Pubs: make([]EndpointRate, 0, n[0]), Subs: make([]EndpointRate, 0, n[1])}
 				topics[e.Name] = t
 			}
 			t.Exposure = max(t.Exposure, exposure)

@@ -149,8 +149,12 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             p->node = node;
             p->reuse_at = -1;
             snprintf(p->topic, sizeof p->topic, "%s", tok[1]);
-            if (!parse_num(tok[reuse ? 3 : 2], 0.01, 100000, &p->hz))
-                FAIL("bad rate '%s'", tok[reuse ? 3 : 2]);
+            if (strcmp(tok[reuse ? 3 : 2], "max") == 0) {
+                p->hz = 0; /* flat out: a dedicated thread publishes without sleeping */
+                p->thread = true;
+            } else if (!parse_num(tok[reuse ? 3 : 2], 0.01, 100000, &p->hz)) {
+                FAIL("bad rate '%s' (Hz, or 'max')", tok[reuse ? 3 : 2]);
+            }
             if (reuse) {
                 snprintf(p->reuse_topic, sizeof p->reuse_topic, "%s", tok[2]);
                 if (!parse_num(tok[4], 0.001, 1e6, &p->reuse_at))

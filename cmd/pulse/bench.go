@@ -1,0 +1,191 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"ros2_pulse/internal/bench"
+	"ros2_pulse/internal/locate"
+)
+
+// benchFiles writes name.csv through write and returns the path.
+func benchFile(dir, name string, write func(f *os.File) error) error {
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func beside(name string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(filepath.Dir(self), name)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%s not found beside pulse (run `make bench`)", name)
+	}
+	return p, nil
+}
+
+func benchCmd() *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the probe's cost: hotpath, overhead, reader (CSV + PNG + a table)",
+		Long: `bench runs the benchmarks of docs/PERFORMANCE.md and writes CSV and PNG files to --out:
+
+  pulse bench hotpath    the counting path alone, against the floor and upstream's designs
+  pulse bench overhead   paired, order-rotated CPU of the stress and flat-out graphs
+  pulse bench reader     CPU and RSS of pulse record over synthetic directories`,
+	}
+	c.PersistentFlags().StringVar(&out, "out", "bench/results", "directory for CSV and PNG files")
+	mkOut := func() error { return os.MkdirAll(out, 0o755) }
+
+	var threads, endpoints []int
+	var msgs int64
+	var reps int
+	var noCallgrind bool
+	hot := &cobra.Command{
+		Use:   "hotpath",
+		Short: "CPU ns (and instructions) per message of every counting design",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			bin, err := beside("hotpath")
+			if err != nil {
+				return err
+			}
+			o := bench.HotpathOptions{Binary: bin, Threads: threads, Endpoints: endpoints, Msgs: msgs, Reps: reps, Log: os.Stderr}
+			if !noCallgrind {
+				if o.Valgrind, err = exec.LookPath("valgrind"); err != nil {
+					return fmt.Errorf("valgrind not found (apt-get install valgrind), or pass --no-callgrind")
+				}
+			}
+			rows, err := bench.RunHotpath(o)
+			if err != nil {
+				return err
+			}
+			if err := mkOut(); err != nil {
+				return err
+			}
+			if err := benchFile(out, "hotpath.csv", func(f *os.File) error { return bench.WriteHotpathCSV(f, rows) }); err != nil {
+				return err
+			}
+			for _, t := range threads {
+				if err := bench.PlotHotpath(rows, t, filepath.Join(out, fmt.Sprintf("hotpath_%dthreads.png", t))); err != nil {
+					return err
+				}
+			}
+			fmt.Print(bench.HotpathTable(rows))
+			return nil
+		},
+	}
+	hot.Flags().IntSliceVar(&threads, "threads", []int{1, 2, 8}, "thread counts")
+	hot.Flags().IntSliceVar(&endpoints, "endpoints", []int{1, 4, 64, 1024}, "endpoints each thread cycles over")
+	hot.Flags().Int64Var(&msgs, "msgs", 4000000, "messages per thread per repetition")
+	hot.Flags().IntVar(&reps, "reps", 5, "repetitions (legs rotated each time)")
+	hot.Flags().BoolVar(&noCallgrind, "no-callgrind", false, "skip instruction counts")
+
+	var trials int
+	var duration time.Duration
+	var graphs []string
+	over := &cobra.Command{
+		Use:   "overhead",
+		Short: "All-in CPU of simgraph's stress and flat-out graphs: no probe, null shim, probe",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sim, err := locate.Simgraph()
+			if err != nil {
+				return err
+			}
+			simlib, err := locate.SimTracetoolsDir("jazzy")
+			if err != nil {
+				return err
+			}
+			lib, err := locate.ProbeLib()
+			if err != nil {
+				return err
+			}
+			arms := map[string]string{"none": "", "null": filepath.Join(filepath.Dir(lib), "libros2_pulse_null.so"), "probe": lib}
+			if err := mkOut(); err != nil {
+				return err
+			}
+			for _, g := range graphs {
+				o := bench.OverheadOptions{Simgraph: sim, SimLib: simlib, Arms: arms, Order: []string{"none", "null", "probe"},
+					Graph: g, Trials: trials, Duration: duration, Log: os.Stderr}
+				raw, rows, err := bench.RunOverhead(o)
+				if err != nil {
+					return err
+				}
+				if err := benchFile(out, "overhead_"+g+".csv", func(f *os.File) error { return bench.WriteOverheadCSV(f, raw) }); err != nil {
+					return err
+				}
+				if err := bench.PlotOverhead(rows, g, filepath.Join(out, "overhead_"+g+".png")); err != nil {
+					return err
+				}
+				fmt.Print(bench.OverheadTable(g, trials, rows))
+			}
+			return nil
+		},
+	}
+	over.Flags().IntVar(&trials, "trials", 10, "paired trials (N)")
+	over.Flags().DurationVar(&duration, "duration", 10*time.Second, "length of each run")
+	over.Flags().StringSliceVar(&graphs, "graphs", []string{"stress", "flat"}, "graphs to run")
+
+	var procs, eps []int
+	var samples int
+	reader := &cobra.Command{
+		Use:   "reader",
+		Short: "CPU and RSS of pulse record over synthetic segment directories",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			rows, err := bench.RunReader(self, procs, eps, samples, os.Stderr)
+			if err != nil {
+				return err
+			}
+			if err := mkOut(); err != nil {
+				return err
+			}
+			if err := benchFile(out, "reader.csv", func(f *os.File) error { return bench.WriteReaderCSV(f, rows) }); err != nil {
+				return err
+			}
+			if err := bench.PlotReader(rows, filepath.Join(out, "reader.png")); err != nil {
+				return err
+			}
+			fmt.Print(bench.ReaderTable(rows))
+			return nil
+		},
+	}
+	reader.Flags().IntSliceVar(&procs, "procs", []int{1, 10, 100, 1000}, "processes in the directory")
+	reader.Flags().IntSliceVar(&eps, "endpoints", []int{10, 100, 1000}, "endpoints per process")
+	reader.Flags().IntVar(&samples, "samples", 20, "samples per directory")
+
+	var sampleDir string
+	sample := &cobra.Command{
+		Use:    "reader-sample",
+		Hidden: true, // the child process of `bench reader`
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return bench.MeasureReader(sampleDir, samples, os.Stdout)
+		},
+	}
+	sample.Flags().StringVar(&sampleDir, "dir", "", "segment directory")
+	sample.Flags().IntVar(&samples, "samples", 20, "samples")
+
+	c.AddCommand(hot, over, reader, sample)
+	return c
+}

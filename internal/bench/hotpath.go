@@ -1,0 +1,241 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// HotpathLegs in report order; see bench/hotpath/hotpath.c.
+var HotpathLegs = []string{"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb"}
+
+// HotpathOptions configure RunHotpath.
+type HotpathOptions struct {
+	Binary    string // build/bin/hotpath
+	Threads   []int
+	Endpoints []int
+	Msgs      int64 // per thread per repetition
+	Reps      int
+	Valgrind  string // path of valgrind; "" skips instruction counts
+	Log       io.Writer
+}
+
+// HotpathRow is one leg at one shape.
+type HotpathRow struct {
+	Leg                string
+	Threads, Endpoints int
+	NsPerMsg, SEM      float64 // CPU ns per message
+	RatioToFloor       float64
+	InstrPerMsg        float64 // single-threaded, callgrind; NaN when not measured
+}
+
+func hotpathEnv(dir string) []string {
+	return append(os.Environ(), "ROS_PULSE_DIR="+dir, "ROS_TOPIC_STATS_QUIET=1", "ROS_PULSE_MAX_ENDPOINTS=20000")
+}
+
+// RunHotpath runs every shape in its own process (fresh probe state) and,
+// with valgrind, counts instructions per message for each leg.
+func RunHotpath(o HotpathOptions) ([]HotpathRow, error) {
+	dir, err := os.MkdirTemp("", "pulse-bench-hotpath-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var rows []HotpathRow
+	for _, t := range o.Threads {
+		for _, e := range o.Endpoints {
+			fmt.Fprintf(o.Log, "hotpath: %d thread(s), %d endpoint(s) per thread\n", t, e)
+			cmd := exec.Command(o.Binary, "--threads", strconv.Itoa(t), "--endpoints", strconv.Itoa(e),
+				"--msgs", strconv.FormatInt(o.Msgs, 10), "--reps", strconv.Itoa(o.Reps))
+			cmd.Env = hotpathEnv(dir)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v: %s", o.Binary, err, stderr.String())
+			}
+			samples, err := parseHotpathCSV(out)
+			if err != nil {
+				return nil, err
+			}
+			floor, _ := MeanSEM(samples["floor"])
+			for _, leg := range HotpathLegs {
+				if len(samples[leg]) == 0 {
+					continue
+				}
+				m, s := MeanSEM(samples[leg])
+				rows = append(rows, HotpathRow{Leg: leg, Threads: t, Endpoints: e, NsPerMsg: m, SEM: s,
+					RatioToFloor: m / floor, InstrPerMsg: math.NaN()})
+			}
+			removeSegments(dir)
+		}
+	}
+	if o.Valgrind != "" {
+		for _, e := range o.Endpoints {
+			for _, leg := range HotpathLegs {
+				n, err := instructionsPerMessage(o, dir, leg, e)
+				if err != nil {
+					return rows, err
+				}
+				for i := range rows {
+					if rows[i].Leg == leg && rows[i].Endpoints == e && rows[i].Threads == 1 {
+						rows[i].InstrPerMsg = n
+					}
+				}
+				removeSegments(dir)
+			}
+		}
+	}
+	return rows, nil
+}
+
+func removeSegments(dir string) {
+	m, _ := filepath.Glob(filepath.Join(dir, "*.pulse"))
+	for _, p := range m {
+		os.Remove(p)
+	}
+}
+
+func parseHotpathCSV(out []byte) (map[string][]float64, error) {
+	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("hotpath output: %w", err)
+	}
+	samples := map[string][]float64{}
+	for i, r := range recs {
+		if i == 0 || len(r) != 5 {
+			continue
+		}
+		v, err := strconv.ParseFloat(r[4], 64)
+		if err != nil {
+			return nil, fmt.Errorf("hotpath output line %d: %w", i+1, err)
+		}
+		samples[r[0]] = append(samples[r[0]], v)
+	}
+	return samples, nil
+}
+
+var collected = regexp.MustCompile(`Collected : (\d+)`)
+
+// instructionsPerMessage runs one leg single-threaded under callgrind at two
+// message counts; the difference cancels setup and teardown exactly.
+func instructionsPerMessage(o HotpathOptions, dir, leg string, endpoints int) (float64, error) {
+	count := func(msgs int64) (float64, error) {
+		cmd := exec.Command(o.Valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", o.Binary,
+			"--legs", leg, "--threads", "1", "--endpoints", strconv.Itoa(endpoints),
+			"--msgs", strconv.FormatInt(msgs, 10), "--reps", "1")
+		cmd.Env = hotpathEnv(dir)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			return 0, fmt.Errorf("callgrind %s: %v: %s", leg, err, lastLines(stderr.String(), 5))
+		}
+		m := collected.FindStringSubmatch(stderr.String())
+		if m == nil {
+			return 0, fmt.Errorf("callgrind %s: no instruction count in its output", leg)
+		}
+		return strconv.ParseFloat(m[1], 64)
+	}
+	// hotpath runs msgs/20+1 warm-up messages, then msgs measured ones.
+	total := func(m int64) float64 { return float64(m + m/20 + 1) }
+	const m1, m2 = 200000, 600000
+	a, err := count(m1)
+	if err != nil {
+		return 0, err
+	}
+	b, err := count(m2)
+	if err != nil {
+		return 0, err
+	}
+	return (b - a) / (total(m2) - total(m1)), nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// WriteHotpathCSV writes rows as CSV.
+func WriteHotpathCSV(w io.Writer, rows []HotpathRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"leg", "threads", "endpoints", "cpu_ns_per_msg", "sem", "ratio_to_floor", "instructions_per_msg"})
+	for _, r := range rows {
+		cw.Write([]string{r.Leg, strconv.Itoa(r.Threads), strconv.Itoa(r.Endpoints), f3(r.NsPerMsg), f3(r.SEM), f3(r.RatioToFloor), f3(r.InstrPerMsg)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func f3(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+// HotpathTable renders rows as a Markdown table, one block per thread count.
+func HotpathTable(rows []HotpathRow) string {
+	var b strings.Builder
+	threads := map[int]bool{}
+	eps := map[int]bool{}
+	for _, r := range rows {
+		threads[r.Threads], eps[r.Endpoints] = true, true
+	}
+	ts, es := keys(threads), keys(eps)
+	for _, t := range ts {
+		fmt.Fprintf(&b, "\n%d thread(s): CPU ns per message (x floor) [instructions per message]\n\n| leg |", t)
+		for _, e := range es {
+			fmt.Fprintf(&b, " %s |", pattern(e))
+		}
+		b.WriteString("\n|---|")
+		for range es {
+			b.WriteString("---|")
+		}
+		b.WriteString("\n")
+		for _, leg := range HotpathLegs {
+			fmt.Fprintf(&b, "| %s |", leg)
+			for _, e := range es {
+				cell := "—"
+				for _, r := range rows {
+					if r.Leg == leg && r.Threads == t && r.Endpoints == e {
+						cell = fmt.Sprintf("%.2f ± %.2f (%.2fx)", r.NsPerMsg, r.SEM, r.RatioToFloor)
+						if !math.IsNaN(r.InstrPerMsg) {
+							cell += fmt.Sprintf(" [%.1f]", r.InstrPerMsg)
+						}
+					}
+				}
+				fmt.Fprintf(&b, " %s |", cell)
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+func pattern(endpoints int) string {
+	if endpoints == 1 {
+		return "fixed"
+	}
+	return fmt.Sprintf("alt-%d", endpoints)
+}
+
+func keys(m map[int]bool) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}

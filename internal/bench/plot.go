@@ -1,0 +1,123 @@
+package bench
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// PlotHotpath draws CPU ns per message against the access pattern, one line
+// per leg, for one thread count (log scale: the legs span two decades).
+func PlotHotpath(rows []HotpathRow, threads int, path string) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Hot path, %d thread(s): CPU ns per message", threads)
+	p.X.Label.Text = "endpoints each thread cycles over"
+	p.Y.Label.Text = "ns per message (log)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	var lines []any
+	for _, leg := range HotpathLegs {
+		var pts plotter.XYs
+		for _, r := range rows {
+			if r.Leg == leg && r.Threads == threads && r.NsPerMsg > 0 {
+				pts = append(pts, plotter.XY{X: float64(r.Endpoints), Y: r.NsPerMsg})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		sort.Slice(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
+		lines = append(lines, leg, pts)
+	}
+	if err := plotutil.AddLinePoints(p, lines...); err != nil {
+		return err
+	}
+	p.Legend.Top = true
+	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+}
+
+// PlotOverhead draws each arm's added CPU per message event with ±SEM bars.
+func PlotOverhead(rows []OverheadRow, graph, path string) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("All-in overhead on the %s graph (paired, mean ± SEM)", graph)
+	p.Y.Label.Text = "added CPU ns per message event vs no probe"
+	var vals plotter.Values
+	var errs plotter.YErrors
+	var names []string
+	for _, r := range rows {
+		if r.Arm == "none" || math.IsNaN(r.NsPerEvent) {
+			continue
+		}
+		vals = append(vals, r.NsPerEvent)
+		errs = append(errs, struct{ Low, High float64 }{r.NsPerEvSEM, r.NsPerEvSEM})
+		names = append(names, r.Arm)
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	bars, err := plotter.NewBarChart(vals, vg.Points(40))
+	if err != nil {
+		return err
+	}
+	bars.Color = color.RGBA{R: 70, G: 110, B: 170, A: 255}
+	p.Add(bars)
+	pts := make(plotter.XYs, len(vals))
+	for i, v := range vals {
+		pts[i] = plotter.XY{X: float64(i), Y: v}
+	}
+	eb, err := plotter.NewYErrorBars(struct {
+		plotter.XYer
+		plotter.YErrorer
+	}{pts, errs})
+	if err != nil {
+		return err
+	}
+	p.Add(eb, plotter.NewGrid())
+	p.NominalX(names...)
+	return p.Save(6*vg.Inch, 4*vg.Inch, path)
+}
+
+// PlotReader draws CPU per sample against the total endpoints, log-log, one
+// line per endpoints-per-process.
+func PlotReader(rows []ReaderRow, path string) error {
+	p := plot.New()
+	p.Title.Text = "pulse record: CPU per 1 s sample"
+	p.X.Label.Text = "total endpoints in the directory (log)"
+	p.Y.Label.Text = "ms of CPU per sample (log)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	byE := map[int]plotter.XYs{}
+	for _, r := range rows {
+		if r.CPUms > 0 {
+			byE[r.Endpoints] = append(byE[r.Endpoints], plotter.XY{X: float64(r.Procs * r.Endpoints), Y: r.CPUms})
+		}
+	}
+	var lines []any
+	for _, e := range keys(boolKeys(byE)) {
+		pts := byE[e]
+		sort.Slice(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
+		lines = append(lines, strconv.Itoa(e)+" endpoints/process", pts)
+	}
+	if err := plotutil.AddLinePoints(p, lines...); err != nil {
+		return err
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+}
+
+func boolKeys[V any](m map[int]V) map[int]bool {
+	out := map[int]bool{}
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}

@@ -1,0 +1,146 @@
+package bench
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"ros2_pulse/internal/logfmt"
+	"ros2_pulse/internal/recorder"
+	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/window"
+)
+
+// ReaderRow is the recorder's cost on one synthetic directory.
+type ReaderRow struct {
+	Procs, Endpoints int     // processes x endpoints per process
+	CPUms, CPUmsSEM  float64 // CPU per sample (scan, window, render)
+	CorePct          float64 // share of one core at a 1 s period
+	MaxRSSKiB        int64
+}
+
+// MakeDirectory fills dir with procs synthetic segments of endpoints endpoints
+// each (one node per 10 endpoints, a publisher and a subscription per topic).
+func MakeDirectory(dir string, procs, endpoints int) error {
+	for p := 0; p < procs; p++ {
+		spec := segment.SyntheticSpec{Pid: 100000 + p, Exe: "/opt/ros/lib/bench_node", StartMono: 1}
+		for n := 0; n < max(1, endpoints/10); n++ {
+			spec.Nodes = append(spec.Nodes, fmt.Sprintf("/p%d/node_%d", p, n))
+		}
+		for e := 0; e < endpoints; e++ {
+			kind := segment.Kind(segment.KindPublisher)
+			if e%2 == 1 {
+				kind = segment.KindSubscription
+			}
+			spec.Endpoints = append(spec.Endpoints, segment.SyntheticEndpoint{Kind: kind, Name: fmt.Sprintf("/topic_%d", e/2),
+				Node: e / 10 % len(spec.Nodes), Aux: 10, Counts: [4]uint64{uint64(e), 0, 0, 0}})
+		}
+		if err := segment.WriteSynthetic(filepath.Join(dir, fmt.Sprintf("%d.0.pulse", spec.Pid)), spec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func cpuNow() time.Duration {
+	var ru unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// MeasureReader runs `samples` recorder steps over dir in this process and
+// prints "cpu_ms=<per sample>,<sem> maxrss_kib=<n>". It is the body of the
+// child process RunReader starts per directory, so RSS is the reader's own.
+func MeasureReader(dir string, samples int, out io.Writer) error {
+	rec, err := recorder.New(dir, recorder.Options{Period: time.Second, Format: logfmt.Text, Out: io.Discard, Retain: -1,
+		Window: window.Options{}})
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
+	var per []float64
+	for i := 0; i < samples; i++ {
+		c := cpuNow()
+		if _, err := rec.Step(false); err != nil {
+			return err
+		}
+		per = append(per, float64(cpuNow()-c)/1e6)
+	}
+	m, s := MeanSEM(per[min(1, len(per)-1):]) // the first sample maps every file
+	var ru unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	fmt.Fprintf(out, "cpu_ms=%.4f,%.4f maxrss_kib=%d\n", m, s, ru.Maxrss)
+	return nil
+}
+
+// RunReader measures every (procs, endpoints) pair in a child process of self.
+func RunReader(self string, procs, endpoints []int, samples int, log io.Writer) ([]ReaderRow, error) {
+	var rows []ReaderRow
+	for _, p := range procs {
+		for _, e := range endpoints {
+			dir, err := os.MkdirTemp("/dev/shm", "pulse-bench-reader-")
+			if err != nil {
+				return rows, err
+			}
+			if err := MakeDirectory(dir, p, e); err != nil {
+				os.RemoveAll(dir)
+				return rows, err
+			}
+			out, err := exec.Command(self, "bench", "reader-sample", "--dir", dir, "--samples", strconv.Itoa(samples)).Output()
+			os.RemoveAll(dir)
+			if err != nil {
+				return rows, fmt.Errorf("reader sample %dx%d: %v", p, e, err)
+			}
+			var r ReaderRow
+			r.Procs, r.Endpoints = p, e
+			if _, err := fmtSscanf(string(out), &r.CPUms, &r.CPUmsSEM, &r.MaxRSSKiB); err != nil {
+				return rows, fmt.Errorf("reader sample output %q: %v", out, err)
+			}
+			r.CorePct = r.CPUms / 1000 * 100 // one sample per second
+			rows = append(rows, r)
+			fmt.Fprintf(log, "reader: %d processes x %d endpoints: %.3f ms CPU per sample, %d KiB RSS\n", p, e, r.CPUms, r.MaxRSSKiB)
+		}
+	}
+	return rows, nil
+}
+
+// WriteReaderCSV writes rows as CSV.
+func WriteReaderCSV(w io.Writer, rows []ReaderRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"processes", "endpoints_per_process", "cpu_ms_per_sample", "sem", "core_pct_at_1s", "max_rss_kib"})
+	for _, r := range rows {
+		cw.Write([]string{strconv.Itoa(r.Procs), strconv.Itoa(r.Endpoints), f3(r.CPUms), f3(r.CPUmsSEM), f3(r.CorePct), strconv.FormatInt(r.MaxRSSKiB, 10)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// ReaderTable renders rows as Markdown and names the largest directory sampled under 50 ms.
+func ReaderTable(rows []ReaderRow) string {
+	var b strings.Builder
+	b.WriteString("\n| processes | endpoints each | CPU per sample | % of a core at 1 s | max RSS |\n|---|---|---|---|---|\n")
+	best := -1
+	for i, r := range rows {
+		fmt.Fprintf(&b, "| %d | %d | %s ms | %.3f %% | %.1f MiB |\n", r.Procs, r.Endpoints, pm(r.CPUms, r.CPUmsSEM, 3), r.CorePct, float64(r.MaxRSSKiB)/1024)
+		if r.CPUms < 50 && (best < 0 || r.Procs*r.Endpoints > rows[best].Procs*rows[best].Endpoints) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		fmt.Fprintf(&b, "\nLargest directory sampled in under 50 ms: %d processes x %d endpoints (%.1f ms).\n",
+			rows[best].Procs, rows[best].Endpoints, rows[best].CPUms)
+	}
+	return b.String()
+}
+
+func fmtSscanf(s string, cpu, sem *float64, rss *int64) (int, error) {
+	return fmt.Sscanf(strings.TrimSpace(s), "cpu_ms=%f,%f maxrss_kib=%d", cpu, sem, rss)
+}

@@ -1,0 +1,41 @@
+package bench
+
+import (
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"ros2_pulse/internal/logfmt"
+	"ros2_pulse/internal/recorder"
+)
+
+// The synthetic directory reads back as what was written.
+func TestMakeDirectoryAndMeasure(t *testing.T) {
+	dir := t.TempDir()
+	if err := MakeDirectory(dir, 3, 20); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := MeasureReader(dir, 3, &out); err != nil {
+		t.Fatal(err)
+	}
+	var cpu, sem float64
+	var rss int64
+	if _, err := fmtSscanf(out.String(), &cpu, &sem, &rss); err != nil || rss <= 0 {
+		t.Fatalf("%q: %v", out.String(), err)
+	}
+}
+
+func BenchmarkRecorderStep(b *testing.B) {
+	dir, _ := os.MkdirTemp("/dev/shm", "bench-")
+	defer os.RemoveAll(dir)
+	MakeDirectory(dir, 100, 50)
+	rec, _ := recorder.New(dir, recorder.Options{Period: time.Second, Format: logfmt.Text, Out: io.Discard, Retain: -1})
+	defer rec.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rec.Step(false)
+	}
+}
