@@ -76,7 +76,7 @@ HOTPATH := $(BIN)/hotpath
 $(HOTPATH): bench/hotpath/hotpath.c $(PULSE_LIB) $(LIB)/sim/humble/libtracetools.so
 	$(CC) $(CWARN) -O2 -o $@ $< -L$(LIB) -lros2_pulse -L$(LIB)/sim/humble -Wl,--no-as-needed -ltracetools \
 	  -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../lib/sim/humble' -ldl -lpthread
-# All three benchmarks; CSV, PNG and tables in bench/results (docs/PERFORMANCE.md).
+# All three benchmarks; CSV, PNG and tables in docs/perf (docs/PERFORMANCE.md).
 bench: build $(HOTPATH)
 	$(PULSE) bench hotpath
 	$(PULSE) bench overhead

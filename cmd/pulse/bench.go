@@ -49,7 +49,7 @@ func benchCmd() *cobra.Command {
   pulse bench overhead   paired, order-rotated CPU of the stress and flat-out graphs
   pulse bench reader     CPU and RSS of pulse record over synthetic directories`,
 	}
-	c.PersistentFlags().StringVar(&out, "out", "bench/results", "directory for CSV and PNG files")
+	c.PersistentFlags().StringVar(&out, "out", "docs/perf", "directory for CSV and PNG files")
 	mkOut := func() error { return os.MkdirAll(out, 0o755) }
 
 	var threads, endpoints []int
