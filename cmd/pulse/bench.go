@@ -101,7 +101,7 @@ func benchCmd() *cobra.Command {
 	var graphs []string
 	over := &cobra.Command{
 		Use:   "overhead",
-		Short: "All-in CPU of simgraph's stress and flat-out graphs: no probe, null shim, probe",
+		Short: "All-in CPU of simgraph's stress and flat-out graphs: no probe, null shim, probe, probe with gaps",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sim, err := locate.Simgraph()
@@ -116,12 +116,15 @@ func benchCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			arms := map[string]string{"none": "", "null": filepath.Join(filepath.Dir(lib), "libros2_pulse_null.so"), "probe": lib}
+			arms := map[string][]string{"none": nil,
+				"null":      {"LD_PRELOAD=" + filepath.Join(filepath.Dir(lib), "libros2_pulse_null.so")},
+				"probe":     {"LD_PRELOAD=" + lib},
+				"probe_gap": {"LD_PRELOAD=" + lib, "ROS_TOPIC_STATS_JITTER=1"}}
 			if err := mkOut(); err != nil {
 				return err
 			}
 			for _, g := range graphs {
-				o := bench.OverheadOptions{Simgraph: sim, SimLib: simlib, Arms: arms, Order: []string{"none", "null", "probe"},
+				o := bench.OverheadOptions{Simgraph: sim, SimLib: simlib, Arms: arms, Order: []string{"none", "null", "probe", "probe_gap"},
 					Graph: g, Trials: trials, Duration: duration, Log: os.Stderr}
 				raw, rows, err := bench.RunOverhead(o)
 				if err != nil {

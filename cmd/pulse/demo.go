@@ -24,6 +24,7 @@ func demoCmd() *cobra.Command {
 	var f recordFlags
 	var graph, distro string
 	var duration time.Duration
+	var jitter bool
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the built-in simulated robot under the probe and show its windows live",
@@ -71,6 +72,9 @@ unless --duration is given.`,
 			fmt.Fprintf(os.Stderr, "pulse demo: graph %s, %s tracetools stand-in, window %v\n", graph, distro, opt.Period)
 			ro := runner.Options{Lib: lib, Recorder: opt, Env: []string{"LD_LIBRARY_PATH=" + tt}, Summary: os.Stderr,
 				Stdout: os.Stderr, Stderr: os.Stderr}
+			if jitter {
+				ro.Env = append(ro.Env, "ROS_TOPIC_STATS_JITTER=1")
+			}
 			code, err := runner.Run(cmd.Context(), args, ro)
 			if err != nil {
 				return err
@@ -85,5 +89,6 @@ unless --duration is given.`,
 	c.Flags().StringVar(&graph, "graph", "demo", "demo, stress, or a graph file (syntax: sim/graphs/demo.graph)")
 	c.Flags().StringVar(&distro, "distro", "jazzy", "stand-in libtracetools: humble, jazzy or kilted")
 	c.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default 15s without a terminal)")
+	c.Flags().BoolVar(&jitter, "jitter", false, "gap tracking in the simulated processes: JITTER and PERIOD lines")
 	return c
 }

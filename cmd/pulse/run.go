@@ -12,7 +12,7 @@ import (
 
 func runCmd() *cobra.Command {
 	var f recordFlags
-	var noSummary bool
+	var noSummary, jitter bool
 	c := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARGS...]",
 		Short: "Run a command (e.g. ros2 launch) with the probe preloaded, record it, summarise it",
@@ -31,6 +31,9 @@ and exits with CMD's status.`,
 				return err
 			}
 			ro := runner.Options{Lib: lib, Recorder: opt, Stdout: os.Stdout, Stderr: os.Stderr}
+			if jitter {
+				ro.Env = append(ro.Env, "ROS_TOPIC_STATS_JITTER=1")
+			}
 			if os.Getenv("ROS_PULSE_DIR") != "" {
 				ro.Dir = f.env.Dir
 				ro.Recorder.Retain = 0
@@ -50,5 +53,6 @@ and exits with CMD's status.`,
 	}
 	addRecordFlags(c, &f, "record", "write windows to this file, '-' for stdout (env ROS_TOPIC_STATS_OUTPUT_FILE)")
 	c.Flags().BoolVar(&noSummary, "no-summary", false, "do not print the per-topic summary at the end")
+	c.Flags().BoolVar(&jitter, "jitter", false, "gap tracking in CMD's processes (ROS_TOPIC_STATS_JITTER=1): JITTER and PERIOD lines")
 	return c
 }

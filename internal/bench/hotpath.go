@@ -16,7 +16,7 @@ import (
 )
 
 // HotpathLegs in report order; see bench/hotpath/hotpath.c.
-var HotpathLegs = []string{"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb"}
+var HotpathLegs = []string{"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb", "probe_gap", "probe_cb_gap"}
 
 // HotpathOptions configure RunHotpath.
 type HotpathOptions struct {
@@ -38,9 +38,16 @@ type HotpathRow struct {
 	InstrPerMsg        float64 // single-threaded, callgrind; NaN when not measured
 }
 
-func hotpathEnv(dir string) []string {
-	return append(os.Environ(), "ROS_PULSE_DIR="+dir, "ROS_TOPIC_STATS_QUIET=1", "ROS_PULSE_MAX_ENDPOINTS=20000")
+func hotpathEnv(dir string, gaps bool) []string {
+	env := append(os.Environ(), "ROS_PULSE_DIR="+dir, "ROS_TOPIC_STATS_QUIET=1", "ROS_PULSE_MAX_ENDPOINTS=20000")
+	if gaps {
+		env = append(env, "ROS_TOPIC_STATS_JITTER=1")
+	}
+	return env
 }
+
+// gapLeg maps the probe legs run with gap tracking on to their report names.
+var gapLeg = map[string]string{"probe": "probe_gap", "probe_cb": "probe_cb_gap"}
 
 // RunHotpath runs every shape in its own process (fresh probe state) and,
 // with valgrind, counts instructions per message for each leg.
@@ -54,18 +61,17 @@ func RunHotpath(o HotpathOptions) ([]HotpathRow, error) {
 	for _, t := range o.Threads {
 		for _, e := range o.Endpoints {
 			fmt.Fprintf(o.Log, "hotpath: %d thread(s), %d endpoint(s) per thread\n", t, e)
-			cmd := exec.Command(o.Binary, "--threads", strconv.Itoa(t), "--endpoints", strconv.Itoa(e),
-				"--msgs", strconv.FormatInt(o.Msgs, 10), "--reps", strconv.Itoa(o.Reps))
-			cmd.Env = hotpathEnv(dir)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				return nil, fmt.Errorf("%s: %v: %s", o.Binary, err, stderr.String())
-			}
-			samples, err := parseHotpathCSV(out)
+			samples, err := runHotpathShape(o, dir, t, e, false, "")
 			if err != nil {
 				return nil, err
+			}
+			// The probe legs again, in a process with gap tracking on (a process-wide switch).
+			gaps, err := runHotpathShape(o, dir, t, e, true, "probe,probe_cb")
+			if err != nil {
+				return nil, err
+			}
+			for leg, name := range gapLeg {
+				samples[name] = gaps[leg]
 			}
 			floor, _ := MeanSEM(samples["floor"])
 			for _, leg := range HotpathLegs {
@@ -76,7 +82,6 @@ func RunHotpath(o HotpathOptions) ([]HotpathRow, error) {
 				rows = append(rows, HotpathRow{Leg: leg, Threads: t, Endpoints: e, NsPerMsg: m, SEM: s,
 					RatioToFloor: m / floor, InstrPerMsg: math.NaN()})
 			}
-			removeSegments(dir)
 		}
 	}
 	if o.Valgrind != "" {
@@ -96,6 +101,24 @@ func RunHotpath(o HotpathOptions) ([]HotpathRow, error) {
 		}
 	}
 	return rows, nil
+}
+
+func runHotpathShape(o HotpathOptions, dir string, threads, endpoints int, gaps bool, legs string) (map[string][]float64, error) {
+	args := []string{"--threads", strconv.Itoa(threads), "--endpoints", strconv.Itoa(endpoints),
+		"--msgs", strconv.FormatInt(o.Msgs, 10), "--reps", strconv.Itoa(o.Reps)}
+	if legs != "" {
+		args = append(args, "--legs", legs)
+	}
+	cmd := exec.Command(o.Binary, args...)
+	cmd.Env = hotpathEnv(dir, gaps)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	removeSegments(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v: %s", o.Binary, err, stderr.String())
+	}
+	return parseHotpathCSV(out)
 }
 
 func removeSegments(dir string) {
@@ -129,11 +152,17 @@ var collected = regexp.MustCompile(`Collected : (\d+)`)
 // instructionsPerMessage runs one leg single-threaded under callgrind at two
 // message counts; the difference cancels setup and teardown exactly.
 func instructionsPerMessage(o HotpathOptions, dir, leg string, endpoints int) (float64, error) {
+	run, gaps := leg, false
+	for base, name := range gapLeg {
+		if leg == name {
+			run, gaps = base, true
+		}
+	}
 	count := func(msgs int64) (float64, error) {
 		cmd := exec.Command(o.Valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", o.Binary,
-			"--legs", leg, "--threads", "1", "--endpoints", strconv.Itoa(endpoints),
+			"--legs", run, "--threads", "1", "--endpoints", strconv.Itoa(endpoints),
 			"--msgs", strconv.FormatInt(msgs, 10), "--reps", "1")
-		cmd.Env = hotpathEnv(dir)
+		cmd.Env = hotpathEnv(dir, gaps)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {

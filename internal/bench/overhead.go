@@ -15,11 +15,11 @@ import (
 
 // OverheadOptions configure RunOverhead.
 type OverheadOptions struct {
-	Simgraph string            // build/bin/simgraph
-	SimLib   string            // directory of the stand-in libtracetools
-	Arms     map[string]string // arm name -> LD_PRELOAD ("" = no preload)
-	Order    []string          // arm names; "none" must be one of them
-	Graph    string            // "stress" (the farm) or "flat" (flat out)
+	Simgraph string              // build/bin/simgraph
+	SimLib   string              // directory of the stand-in libtracetools
+	Arms     map[string][]string // arm name -> extra environment (LD_PRELOAD, ROS_TOPIC_STATS_JITTER)
+	Order    []string            // arm names; "none" must be one of them
+	Graph    string              // "stress" (the farm) or "flat" (flat out)
 	Trials   int
 	Duration time.Duration
 	Log      io.Writer
@@ -63,9 +63,7 @@ func RunOverhead(o OverheadOptions) ([]OverheadTrial, []OverheadRow, error) {
 		for _, arm := range Rotations(o.Order, i) {
 			cmd := exec.Command(o.Simgraph, "--graph", o.Graph, "--duration", strconv.FormatFloat(o.Duration.Seconds(), 'f', 3, 64), "--rusage")
 			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+o.SimLib, "ROS_PULSE_DIR="+seg, "ROS_TOPIC_STATS_QUIET=1")
-			if lib := o.Arms[arm]; lib != "" {
-				cmd.Env = append(cmd.Env, "LD_PRELOAD="+lib)
-			}
+			cmd.Env = append(cmd.Env, o.Arms[arm]...)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Run(); err != nil {

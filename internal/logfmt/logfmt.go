@@ -37,14 +37,25 @@ type Options struct {
 }
 
 // lines decides, once for both formats, which lines a topic gets.
-type lines struct{ topic, pub, recv bool }
+type lines struct{ topic, pub, recv, pubGap, recvGap bool }
 
 func decide(t *window.Topic, opt Options) lines {
 	var l lines
 	l.topic = t.PubInter > 0 || t.PubInterSeen || (opt.EmitIdle && !t.Active() && !t.PubIntraSeen && !t.RecvSeen)
 	l.pub = t.PubIntra > 0 || t.PubIntraSeen
 	l.recv = t.RecvInter+t.RecvIntra > 0 || t.RecvSeen
+	// Gap lines need gap data; a zero maximum means "not measured" (upstream).
+	l.pubGap = t.PubGap.HasData && t.PubGap.MaxDtMs() > 0
+	l.recvGap = t.RecvGap.HasData && t.RecvGap.MaxDtMs() > 0
 	return l
+}
+
+func ms(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+// periodLine is the new line kind carrying a side's period statistics.
+func periodLine(b *strings.Builder, name, side string, g *window.GapStats) {
+	fmt.Fprintf(b, "PERIOD %s %s n=%d mean_ms=%s stddev_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s silent_ms=%s\n",
+		name, side, g.N, ms(g.MeanMs), ms(g.StddevMs), ms(g.P50Ms), ms(g.P90Ms), ms(g.P99Ms), ms(g.OpenMs))
 }
 
 // Render formats a window in f.
@@ -88,8 +99,16 @@ func renderText(w *window.Window, opt Options) []byte {
 		if l.pub {
 			fmt.Fprintf(&b, "PUB %s inter=%s intra=%s\n", name, hz(t.PubInter), hz(t.PubIntra))
 		}
+		if l.pubGap {
+			fmt.Fprintf(&b, "JITTER %s pub max_dt_ms=%s\n", name, ms(t.PubGap.MaxDtMs()))
+			periodLine(&b, name, "pub", &t.PubGap)
+		}
 		if l.recv {
 			fmt.Fprintf(&b, "RECV %s inter=%s intra=%s\n", name, hz(t.RecvInter), hz(t.RecvIntra))
+		}
+		if l.recvGap {
+			fmt.Fprintf(&b, "JITTER %s recv max_dt_ms=%s\n", name, ms(t.RecvGap.MaxDtMs()))
+			periodLine(&b, name, "recv", &t.RecvGap)
 		}
 	}
 	for _, n := range w.Nodes {
@@ -149,7 +168,7 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 	for i := range w.Topics {
 		t := &w.Topics[i]
 		l := decide(t, opt)
-		if !l.topic && !l.pub && !l.recv {
+		if !l.topic && !l.pub && !l.recv && !l.pubGap && !l.recvGap {
 			continue
 		}
 		if !first {
@@ -163,6 +182,12 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 		}
 		if l.recv {
 			fmt.Fprintf(&b, `,"recv_inter_hz":%s,"recv_intra_hz":%s,"recv_endpoint_seen":true`, hz(t.RecvInter), hz(t.RecvIntra))
+		}
+		if l.pubGap {
+			fmt.Fprintf(&b, `,"pub_max_dt_ms":%s`, ms(t.PubGap.MaxDtMs()))
+		}
+		if l.recvGap {
+			fmt.Fprintf(&b, `,"recv_max_dt_ms":%s`, ms(t.RecvGap.MaxDtMs()))
 		}
 		b.WriteByte('}')
 	}
@@ -188,6 +213,31 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 			jsonString(&b, n)
 		}
 		b.WriteString("]}")
+	}
+	// Period statistics: a new array (old readers ignore unknown keys).
+	b.WriteString(`],"periods":[`)
+	first = true
+	for i := range w.Topics {
+		t := &w.Topics[i]
+		l := decide(t, opt)
+		for _, side := range []struct {
+			on   bool
+			name string
+			g    *window.GapStats
+		}{{l.pubGap, "pub", &t.PubGap}, {l.recvGap, "recv", &t.RecvGap}} {
+			if !side.on {
+				continue
+			}
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			b.WriteString(`{"topic":`)
+			jsonString(&b, t.Name)
+			g := side.g
+			fmt.Fprintf(&b, `,"side":"%s","n":%d,"mean_ms":%s,"stddev_ms":%s,"p50_ms":%s,"p90_ms":%s,"p99_ms":%s,"silent_ms":%s}`,
+				side.name, g.N, ms(g.MeanMs), ms(g.StddevMs), ms(g.P50Ms), ms(g.P90Ms), ms(g.P99Ms), ms(g.OpenMs))
+		}
 	}
 	b.WriteString("]}\n")
 	return []byte(b.String())

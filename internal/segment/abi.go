@@ -11,7 +11,7 @@ package segment
 const (
 	Magic                 = 0x45534c5550325352 // "RS2PULSE" as a little-endian u64
 	ABIMajor              = 1
-	ABIMinor              = 0
+	ABIMinor              = 1
 	HeaderSize            = 4096
 	MaxSections           = 8
 	ExeMax                = 256
@@ -28,6 +28,10 @@ const (
 	SectionNodes          = 1
 	SectionEndpoints      = 2
 	SectionLanes          = 3
+	SectionGaps           = 4
+	GapBuckets            = 384
+	GapSubBits            = 4
+	GapIntraPublisher     = 1
 	RecordEmpty           = 0
 	RecordReady           = 1
 	KindPublisher         = 1
@@ -83,6 +87,15 @@ type rawHeader struct {
 	Exe              [ExeMax]byte
 	Cmdline          [CmdlineMax]byte
 	Reserved1        [headerReserved1Length]byte
+}
+
+// rawGap mirrors struct rp_gap (present only when the process runs with gap tracking).
+type rawGap struct {
+	LastMonoNs uint64
+	SumNs      uint64
+	Flags      uint32
+	Reserved   uint32
+	Buckets    [GapBuckets]uint32
 }
 
 // rawNode mirrors struct rp_node.

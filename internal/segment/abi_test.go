@@ -67,6 +67,7 @@ func TestABIMatchesC(t *testing.T) {
 		"rp_section":  reflect.TypeOf(rawSection{}),
 		"rp_node":     reflect.TypeOf(rawNode{}),
 		"rp_endpoint": reflect.TypeOf(rawEndpoint{}),
+		"rp_gap":      reflect.TypeOf(rawGap{}),
 	}
 	for cname, typ := range structs {
 		if uint64(typ.Size()) != sizes[cname] {
@@ -102,7 +103,8 @@ func TestABIMatchesC(t *testing.T) {
 		"RP_SEGMENT_INITIALIZING": SegmentInitializing, "RP_SEGMENT_READY": SegmentReady,
 		"RP_DISTRO_UNKNOWN": DistroUnknown, "RP_DISTRO_HUMBLE": DistroHumble, "RP_DISTRO_JAZZY": DistroJazzy,
 		"RP_DISTRO_KILTED": DistroKilted, "RP_SECTION_NODES": SectionNodes, "RP_SECTION_ENDPOINTS": SectionEndpoints,
-		"RP_SECTION_LANES": SectionLanes, "RP_RECORD_EMPTY": RecordEmpty, "RP_RECORD_READY": RecordReady,
+		"RP_SECTION_LANES": SectionLanes, "RP_SECTION_GAPS": SectionGaps, "RP_GAP_BUCKETS": GapBuckets,
+		"RP_GAP_SUB_BITS": GapSubBits, "RP_GAP_INTRA_PUBLISHER": GapIntraPublisher, "RP_RECORD_EMPTY": RecordEmpty, "RP_RECORD_READY": RecordReady,
 		"RP_KIND_PUBLISHER": KindPublisher, "RP_KIND_SUBSCRIPTION": KindSubscription, "RP_KIND_TIMER": KindTimer,
 		"RP_KIND_SERVICE": KindService, "RP_EP_NAME_TRUNCATED": FlagNameTruncated, "RP_EP_RETIRED": FlagRetired,
 		"RP_EP_RCLCPP": FlagRclcpp, "RP_SLOT_INTER": SlotInter, "RP_SLOT_INTRA": SlotIntra, "RP_SLOT_TAKEN": SlotTaken,

@@ -58,6 +58,15 @@ type Endpoint struct {
 	CreatedMono uint64
 	Flags       uint32
 	Counts      [CountersPerEndpoint]uint64
+	Gap         *Gap // nil unless the process runs with gap tracking
+}
+
+// Gap is an endpoint's inter-arrival histogram (see rp_gap in segment.h).
+type Gap struct {
+	LastMono       uint64 // CLOCK_MONOTONIC of the last message; 0 = none yet
+	SumNs          uint64
+	IntraPublisher bool
+	Buckets        [GapBuckets]uint32
 }
 
 // Retired reports whether the endpoint's handle was re-used for another entity.
@@ -160,7 +169,7 @@ func parse(mem []byte, names *NameCache) (*Snapshot, error) {
 		return nil, fmt.Errorf("section count %d exceeds %d", h.SectionCount, MaxSections)
 	}
 
-	var nodesSec, epSec, laneSec *rawSection
+	var nodesSec, epSec, laneSec, gapSec *rawSection
 	type span struct{ lo, hi uint64 }
 	var spans []span
 	for i := uint32(0); i < h.SectionCount; i++ {
@@ -186,6 +195,8 @@ func parse(mem []byte, names *NameCache) (*Snapshot, error) {
 			slot = &epSec
 		case SectionLanes:
 			slot = &laneSec
+		case SectionGaps:
+			slot = &gapSec
 		default:
 			continue // a later minor version's section: not ours to read
 		}
@@ -205,6 +216,9 @@ func parse(mem []byte, names *NameCache) (*Snapshot, error) {
 	}
 	if h.LaneCount == 0 || laneSec.Stride < uint64(h.EndpointCapacity)*CountersPerEndpoint*8 {
 		return nil, errors.New("lane section too small for the endpoint table")
+	}
+	if gapSec != nil && (gapSec.Count != h.EndpointCapacity || gapSec.Stride < uint64(unsafe.Sizeof(rawGap{}))) {
+		return nil, errors.New("gap section does not match the endpoint table")
 	}
 
 	snap := &Snapshot{
@@ -295,6 +309,14 @@ func parse(mem []byte, names *NameCache) (*Snapshot, error) {
 			base := laneSec.Offset + uint64(lane)*laneSec.Stride + uint64(i)*CountersPerEndpoint*8
 			for c := 0; c < CountersPerEndpoint; c++ {
 				ep.Counts[c] += load64((*uint64)(unsafe.Pointer(&mem[base+uint64(c)*8])))
+			}
+		}
+		if gapSec != nil {
+			g := (*rawGap)(unsafe.Pointer(&mem[gapSec.Offset+uint64(i)*gapSec.Stride]))
+			ep.Gap = &Gap{LastMono: load64(&g.LastMonoNs), SumNs: load64(&g.SumNs),
+				IntraPublisher: load32(&g.Flags)&GapIntraPublisher != 0}
+			for b := range ep.Gap.Buckets {
+				ep.Gap.Buckets[b] = load32(&g.Buckets[b])
 			}
 		}
 		snap.Endpoints = append(snap.Endpoints, ep)

@@ -56,7 +56,8 @@ type Topic struct {
 	RecvSeen                 bool    // a live subscription has ever delivered
 	Pubs, Subs               []EndpointRate
 	DeltaPubInter, DeltaRecv uint64
-	Exposure                 float64 // longest time any endpoint of the topic was measured in this window
+	Exposure                 float64  // longest time any endpoint of the topic was measured in this window
+	PubGap, RecvGap          GapStats // merged over the side's live endpoints; HasData false without gap tracking
 }
 
 // Active reports whether anything counted in this window.
@@ -128,6 +129,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 		}
 	}
 	topics := make(map[string]*Topic, len(sizes))
+	gapAccs := map[string]*[2]gapAcc{} // per topic: publish side, receive side
 	liveNodes := map[string]bool{}
 	for _, s := range cur.Snapshots {
 		p := Proc{Pid: s.Pid, Exe: s.Exe, Cmdline: s.Cmdline, Alive: s.Alive, Distro: s.Distro.String(),
@@ -179,6 +181,24 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 				topics[e.Name] = t
 			}
 			t.Exposure = max(t.Exposure, exposure)
+			if e.Gap != nil && !e.Retired() {
+				acc := gapAccs[e.Name]
+				if acc == nil {
+					acc = new([2]gapAcc)
+					gapAccs[e.Name] = acc
+				}
+				var prevGap *segment.Gap
+				if e.Index < len(old) && old[e.Index] != nil && old[e.Index].Name == e.Name {
+					prevGap = old[e.Index].Gap
+				} else if noBaseline {
+					prevGap = e.Gap
+				}
+				side := 0
+				if e.Kind == segment.KindSubscription {
+					side = 1
+				}
+				acc[side].add(prevGap, e.Gap, t2, s.Alive)
+			}
 			if e.Kind == segment.KindPublisher {
 				t.Pubs = append(t.Pubs, r)
 				t.PubInter += r.Inter
@@ -202,7 +222,10 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			}
 		}
 	}
-	for _, t := range topics {
+	for name, t := range topics {
+		if acc := gapAccs[name]; acc != nil {
+			t.PubGap, t.RecvGap = acc[0].stats(), acc[1].stats()
+		}
 		w.Topics = append(w.Topics, *t)
 	}
 	sort.Slice(w.Topics, func(i, j int) bool { return w.Topics[i].Name < w.Topics[j].Name })

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -93,6 +94,7 @@ struct tls_slot {
     uintptr_t key;
     uint32_t gen;
     uintptr_t counters; /* this endpoint's counters in this thread's lane (| SHARED_LANE_BIT); 0 = ignore */
+    struct rp_gap *gap; /* its gap histogram when gap tracking is on, else NULL */
 };
 
 struct tls_set {
@@ -330,17 +332,20 @@ static uint64_t callback_endpoint(uintptr_t cb, bool *complete)
     return ep;
 }
 
-static uintptr_t resolve_slow(uintptr_t handle, unsigned kind, uint32_t gen, struct tls_slot *set)
+static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t gen, struct tls_slot *set)
 {
     if ((++tls_misses & 63) == 0 && atomic_load_explicit(&g_lanes, memory_order_acquire) != NULL)
         atomic_fetch_add_explicit(&g_seg.header->cache_misses, 64, memory_order_relaxed); /* g_lanes publishes g_seg */
     bool complete = true;
     uint64_t ep = kind == KEY_PUB ? rp_map_get(&g_pubs, handle) : callback_endpoint(handle, &complete);
     uintptr_t counters = 0;
+    struct rp_gap *gap = NULL;
     if (ep != 0) {
         _Atomic uint64_t *lane = thread_lane();
-        if (lane != NULL)
+        if (lane != NULL) {
             counters = (uintptr_t)(lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT) | (tls_lane_shared ? SHARED_LANE_BIT : 0);
+            gap = g_seg.gaps != NULL ? &g_seg.gaps[ep - 1] : NULL; /* thread_lane() published g_seg */
+        }
     }
     /*
      * Tag with the generation read before the lookups: any mapping change
@@ -350,9 +355,45 @@ static uintptr_t resolve_slow(uintptr_t handle, unsigned kind, uint32_t gen, str
      */
     if (complete) {
         set[1] = set[0];
-        set[0] = (struct tls_slot){handle ^ kind, gen, counters};
+        set[0] = (struct tls_slot){handle ^ kind, gen, counters, gap};
     }
-    return counters;
+    return complete ? set : NULL;
+}
+
+static inline uint32_t gap_bucket(uint64_t d)
+{
+    uint64_t u = d >> 10; /* ~microseconds; see rp_gap in segment.h */
+    if (u < 16)
+        return (uint32_t)u;
+    uint32_t e = 63u - (uint32_t)__builtin_clzll(u);
+    uint32_t b = (e - 3) * 16 + (uint32_t)((u >> (e - RP_GAP_SUB_BITS)) & 15);
+    return b < RP_GAP_BUCKETS ? b : RP_GAP_BUCKETS - 1;
+}
+
+/*
+ * One clock read, one exchange: each predecessor timestamp is consumed by
+ * exactly one message, two threads racing can only lose a sample (now <=
+ * prev), and last_mono_ns is never reset, so a stall is seen whenever it ends.
+ */
+static void record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot)
+{
+    if (kind == KEY_PUB) {
+        if (counter_slot == RP_SLOT_INTRA) {
+            if (!(atomic_load_explicit(&g->flags, memory_order_relaxed) & RP_GAP_INTRA_PUBLISHER))
+                atomic_fetch_or_explicit(&g->flags, RP_GAP_INTRA_PUBLISHER, memory_order_relaxed);
+        } else if (atomic_load_explicit(&g->flags, memory_order_relaxed) & RP_GAP_INTRA_PUBLISHER) {
+            return; /* the rcl_publish of a message already timed by rclcpp_intra_publish */
+        }
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t prev = atomic_exchange_explicit(&g->last_mono_ns, now, memory_order_relaxed);
+    if (prev != 0 && now > prev) {
+        uint64_t d = now - prev;
+        atomic_fetch_add_explicit(&g->sum_ns, d, memory_order_relaxed);
+        atomic_fetch_add_explicit(&g->buckets[gap_bucket(d)], 1, memory_order_relaxed);
+    }
 }
 
 static inline void count(uintptr_t handle, unsigned kind, unsigned counter_slot)
@@ -360,15 +401,18 @@ static inline void count(uintptr_t handle, unsigned kind, unsigned counter_slot)
     uint32_t gen = atomic_load_explicit(&g_gen, memory_order_acquire);
     uintptr_t key = handle ^ kind;
     struct tls_slot *set = tls_cache[tls_set(key)].way;
-    uintptr_t counters;
+    struct tls_slot *hit;
     if (LIKELY(set[0].key == key && set[0].gen == gen))
-        counters = set[0].counters;
+        hit = &set[0];
     else if (set[1].key == key && set[1].gen == gen)
-        counters = set[1].counters;
-    else
-        counters = resolve_slow(handle, kind, gen, set);
-    if (counters != 0)
-        bump(counters + counter_slot * sizeof(uint64_t));
+        hit = &set[1];
+    else if ((hit = resolve_slow(handle, kind, gen, set)) == NULL)
+        return; /* chain not complete yet: not counted, not cached */
+    if (hit->counters != 0) {
+        bump(hit->counters + counter_slot * sizeof(uint64_t));
+        if (UNLIKELY(hit->gap != NULL)) /* gap tracking off: no clock read at all */
+            record_gap(hit->gap, kind, counter_slot);
+    }
 }
 
 /* ---------------------------------------------------------------- init-time bookkeeping */

@@ -17,6 +17,8 @@ int main(void)
     printf("sizeof rp_section %zu\n", sizeof(struct rp_section));
     printf("sizeof rp_node %zu\n", sizeof(struct rp_node));
     printf("sizeof rp_endpoint %zu\n", sizeof(struct rp_endpoint));
+    printf("sizeof rp_gap %zu\n", sizeof(struct rp_gap));
+    F(rp_gap, last_mono_ns); F(rp_gap, sum_ns); F(rp_gap, flags); F(rp_gap, reserved); F(rp_gap, buckets);
     F(rp_section, kind); F(rp_section, count); F(rp_section, offset); F(rp_section, stride);
     F(rp_header, magic); F(rp_header, abi_major); F(rp_header, abi_minor); F(rp_header, header_size);
     F(rp_header, total_size); F(rp_header, state); F(rp_header, pid); F(rp_header, ppid);
@@ -35,7 +37,8 @@ int main(void)
     C(RP_EXE_MAX); C(RP_CMDLINE_MAX); C(RP_NAME_MAX); C(RP_COUNTERS_PER_ENDPOINT); C(RP_NO_NODE);
     C(RP_SEGMENT_INITIALIZING); C(RP_SEGMENT_READY);
     C(RP_DISTRO_UNKNOWN); C(RP_DISTRO_HUMBLE); C(RP_DISTRO_JAZZY); C(RP_DISTRO_KILTED);
-    C(RP_SECTION_NODES); C(RP_SECTION_ENDPOINTS); C(RP_SECTION_LANES);
+    C(RP_SECTION_NODES); C(RP_SECTION_ENDPOINTS); C(RP_SECTION_LANES); C(RP_SECTION_GAPS);
+    C(RP_GAP_BUCKETS); C(RP_GAP_SUB_BITS); C(RP_GAP_INTRA_PUBLISHER);
     C(RP_RECORD_EMPTY); C(RP_RECORD_READY);
     C(RP_KIND_PUBLISHER); C(RP_KIND_SUBSCRIPTION); C(RP_KIND_TIMER); C(RP_KIND_SERVICE);
     C(RP_EP_NAME_TRUNCATED); C(RP_EP_RETIRED); C(RP_EP_RCLCPP);

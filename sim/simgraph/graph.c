@@ -166,7 +166,13 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                     p->thread = true;
                 else if (strncmp(tok[i], "size=", 5) == 0 && parse_num(tok[i] + 5, 0, 16e6, &v))
                     p->size = (size_t)v;
-                else
+                else if (strncmp(tok[i], "stall=", 6) == 0 && strchr(tok[i], ':') != NULL) {
+                    char *colon = strchr(tok[i], ':');
+                    *colon = '\0';
+                    if (!parse_num(tok[i] + 6, 0, 1e6, &p->stall_at) || !parse_num(colon + 1, 0.001, 1e6, &p->stall_for))
+                        FAIL("usage: stall=AT_S:FOR_S");
+                    p->thread = true;
+                } else
                     FAIL("unknown pub option '%s'", tok[i]);
             }
         } else if (strcmp(kw, "sub") == 0 || strcmp(kw, "reuse_sub") == 0) {

@@ -37,6 +37,7 @@ struct g_pub {
     char reuse_topic[G_NAME]; /* reuse_pub: topic after the re-creation */
     double hz;
     double reuse_at; /* <0: no reuse */
+    double stall_at, stall_for; /* stall=AT:FOR: the publisher goes silent (stall_for 0: never) */
     bool thread;     /* dedicated publishing thread instead of an executor timer */
     bool forked;     /* published only by the fork child */
     bool builtin;    /* /parameter_events: published at startup only */

@@ -574,7 +574,8 @@ static void *publisher_thread(void *argp)
     int i = (int)(intptr_t)argp;
     struct g_pub *gp = &G.pubs[i];
     uint64_t period = gp->hz > 0 ? (uint64_t)(1e9 / gp->hz) : 0, next = pubs_rt[i].created_ns + period;
-    bool reused = false;
+    bool reused = false, stalled = false;
+    uint64_t stall_ns = t0_ns + (uint64_t)(gp->stall_at * 1e9);
     uint64_t reuse_ns = gp->reuse_at >= 0 ? t0_ns + (uint64_t)(gp->reuse_at * 1e9) : UINT64_MAX;
     for (uint64_t n = 0;; n++) {
         if (period > 0) {
@@ -583,6 +584,13 @@ static void *publisher_thread(void *argp)
                 break;
         } else if ((n & 1023) == 0 && !running()) { /* flat out: look at the clock every 1024 messages */
             break;
+        }
+        if (gp->stall_for > 0 && !stalled && now_ns(CLOCK_MONOTONIC) >= stall_ns) {
+            stalled = true; /* a wedged driver: silent, then back on its schedule */
+            sleep_until(stall_ns + (uint64_t)(gp->stall_for * 1e9));
+            while (next < now_ns(CLOCK_MONOTONIC))
+                next += period;
+            continue;
         }
         if (!reused && now_ns(CLOCK_MONOTONIC) >= reuse_ns) {
             reused = true; /* destroyed (no tracepoint) and re-created at the same address */

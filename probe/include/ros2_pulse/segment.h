@@ -41,7 +41,7 @@
 
 #define RP_MAGIC UINT64_C(0x45534c5550325352) /* "RS2PULSE" read as little-endian u64 */
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 0
+#define RP_ABI_MINOR 1
 
 #define RP_HEADER_SIZE 4096u
 #define RP_MAX_SECTIONS 8u
@@ -71,7 +71,8 @@ enum rp_section_kind {
     RP_SECTION_NODES = 1,
     RP_SECTION_ENDPOINTS = 2,
     RP_SECTION_LANES = 3,
-    /* reserved for later minor versions: 4 gap histograms, 5 latency histograms */
+    RP_SECTION_GAPS = 4, /* only with ROS_TOPIC_STATS_JITTER=1: endpoint_capacity x rp_gap */
+    /* reserved for a later minor version: 5 latency histograms */
 };
 
 /* rp_node.state and rp_endpoint.state */
@@ -108,6 +109,34 @@ enum rp_counter_slot {
     RP_SLOT_TAKEN = 2,
     RP_SLOT_RESERVED = 3,
 };
+
+/*
+ * Inter-arrival times ("gaps") of one endpoint, opt-in. Multi-writer: any
+ * thread may count a message, so every field is atomic. Multi-reader safe:
+ * nothing is ever reset; each reader diffs the monotonic buckets itself.
+ *
+ * Bucket of a gap of d ns: u = d >> 10 (~microseconds); u < 16 -> bucket u;
+ * else e = floor(log2 u), bucket (e - 3) * 16 + ((u >> (e - 4)) & 15), capped
+ * at RP_GAP_BUCKETS - 1 (gaps of ~137 s and more). 16 buckets per octave:
+ * a bucket spans at most 1/16 of its lower bound (6.25 %).
+ */
+#define RP_GAP_BUCKETS 384u
+#define RP_GAP_SUB_BITS 4u
+
+struct rp_gap {
+    RP_ATOMIC(uint64_t) last_mono_ns; /* CLOCK_MONOTONIC of the last message; 0 = none yet */
+    RP_ATOMIC(uint64_t) sum_ns;       /* sum of all gaps counted in the buckets */
+    RP_ATOMIC(uint32_t) flags;        /* RP_GAP_INTRA_PUBLISHER */
+    uint32_t reserved;
+    RP_ATOMIC(uint32_t) buckets[RP_GAP_BUCKETS]; /* wrap modulo 2^32: readers diff them */
+};
+
+/*
+ * rp_gap.flags: a publisher that publishes intra-process fires
+ * rclcpp_intra_publish and then, for the same message, rcl_publish; its gaps
+ * are taken from the intra-process tracepoint only, so one message is one gap.
+ */
+#define RP_GAP_INTRA_PUBLISHER 1u
 
 struct rp_section {
     uint32_t kind;
@@ -173,6 +202,7 @@ _Static_assert(__builtin_offsetof(struct rp_header, sections) == 128, "sections 
 _Static_assert(__builtin_offsetof(struct rp_header, exe) == 320, "exe offset");
 _Static_assert(sizeof(struct rp_node) == 272, "rp_node size");
 _Static_assert(sizeof(struct rp_endpoint) == 320, "rp_endpoint size");
+_Static_assert(sizeof(struct rp_gap) == 24 + 4 * RP_GAP_BUCKETS, "rp_gap size");
 #endif
 
 #endif /* ROS2_PULSE_SEGMENT_H */
