@@ -111,6 +111,9 @@ func renderText(w *window.Window, opt Options) []byte {
 			periodLine(&b, name, "recv", &t.RecvGap)
 		}
 	}
+	for _, tm := range w.Timers {
+		fmt.Fprintf(&b, "TIMER %s timer=%d period_ms=%s hz=%s\n", textName(tm.Node), tm.Ordinal, ms(tm.PeriodMs), hz(tm.Hz))
+	}
 	for _, n := range w.Nodes {
 		fmt.Fprintf(&b, "NODE %s\n", textName(n))
 	}
@@ -213,6 +216,16 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 			jsonString(&b, n)
 		}
 		b.WriteString("]}")
+	}
+	// Timers: a new array (old readers ignore unknown keys).
+	b.WriteString(`],"timers":[`)
+	for i, tm := range w.Timers {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"node":`)
+		jsonString(&b, tm.Node)
+		fmt.Fprintf(&b, `,"timer":%d,"period_ms":%s,"hz":%s}`, tm.Ordinal, ms(tm.PeriodMs), hz(tm.Hz))
 	}
 	// Period statistics: a new array (old readers ignore unknown keys).
 	b.WriteString(`],"periods":[`)

@@ -30,7 +30,8 @@ func fixture() *window.Window {
 			{Name: "/stalled_sub", RecvSeen: true, SubCount: 1},
 			{Name: "/weird name\n\"q\"", PubInter: 1, PubInterSeen: true},
 		},
-		Nodes: []string{"/camera_driver", "/talker"},
+		Nodes:  []string{"/camera_driver", "/talker"},
+		Timers: []window.Timer{{Node: "/talker", Ordinal: 0, PeriodMs: 100, Hz: 9.5}, {Node: "/talker", Ordinal: 1, PeriodMs: 1000, Hz: 0}},
 		Procs: []window.Proc{
 			{Pid: 100, Exe: "/opt/ros/lib/talker", Alive: true, Nodes: []string{"/talker"}},
 			{Pid: 200, Exe: "/opt/ros/lib/listener", Alive: false, Nodes: []string{"/listener"}},

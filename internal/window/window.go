@@ -77,13 +77,25 @@ type Proc struct {
 	Dropped uint64 // endpoints the probe could not fit in its table
 }
 
+// Timer is one rclcpp timer: its node, configured period and measured firing rate.
+// rclpy timers fire no tracepoint and have no node link: they are not listed.
+type Timer struct {
+	Node     string
+	Ordinal  int // 0, 1, ... among its node's timers in creation order
+	Pid      int
+	PeriodMs float64
+	Hz       float64
+	Delta    uint64
+}
+
 // Window is everything measured between two scans.
 type Window struct {
 	TsNs    int64   // wall clock at the end of the window
 	Seconds float64 // measured length
 	Topics  []Topic // sorted by name
 	Nodes   []string
-	Procs   []Proc // sorted by pid
+	Procs   []Proc  // sorted by pid
+	Timers  []Timer // live processes' timers, sorted by node and ordinal
 }
 
 // Compute builds the window from prev to cur. prev may be nil (the first
@@ -147,7 +159,24 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 		// A segment older than the previous scan that the scan could not read
 		// has no baseline: count it from the next window on, never its history.
 		noBaseline := prev != nil && !known && s.StartMono < t1
+		ordinals := map[string]int{}
 		for _, e := range s.Endpoints {
+			if e.Kind == segment.KindTimer && e.Node >= 0 && s.Alive && !e.Retired() {
+				node := s.Nodes[e.Node].Name
+				tm := Timer{Node: node, Ordinal: ordinals[node], Pid: s.Pid, PeriodMs: float64(e.Aux) / 1e6}
+				ordinals[node]++
+				var base uint64
+				if e.Index < len(old) && old[e.Index] != nil && old[e.Index].Kind == e.Kind {
+					base = old[e.Index].Counts[segment.SlotInter]
+				} else if noBaseline {
+					base = e.Counts[segment.SlotInter]
+				}
+				tm.Delta = sub(e.Counts[segment.SlotInter], base)
+				if exposure := max(seconds(t2-min(t2, max(t1, e.CreatedMono))), min(MinExposure, w.Seconds)); exposure > 0 {
+					tm.Hz = float64(tm.Delta) / exposure
+				}
+				w.Timers = append(w.Timers, tm)
+			}
 			if e.Kind != segment.KindPublisher && e.Kind != segment.KindSubscription {
 				continue
 			}
@@ -234,6 +263,12 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 	}
 	sort.Strings(w.Nodes)
 	sort.SliceStable(w.Procs, func(i, j int) bool { return w.Procs[i].Pid < w.Procs[j].Pid })
+	sort.SliceStable(w.Timers, func(i, j int) bool {
+		if w.Timers[i].Node != w.Timers[j].Node {
+			return w.Timers[i].Node < w.Timers[j].Node
+		}
+		return w.Timers[i].Ordinal < w.Timers[j].Ordinal
+	})
 	return w
 }
 

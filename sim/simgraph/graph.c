@@ -191,9 +191,18 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                     FAIL("bad time '%s'", tok[3]);
             }
         } else if (strcmp(kw, "timer") == 0) {
-            if (nt != 2 || g->ntimers >= G_MAX_TIMERS || !parse_num(tok[1], 0.01, 100000, &v))
-                FAIL("usage: timer HZ");
-            g->timers[g->ntimers++] = (struct g_timer){node, v};
+            if (nt < 2 || nt > 3 || g->ntimers >= G_MAX_TIMERS || !parse_num(tok[1], 0.01, 100000, &v))
+                FAIL("usage: timer HZ [stall=AT_S:FOR_S]");
+            struct g_timer *tm = &g->timers[g->ntimers++];
+            *tm = (struct g_timer){node, v, 0, 0};
+            if (nt == 3) {
+                char *colon = strchr(tok[2], ':');
+                if (strncmp(tok[2], "stall=", 6) != 0 || colon == NULL)
+                    FAIL("usage: timer HZ [stall=AT_S:FOR_S]");
+                *colon = '\0';
+                if (!parse_num(tok[2] + 6, 0, 1e6, &tm->stall_at) || !parse_num(colon + 1, 0.001, 1e6, &tm->stall_for))
+                    FAIL("usage: timer HZ [stall=AT_S:FOR_S]");
+            }
         } else if (strcmp(kw, "service") == 0) {
             if (nt != 2 || g->nservices >= G_MAX_SERVICES || !valid_name(tok[1]))
                 FAIL("usage: service NAME");

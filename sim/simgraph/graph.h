@@ -54,6 +54,7 @@ struct g_sub {
 struct g_timer {
     int node;
     double hz;
+    double stall_at, stall_for; /* stall=AT:FOR: the timer stops firing (a wedged control loop) */
 };
 
 struct g_service {

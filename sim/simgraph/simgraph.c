@@ -113,6 +113,7 @@ struct timer_rt {
     int pub;     /* publisher this timer drives, or -1 */
     int node_log; /* node whose log this timer emits, or -1 */
     int client;  /* client this timer drives, or -1 */
+    uint64_t stall_from, stall_until; /* a wedged timer fires nothing in [from, until) */
 };
 
 struct service_rt {
@@ -556,6 +557,11 @@ static void *executor_thread(void *argp)
             struct timer_rt *tr = &timers_rt[t];
             if (tr->next_ns > now)
                 continue;
+            if (now >= tr->stall_from && now < tr->stall_until) { /* wedged: resumes on schedule after */
+                while (tr->next_ns < tr->stall_until)
+                    tr->next_ns += tr->period_ns;
+                continue;
+            }
             fire_timer(t);
             /*
              * Keep the absolute schedule and catch up after a stall: rclcpp
@@ -678,9 +684,15 @@ static int run_process(int proc, int64_t duration_ns)
         for (int s = 0; s < G.nsubs; s++)
             if (G.subs[s].node == n && strcmp(G.subs[s].topic, "/parameter_events") != 0)
                 create_subscription(s, G.subs[s].topic, false);
-        for (int t = 0; t < G.ntimers; t++)
-            if (G.timers[t].node == n)
-                add_timer(n, G.timers[t].hz, -1, -1, -1);
+        for (int t = 0; t < G.ntimers; t++) {
+            if (G.timers[t].node != n)
+                continue;
+            struct timer_rt *tr = &timers_rt[add_timer(n, G.timers[t].hz, -1, -1, -1)];
+            if (G.timers[t].stall_for > 0) {
+                tr->stall_from = t0_ns + (uint64_t)(G.timers[t].stall_at * 1e9);
+                tr->stall_until = tr->stall_from + (uint64_t)(G.timers[t].stall_for * 1e9);
+            }
+        }
         for (int v = 0; v < G.nservices; v++) {
             if (G.services[v].node != n)
                 continue;
