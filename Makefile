@@ -100,11 +100,12 @@ test-go: build
 	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -p 1 -count=1 ./...
 	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -race ./internal/segment/ ./internal/window/ ./internal/recorder/ ./internal/runner/
 
-# A short fuzz pass over the segment parser (the reader's only outside input so far).
+# A short fuzz pass over every parser of outside input: segments and specs.
 # Minimising each new input is capped: the default 60 s spent on 13 KB seeds starves the run.
 FUZZTIME ?= 10s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/segment/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/spec/
 
 # ASan+UBSan over probe and simulator, and TSan over the simulator, with the exit storm repeated.
 sanitize: sanitize-asan sanitize-tsan

@@ -1,0 +1,374 @@
+// Package spec loads the expected-rate spec: what "healthy" means for the
+// whole machine. It is strict on purpose: a declared rule must never be
+// silently unchecked, so every mistake is an error that names the line and
+// the key (upstream pitfalls 20 and 21).
+//
+//	topics:
+//	  /scan: {min_hz: 9, max_hz: 11}                 # one rule (side recv, transport any)
+//	  /cmd_vel:                                      # several rules
+//	    - {min_hz: 18, side: pub}
+//	    - {max_gap_ms: 200, side: recv}
+//	nodes: [/controller, /base_driver]               # must be alive
+//	timers:
+//	  /controller: {min_hz: 90}                      # every timer of the node
+//	  /planner: {min_hz: 4, timer: 1}                # only its second timer
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/sys/unix"
+)
+
+// MaxBytes bounds a spec file: a mistyped path to a rosbag must fail fast.
+const MaxBytes = 1 << 20
+
+// Side is the side of a topic a rule judges.
+type Side string
+
+const (
+	Pub  Side = "pub"
+	Recv Side = "recv"
+)
+
+// Transport selects the rate a rule reads.
+type Transport string
+
+const (
+	Inter Transport = "inter"
+	Intra Transport = "intra"
+	Any   Transport = "any"
+)
+
+// TopicRule is one rule on one topic. Unset bounds are 0 and +Inf.
+type TopicRule struct {
+	Topic     string
+	Side      Side
+	Transport Transport
+	MinHz     float64
+	MaxHz     float64 // +Inf when unbounded
+	MaxGapMs  float64 // +Inf when unbounded
+	Line      int
+}
+
+// HasRate reports whether the rule bounds the rate.
+func (r TopicRule) HasRate() bool { return r.MinHz > 0 || !math.IsInf(r.MaxHz, 1) }
+
+// HasGap reports whether the rule bounds the gap.
+func (r TopicRule) HasGap() bool { return !math.IsInf(r.MaxGapMs, 1) }
+
+// TimerRule requires a node's timer(s) to fire at least MinHz.
+type TimerRule struct {
+	Node    string
+	Ordinal int // -1: every timer of the node
+	MinHz   float64
+	Line    int
+}
+
+// Spec is a validated spec.
+type Spec struct {
+	Topics []TopicRule
+	Nodes  []string
+	Timers []TimerRule
+}
+
+// NeedsGaps reports whether any rule needs gap tracking in the probes.
+func (s *Spec) NeedsGaps() bool {
+	for _, r := range s.Topics {
+		if r.HasGap() {
+			return true
+		}
+	}
+	return false
+}
+
+// Summary is a one-line description ("3 topic rules, 2 nodes, 1 timer rule").
+func (s *Spec) Summary() string {
+	return fmt.Sprintf("%d topic rules, %d nodes, %d timer rules", len(s.Topics), len(s.Nodes), len(s.Timers))
+}
+
+// Load reads and validates the spec at path: a regular file of at most
+// MaxBytes, opened without blocking (a FIFO or a device fails at once).
+func Load(path string) (*Spec, error) {
+	data, err := readBounded(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read spec %s: %w", path, err)
+	}
+	s, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("invalid spec %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func readBounded(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if st.Size() > MaxBytes {
+		return nil, fmt.Errorf("%d bytes, more than the %d a spec may have", st.Size(), MaxBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxBytes {
+		return nil, fmt.Errorf("more than the %d bytes a spec may have", MaxBytes)
+	}
+	return data, nil
+}
+
+func errAt(n *yaml.Node, format string, args ...any) error {
+	return fmt.Errorf("line %d: %s", n.Line, fmt.Sprintf(format, args...))
+}
+
+// mapping checks n is a mapping without repeated keys and returns its pairs.
+func mapping(n *yaml.Node, what string) ([][2]*yaml.Node, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, errAt(n, "%s must be a mapping", what)
+	}
+	seen := map[string]int{}
+	var out [][2]*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return nil, errAt(k, "%s: keys must be plain names", what)
+		}
+		if line, dup := seen[k.Value]; dup {
+			return nil, errAt(k, "%s: key %q repeated (first on line %d)", what, k.Value, line)
+		}
+		seen[k.Value] = k.Line
+		out = append(out, [2]*yaml.Node{k, v})
+	}
+	return out, nil
+}
+
+func number(k, v *yaml.Node) (float64, error) {
+	if v.Kind != yaml.ScalarNode || (v.Tag != "!!int" && v.Tag != "!!float") {
+		return 0, errAt(v, "%s must be a number, not %q", k.Value, v.Value)
+	}
+	f, err := strconv.ParseFloat(strings.ReplaceAll(v.Value, "_", ""), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return 0, errAt(v, "%s must be a finite number >= 0, not %q", k.Value, v.Value)
+	}
+	return f, nil
+}
+
+func validName(s string) bool {
+	if !strings.HasPrefix(s, "/") || len(s) > 255 {
+		return false
+	}
+	for _, r := range s[1:] {
+		if !(r == '/' || r == '_' || r == '~' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// Parse validates a spec document.
+func Parse(data []byte) (*Spec, error) {
+	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+		return nil, errors.New("line 1: the file starts with a UTF-8 byte-order mark; save it without one")
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, errors.New("the spec is empty: it declares no topic, node or timer rule")
+	}
+	root := doc.Content[0]
+	pairs, err := mapping(root, "the spec")
+	if err != nil {
+		return nil, err
+	}
+	s := &Spec{}
+	for _, p := range pairs {
+		k, v := p[0], p[1]
+		switch k.Value {
+		case "topics":
+			if err := s.parseTopics(v); err != nil {
+				return nil, err
+			}
+		case "nodes":
+			if err := s.parseNodes(v); err != nil {
+				return nil, err
+			}
+		case "timers":
+			if err := s.parseTimers(v); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, errAt(k, "unknown top-level key %q (expected topics, nodes or timers)", k.Value)
+		}
+	}
+	if len(s.Topics)+len(s.Nodes)+len(s.Timers) == 0 {
+		return nil, errors.New("the spec declares no topic, node or timer rule")
+	}
+	return s, nil
+}
+
+func (s *Spec) parseTopics(n *yaml.Node) error {
+	topics, err := mapping(n, "topics")
+	if err != nil {
+		return err
+	}
+	type key struct {
+		topic     string
+		side      Side
+		transport Transport
+	}
+	seen := map[key]int{}
+	for _, t := range topics {
+		name := t[0].Value
+		if !validName(name) {
+			return errAt(t[0], "topic %q is not a fully qualified ROS name like /scan", name)
+		}
+		rules := []*yaml.Node{t[1]}
+		if t[1].Kind == yaml.SequenceNode {
+			rules = t[1].Content
+			if len(rules) == 0 {
+				return errAt(t[1], "topic %s has an empty rule list", name)
+			}
+		}
+		for _, rn := range rules {
+			r, err := parseTopicRule(name, rn)
+			if err != nil {
+				return err
+			}
+			k := key{r.Topic, r.Side, r.Transport}
+			if line, dup := seen[k]; dup {
+				return errAt(rn, "topic %s: a second rule for side %s, transport %s (first on line %d)", name, r.Side, r.Transport, line)
+			}
+			seen[k] = r.Line
+			s.Topics = append(s.Topics, r)
+		}
+	}
+	return nil
+}
+
+func parseTopicRule(topic string, n *yaml.Node) (TopicRule, error) {
+	r := TopicRule{Topic: topic, Side: Recv, Transport: Any, MaxHz: math.Inf(1), MaxGapMs: math.Inf(1), Line: n.Line}
+	pairs, err := mapping(n, "rule of "+topic)
+	if err != nil {
+		return r, err
+	}
+	transportSet := false
+	for _, p := range pairs {
+		k, v := p[0], p[1]
+		var err error
+		switch k.Value {
+		case "min_hz":
+			r.MinHz, err = number(k, v)
+		case "max_hz":
+			r.MaxHz, err = number(k, v)
+		case "max_gap_ms":
+			if r.MaxGapMs, err = number(k, v); err == nil && r.MaxGapMs == 0 {
+				err = errAt(v, "max_gap_ms must be greater than 0")
+			}
+		case "side":
+			if v.Kind != yaml.ScalarNode || (v.Value != "pub" && v.Value != "recv") {
+				err = errAt(v, "side must be pub or recv, not %q", v.Value)
+			}
+			r.Side = Side(v.Value)
+		case "transport":
+			if v.Kind != yaml.ScalarNode || (v.Value != "inter" && v.Value != "intra" && v.Value != "any") {
+				err = errAt(v, "transport must be inter, intra or any, not %q", v.Value)
+			}
+			r.Transport, transportSet = Transport(v.Value), true
+		default:
+			err = errAt(k, "topic %s: unknown key %q (expected min_hz, max_hz, max_gap_ms, side, transport)", topic, k.Value)
+		}
+		if err != nil {
+			return r, err
+		}
+	}
+	switch {
+	case !r.HasRate() && !r.HasGap():
+		return r, errAt(n, "topic %s: a rule needs min_hz, max_hz or max_gap_ms", topic)
+	case r.MinHz > r.MaxHz:
+		return r, errAt(n, "topic %s: min_hz %g is above max_hz %g", topic, r.MinHz, r.MaxHz)
+	case !r.HasRate() && transportSet:
+		// The gap series merges transports: a transport would constrain nothing.
+		return r, errAt(n, "topic %s: a gap-only rule cannot choose a transport", topic)
+	}
+	return r, nil
+}
+
+func (s *Spec) parseNodes(n *yaml.Node) error {
+	if n.Kind != yaml.SequenceNode {
+		return errAt(n, "nodes must be a list of node names")
+	}
+	seen := map[string]int{}
+	for _, v := range n.Content {
+		if v.Kind != yaml.ScalarNode || !validName(v.Value) {
+			return errAt(v, "node %q is not a fully qualified name like /controller", v.Value)
+		}
+		if line, dup := seen[v.Value]; dup {
+			return errAt(v, "node %s listed twice (first on line %d)", v.Value, line)
+		}
+		seen[v.Value] = v.Line
+		s.Nodes = append(s.Nodes, v.Value)
+	}
+	return nil
+}
+
+func (s *Spec) parseTimers(n *yaml.Node) error {
+	nodes, err := mapping(n, "timers")
+	if err != nil {
+		return err
+	}
+	for _, t := range nodes {
+		if !validName(t[0].Value) {
+			return errAt(t[0], "timer node %q is not a fully qualified name", t[0].Value)
+		}
+		r := TimerRule{Node: t[0].Value, Ordinal: -1, Line: t[1].Line}
+		pairs, err := mapping(t[1], "timer rule of "+r.Node)
+		if err != nil {
+			return err
+		}
+		for _, p := range pairs {
+			k, v := p[0], p[1]
+			switch k.Value {
+			case "min_hz":
+				if r.MinHz, err = number(k, v); err == nil && r.MinHz == 0 {
+					err = errAt(v, "min_hz must be greater than 0")
+				}
+			case "timer":
+				var f float64
+				if f, err = number(k, v); err == nil && (f != math.Trunc(f) || f > 1000) {
+					err = errAt(v, "timer must be a small whole number (0 is the node's first timer)")
+				}
+				r.Ordinal = int(f)
+			default:
+				err = errAt(k, "timer %s: unknown key %q (expected min_hz, timer)", r.Node, k.Value)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if r.MinHz == 0 {
+			return errAt(t[1], "timer %s: a rule needs min_hz", r.Node)
+		}
+		s.Timers = append(s.Timers, r)
+	}
+	return nil
+}

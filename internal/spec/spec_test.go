@@ -1,0 +1,140 @@
+package spec
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const good = `# the robot
+topics:
+  /scan: {min_hz: 9, max_hz: 11}
+  /cmd_vel:
+    - {min_hz: 18, side: pub, transport: inter}
+    - {max_gap_ms: 200}
+nodes: [/controller, /base_driver]
+timers:
+  /controller: {min_hz: 90}
+  /planner: {min_hz: 4, timer: 1}
+`
+
+func TestParseGood(t *testing.T) {
+	s, err := Parse([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Topics) != 3 || len(s.Nodes) != 2 || len(s.Timers) != 2 {
+		t.Fatalf("%+v", s)
+	}
+	scan := s.Topics[0]
+	if scan.Topic != "/scan" || scan.Side != Recv || scan.Transport != Any || scan.MinHz != 9 || scan.MaxHz != 11 ||
+		!math.IsInf(scan.MaxGapMs, 1) || scan.Line != 3 {
+		t.Errorf("defaults: %+v", scan)
+	}
+	if r := s.Topics[1]; r.Side != Pub || r.Transport != Inter || !math.IsInf(r.MaxHz, 1) || r.Line != 5 {
+		t.Errorf("pub rule: %+v", r)
+	}
+	if r := s.Topics[2]; !r.HasGap() || r.HasRate() || !s.NeedsGaps() {
+		t.Errorf("gap rule: %+v", r)
+	}
+	if s.Timers[0].Ordinal != -1 || s.Timers[1].Ordinal != 1 || s.Timers[1].MinHz != 4 {
+		t.Errorf("timers: %+v", s.Timers)
+	}
+}
+
+// Every mistake is an error naming the line and the key.
+func TestParseErrors(t *testing.T) {
+	cases := []struct{ spec, want string }{
+		{"", "empty"},
+		{"# only a comment\n", "empty"},
+		{"topics: {}\n", "declares no"},
+		{"\xef\xbb\xbftopics:\n  /a: {min_hz: 1}\n", "byte-order mark"},
+		{"topic:\n  /a: {min_hz: 1}\n", `line 1: unknown top-level key "topic"`},
+		{"topics:\n  /a: {min_hz: 1, mni_hz: 2}\n", `line 2: topic /a: unknown key "mni_hz"`},
+		{"topics:\n  /a: {min_hz: 1, min_hz: 2}\n", `key "min_hz" repeated`},
+		{"topics:\n  /a: {min_hz: fast}\n", `line 2: min_hz must be a number, not "fast"`},
+		{"topics:\n  /a: {min_hz: -1}\n", "finite number >= 0"},
+		{"topics:\n  /a: {min_hz: .nan}\n", "finite number"},
+		{"topics:\n  /a: {min_hz: \"5\"}\n", "must be a number"},
+		{"topics:\n  /a: {side: pub}\n", "needs min_hz, max_hz or max_gap_ms"},
+		{"topics:\n  /a: {min_hz: 5, max_hz: 2}\n", "min_hz 5 is above max_hz 2"},
+		{"topics:\n  /a: {max_gap_ms: 0}\n", "max_gap_ms must be greater than 0"},
+		{"topics:\n  /a: {max_gap_ms: 100, transport: intra}\n", "gap-only rule cannot choose a transport"},
+		{"topics:\n  /a: {min_hz: 1, side: both}\n", "side must be pub or recv"},
+		{"topics:\n  /a: {min_hz: 1, transport: dds}\n", "transport must be inter, intra or any"},
+		{"topics:\n  /a:\n    - {min_hz: 1}\n    - {max_hz: 9}\n", "line 4: topic /a: a second rule for side recv, transport any (first on line 3)"},
+		{"topics:\n  /a: []\n", "empty rule list"},
+		{"topics:\n  scan: {min_hz: 1}\n", "not a fully qualified ROS name"},
+		{"topics: [/a]\n", "topics must be a mapping"},
+		{"nodes: /a\n", "nodes must be a list"},
+		{"nodes: [/a, /a]\n", "listed twice"},
+		{"nodes: [a b]\n", "not a fully qualified name"},
+		{"timers:\n  /c: {timer: 1}\n", "needs min_hz"},
+		{"timers:\n  /c: {min_hz: 1, timer: 0.5}\n", "small whole number"},
+		{"timers:\n  /c: {min_hz: 1, period: 2}\n", `unknown key "period"`},
+		{"topics:\n  /a: {min_hz: 1\n", "line"},
+	}
+	for _, c := range cases {
+		_, err := Parse([]byte(c.spec))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want an error containing %q", c.spec, err, c.want)
+		}
+	}
+}
+
+// Only regular files of bounded size are read, and nothing blocks.
+func TestLoadRefusesNonSpecs(t *testing.T) {
+	dir := t.TempDir()
+	okPath := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(okPath, []byte(good), 0o600)
+	if _, err := Load(okPath); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	f, _ := os.Create(big)
+	f.Truncate(2 << 30) // 2 GiB, sparse
+	f.Close()
+	exact := filepath.Join(dir, "exact.yaml")
+	os.WriteFile(exact, append([]byte(good), make([]byte, MaxBytes-len(good)+1)...), 0o600)
+	for path, want := range map[string]string{
+		"/dev/zero": "not a regular file", dir: "not a regular file", fifo: "not a regular file",
+		big: "more than", exact: "more than", filepath.Join(dir, "missing"): "no such file",
+	} {
+		start := time.Now()
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "cannot read spec") {
+			t.Errorf("%s: got %v, want %q", path, err, want)
+		}
+		if time.Since(start) > time.Second {
+			t.Errorf("%s took %v: must fail fast", path, time.Since(start))
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(good))
+	f.Add([]byte("topics:\n  /a: [{min_hz: 1}, {max_gap_ms: 3, side: pub}]\n"))
+	f.Add([]byte("nodes: [/a]\ntimers: {/a: {min_hz: 2}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse(data)
+		if err != nil {
+			return
+		}
+		if len(s.Topics)+len(s.Nodes)+len(s.Timers) == 0 {
+			t.Fatal("accepted a spec with no rule")
+		}
+		for _, r := range s.Topics {
+			if (!r.HasRate() && !r.HasGap()) || r.MinHz > r.MaxHz || r.MaxGapMs <= 0 || (r.Side != Pub && r.Side != Recv) {
+				t.Fatalf("accepted a bad rule %+v", r)
+			}
+		}
+	})
+}
