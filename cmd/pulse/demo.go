@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"ros2_pulse/internal/health"
 	"ros2_pulse/internal/locate"
+	"ros2_pulse/internal/logfmt"
 	"ros2_pulse/internal/runner"
 	"ros2_pulse/internal/window"
 )
@@ -59,8 +61,10 @@ unless --duration is given.`,
 			var file io.Writer = opt.Out
 			live := opt.Format
 			opt.Out = nil
-			opt.OnWindow = func(w *window.Window, final bool) {
-				b := renderFor(live, w, opt)
+			opt.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
+				lo := opt.Log
+				lo.Warns = warns
+				b := logfmt.Render(live, w, lo)
 				os.Stdout.Write(b)
 				if file != nil {
 					if _, err := file.Write(b); err != nil {

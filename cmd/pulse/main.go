@@ -19,6 +19,7 @@ import (
 	"ros2_pulse/internal/config"
 	"ros2_pulse/internal/logfmt"
 	"ros2_pulse/internal/recorder"
+	"ros2_pulse/internal/spec"
 	"ros2_pulse/internal/window"
 )
 
@@ -57,6 +58,7 @@ func main() {
 // recordFlags are shared by record, run and demo; their defaults come from the environment.
 type recordFlags struct {
 	period, format, out string
+	specPath            string
 	allTopics           bool
 	env                 config.Env
 }
@@ -67,6 +69,7 @@ func addRecordFlags(c *cobra.Command, f *recordFlags, outName, outHelp string) {
 	c.Flags().StringVar(&f.format, "format", string(f.env.Format), "text or jsonl (env ROS_TOPIC_STATS_FORMAT)")
 	c.Flags().StringVar(&f.out, outName, f.env.OutputFile, outHelp)
 	c.Flags().BoolVar(&f.allTopics, "all-topics", false, "include /rosout and /parameter_events")
+	c.Flags().StringVar(&f.specPath, "spec", os.Getenv("ROS_TOPIC_STATS_EXPECTED"), "expected-rate spec (YAML) to judge every window (env ROS_TOPIC_STATS_EXPECTED)")
 }
 
 func (f *recordFlags) options() (recorder.Options, error) {
@@ -81,6 +84,11 @@ func (f *recordFlags) options() (recorder.Options, error) {
 	opt := recorder.Options{
 		Period: period, Format: format, Log: logfmt.Options{EmitIdle: f.env.EmitIdle},
 		Window: window.Options{ShowBuiltin: f.allTopics}, Warn: os.Stderr,
+	}
+	if f.specPath != "" {
+		if opt.Spec, err = spec.Load(f.specPath); err != nil {
+			return recorder.Options{}, err
+		}
 	}
 	switch f.out {
 	case "":
@@ -134,8 +142,4 @@ Dead processes are reported as exited, then their segments are removed after --r
 	c.Flags().DurationVar(&retain, "retain", 30*time.Second, "keep an exited process's segment this long after recording it (negative: forever)")
 	c.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default: until SIGINT/SIGTERM)")
 	return c
-}
-
-func renderFor(f logfmt.Format, w *window.Window, opt recorder.Options) []byte {
-	return logfmt.Render(f, w, opt.Log)
 }

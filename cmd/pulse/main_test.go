@@ -197,3 +197,36 @@ func TestBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// A spec with a gap rule switches gap tracking on for the run, and a wedged
+// driver gives exactly the WARN the rule asks for; its healthy twin none.
+func TestRunWithSpecWarns(t *testing.T) {
+	_, sim, _ := bin(t)
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(spec, []byte("topics:\n  /wedged: {max_gap_ms: 200}\n  /steady: {max_gap_ms: 200, min_hz: 45}\nnodes: [/drivers, /consumer]\n"), 0o600)
+	graph, _ := filepath.Abs("../../internal/integration/testdata/stall.graph")
+	log := filepath.Join(dir, "run.log")
+	cmd := pulseCmd(t, "run", "--spec", spec, "--period", "500ms", "--record", log, "--no-summary", "--", sim, "--graph", graph, "--duration", "3")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	b, _ := os.ReadFile(log)
+	text := string(b)
+	if !strings.Contains(text, "JITTER /wedged recv max_dt_ms=") {
+		t.Fatalf("the gap rule did not switch gap tracking on:\n%s", text)
+	}
+	if !strings.Contains(text, "WARN TOPIC /wedged max_dt_ms=") || !strings.Contains(text, "ALERT topic_gap topic=/wedged side=recv") {
+		t.Errorf("no gap warning for the wedged driver:\n%s", text)
+	}
+	if strings.Contains(text, "/steady max_dt_ms") || strings.Contains(text, "WARN NODE") {
+		t.Errorf("the healthy twin or a live node was warned about:\n%s", text)
+	}
+	// A bad spec is refused before anything runs.
+	os.WriteFile(spec, []byte("topics:\n  /a: {min_hz: 1, mni_hz: 2}\n"), 0o600)
+	cmd = pulseCmd(t, "run", "--spec", spec, "--", "true")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `line 2: topic /a: unknown key "mni_hz"`) {
+		t.Errorf("bad spec: %v %s", err, out)
+	}
+}

@@ -7,10 +7,12 @@ package logfmt
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"ros2_pulse/internal/health"
 	"ros2_pulse/internal/window"
 )
 
@@ -33,7 +35,60 @@ func ParseFormat(s string) (Format, error) {
 
 // Options shape what is emitted.
 type Options struct {
-	EmitIdle bool // ROS_PULSE_EMIT_IDLE: a zero TOPIC line for topics with no traffic at all
+	EmitIdle bool             // ROS_PULSE_EMIT_IDLE: a zero TOPIC line for topics with no traffic at all
+	Warns    []health.Warning // the window's verdicts, when a spec is loaded
+}
+
+// bound formats an upper bound as upstream does: %g, or inf.
+func bound(v float64) string {
+	if math.IsInf(v, 1) {
+		return "inf"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// upstreamWarn is upstream's WARN line for w, when upstream had one.
+func upstreamWarn(w *health.Warning) (string, bool) {
+	switch w.Kind {
+	case health.TopicRate:
+		if w.Pid != 0 {
+			return "", false // per-subscription verdicts are new: ALERT only
+		}
+		return fmt.Sprintf("WARN TOPIC %s hz=%s expected=[%s,%s]", textName(w.Topic), hz(w.Value), bound(w.Min), bound(w.Max)), true
+	case health.TopicGap:
+		return fmt.Sprintf("WARN TOPIC %s max_dt_ms=%s expected_max_gap_ms=%s", textName(w.Topic), ms(w.Value), bound(w.Bound)), true
+	case health.NodeMissing:
+		return fmt.Sprintf("WARN NODE %s missing", textName(w.Node)), true
+	}
+	return "", false
+}
+
+// alertLine is the new line kind: every verdict with its side, value, bound and age.
+func alertLine(w *health.Warning) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ALERT %s", w.Kind)
+	if w.Topic != "" {
+		fmt.Fprintf(&b, " topic=%s side=%s transport=%s", textName(w.Topic), w.Side, w.Transport)
+	}
+	if w.Node != "" {
+		fmt.Fprintf(&b, " node=%s", textName(w.Node))
+	}
+	if w.Pid != 0 {
+		fmt.Fprintf(&b, " pid=%d", w.Pid)
+	}
+	if w.Kind == health.TimerRate && w.Timer >= 0 {
+		fmt.Fprintf(&b, " timer=%d", w.Timer)
+	}
+	switch w.Kind {
+	case health.TopicRate, health.TimerRate:
+		fmt.Fprintf(&b, " hz=%s min_hz=%s max_hz=%s", hz(w.Value), bound(w.Min), bound(w.Max))
+	case health.TopicGap:
+		fmt.Fprintf(&b, " max_dt_ms=%s max_gap_ms=%s", ms(w.Value), bound(w.Bound))
+	case health.CannotJudge:
+		fmt.Fprintf(&b, " max_gap_ms=%s reason=no_gap_data", bound(w.Bound))
+	}
+	fmt.Fprintf(&b, " for_s=%.1f", w.Age.Seconds())
+	return b.String()
 }
 
 // lines decides, once for both formats, which lines a topic gets.
@@ -120,6 +175,12 @@ func renderText(w *window.Window, opt Options) []byte {
 	for _, p := range w.Procs {
 		fmt.Fprintf(&b, "PROC pid=%d state=%s nodes=%s exe=%s\n", p.Pid, state(p.Alive), textName(p.NodeNames()), textName(p.Exe))
 	}
+	for i := range opt.Warns {
+		if line, ok := upstreamWarn(&opt.Warns[i]); ok {
+			b.WriteString(line + "\n")
+		}
+		b.WriteString(alertLine(&opt.Warns[i]) + "\n")
+	}
 	b.WriteString("\n")
 	return []byte(b.String())
 }
@@ -164,6 +225,39 @@ func jsonString(b *strings.Builder, s string) {
 	b.WriteByte('"')
 }
 
+// jsonWarn writes upstream's warn object keys (kind, topic, hz, min_hz,
+// max_hz, max_dt_ms, max_gap_ms, node) plus the new ones; absent = not applicable.
+func jsonWarn(b *strings.Builder, w *health.Warning) {
+	fmt.Fprintf(b, `{"kind":"%s"`, w.Kind)
+	if w.Topic != "" {
+		b.WriteString(`,"topic":`)
+		jsonString(b, w.Topic)
+		fmt.Fprintf(b, `,"side":"%s","transport":"%s"`, w.Side, w.Transport)
+	}
+	if w.Node != "" {
+		b.WriteString(`,"node":`)
+		jsonString(b, w.Node)
+	}
+	if w.Pid != 0 {
+		fmt.Fprintf(b, `,"pid":%d`, w.Pid)
+	}
+	if w.Kind == health.TimerRate && w.Timer >= 0 {
+		fmt.Fprintf(b, `,"timer":%d`, w.Timer)
+	}
+	switch w.Kind {
+	case health.TopicRate, health.TimerRate:
+		fmt.Fprintf(b, `,"hz":%s,"min_hz":%s`, hz(w.Value), bound(w.Min))
+		if !math.IsInf(w.Max, 1) { // JSON has no Infinity: absent means unbounded
+			fmt.Fprintf(b, `,"max_hz":%s`, bound(w.Max))
+		}
+	case health.TopicGap:
+		fmt.Fprintf(b, `,"max_dt_ms":%s,"max_gap_ms":%s`, ms(w.Value), bound(w.Bound))
+	case health.CannotJudge:
+		fmt.Fprintf(b, `,"max_gap_ms":%s`, bound(w.Bound))
+	}
+	fmt.Fprintf(b, `,"for_s":%.1f}`, w.Age.Seconds())
+}
+
 func renderJSONL(w *window.Window, opt Options) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, `{"ts_ns":"%d","window_s":%.3f,"topics":[`, w.TsNs, w.Seconds)
@@ -201,7 +295,14 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 		}
 		jsonString(&b, n)
 	}
-	b.WriteString(`],"warns":[],"procs":[`)
+	b.WriteString(`],"warns":[`)
+	for i := range opt.Warns {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		jsonWarn(&b, &opt.Warns[i])
+	}
+	b.WriteString(`],"procs":[`)
 	for i, p := range w.Procs {
 		if i > 0 {
 			b.WriteByte(',')

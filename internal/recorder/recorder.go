@@ -12,8 +12,10 @@ import (
 	"io"
 	"time"
 
+	"ros2_pulse/internal/health"
 	"ros2_pulse/internal/logfmt"
 	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/spec"
 	"ros2_pulse/internal/window"
 )
 
@@ -28,8 +30,11 @@ type Options struct {
 	Retain time.Duration
 	// Out receives each rendered window; nil records nothing (OnWindow only).
 	Out io.Writer
-	// OnWindow sees every window after it was written (live display, summary).
-	OnWindow func(w *window.Window, final bool)
+	// OnWindow sees every window after it was written (live display, summary),
+	// with the spec's verdicts when one is loaded.
+	OnWindow func(w *window.Window, warns []health.Warning, final bool)
+	// Spec, when set, judges every window: WARN and ALERT lines, jsonl warns.
+	Spec *spec.Spec
 	// Warn receives problems (bad segments, write failures), each once.
 	Warn io.Writer
 }
@@ -37,6 +42,7 @@ type Options struct {
 // Recorder records one directory.
 type Recorder struct {
 	opt       Options
+	eval      *health.Evaluator
 	reader    *segment.Reader
 	prev      *segment.Scan
 	start     uint64
@@ -54,6 +60,9 @@ func New(dir string, opt Options) (*Recorder, error) {
 		opt.Warn = io.Discard
 	}
 	r := &Recorder{opt: opt, reader: segment.NewReader(dir), deadSince: map[string]time.Time{}, reported: map[string]string{}}
+	if opt.Spec != nil {
+		r.eval = health.New(opt.Spec)
+	}
 	r.start = segment.NowMono()
 	scan, err := r.reader.Scan()
 	if err != nil {
@@ -96,8 +105,14 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 		// nothing worth a line (and no segment is removed on its account).
 		return w, nil
 	}
+	var warns []health.Warning
+	if r.eval != nil {
+		warns = r.eval.Judge(w, final, time.Now())
+	}
 	if r.opt.Out != nil {
-		if _, err := r.opt.Out.Write(logfmt.Render(r.opt.Format, w, r.opt.Log)); err != nil {
+		lo := r.opt.Log
+		lo.Warns = warns
+		if _, err := r.opt.Out.Write(logfmt.Render(r.opt.Format, w, lo)); err != nil {
 			if msg := err.Error(); msg != r.writeErr {
 				r.writeErr = msg
 				fmt.Fprintf(r.opt.Warn, "pulse: cannot write window (%v); counts are kept and the next window will cover this one\n", err)
@@ -111,7 +126,7 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 	}
 	r.prev = scan
 	if r.opt.OnWindow != nil {
-		r.opt.OnWindow(w, final)
+		r.opt.OnWindow(w, warns, final)
 	}
 	r.cleanup(scan)
 	return w, nil

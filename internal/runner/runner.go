@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 
+	"ros2_pulse/internal/health"
 	"ros2_pulse/internal/recorder"
 	"ros2_pulse/internal/window"
 )
@@ -78,11 +79,14 @@ func Run(ctx context.Context, argv []string, opt Options) (int, error) {
 	}
 	summary := recorder.Summary{Period: opt.Recorder.Period.Seconds()}
 	userOnWindow := opt.Recorder.OnWindow
-	opt.Recorder.OnWindow = func(w *window.Window, final bool) {
+	opt.Recorder.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
 		summary.Add(w)
 		if userOnWindow != nil {
-			userOnWindow(w, final)
+			userOnWindow(w, warns, final)
 		}
+	}
+	if opt.Recorder.Spec != nil && opt.Recorder.Spec.NeedsGaps() {
+		opt.Env = append(opt.Env, "ROS_TOPIC_STATS_JITTER=1") // a declared gap rule is never left unchecked
 	}
 	if own {
 		opt.Recorder.Retain = -1 // the whole directory goes at the end

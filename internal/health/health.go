@@ -1,0 +1,225 @@
+// Package health judges windows against a spec, machine-wide.
+//
+// A rule is judged only against endpoints that exist on its side (a
+// publisher-only process is never blamed for a missing receive rate).
+// Receive rules are judged per subscription, and min_hz also in total. The
+// first window and a final partial window are never judged (upstream
+// pitfall 19). Nodes use real liveness: a node whose process exited is
+// missing at once; a node never seen is missing after a grace period. A
+// declared gap rule without gap data is "cannot judge", never a pass.
+package health
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"ros2_pulse/internal/spec"
+	"ros2_pulse/internal/window"
+)
+
+// Kind names a warning.
+type Kind string
+
+const (
+	TopicRate    Kind = "topic_rate"    // a rate outside its bounds
+	TopicGap     Kind = "topic_gap"     // a gap longer than max_gap_ms
+	TopicMissing Kind = "topic_missing" // no live endpoint on the rule's side
+	NodeMissing  Kind = "node_missing"
+	TimerRate    Kind = "timer_rate"
+	CannotJudge  Kind = "cannot_judge" // a gap rule without gap data
+)
+
+// Warning is one violated (or unjudgeable) rule in one window.
+type Warning struct {
+	Kind      Kind
+	Topic     string
+	Side      spec.Side
+	Transport spec.Transport
+	Node      string
+	Pid       int     // the subscription's (or timer's) process; 0 for machine-wide warnings
+	Timer     int     // the timer's ordinal in its node; -1 for every timer / not a timer
+	Value     float64 // Hz, or ms for gaps
+	Min, Max  float64 // the bounds of a rate rule (Max +Inf when unbounded)
+	Bound     float64 // max_gap_ms
+	Since     time.Time
+	Age       time.Duration // how long the violation has lasted, as of this window
+}
+
+// Key identifies a warning across windows, for its age.
+func (w *Warning) Key() string {
+	return fmt.Sprintf("%s|%s|%s|%s|%s|%d|%d", w.Kind, w.Topic, w.Side, w.Transport, w.Node, w.Pid, w.Timer)
+}
+
+// Evaluator keeps what judging needs across windows: nodes ever seen, the
+// start of each ongoing violation, and how many windows it has judged.
+type Evaluator struct {
+	Spec  *spec.Spec
+	Grace int // windows before a never-seen node or timer is missing (default 2)
+
+	seen    map[string]bool // nodes ever alive
+	since   map[string]time.Time
+	windows int
+}
+
+// New returns an evaluator of s.
+func New(s *spec.Spec) *Evaluator {
+	return &Evaluator{Spec: s, Grace: 2, seen: map[string]bool{}, since: map[string]time.Time{}}
+}
+
+// Judge returns the warnings of w; now stamps their age. A window that is
+// the first or a final partial one is recorded but not judged: nil.
+func (e *Evaluator) Judge(w *window.Window, final bool, now time.Time) []Warning {
+	e.windows++
+	for _, n := range w.Nodes {
+		e.seen[n] = true
+	}
+	if e.windows == 1 || final {
+		return nil
+	}
+	var out []Warning
+	for _, r := range e.Spec.Topics {
+		out = append(out, e.topic(r, w)...)
+	}
+	alive := map[string]bool{}
+	for _, n := range w.Nodes {
+		alive[n] = true
+	}
+	for _, n := range e.Spec.Nodes {
+		// Exited (seen before, not alive now): missing at once. Never seen: after the grace.
+		if !alive[n] && (e.seen[n] || e.windows > e.Grace) {
+			out = append(out, Warning{Kind: NodeMissing, Node: n, Timer: -1})
+		}
+	}
+	for _, r := range e.Spec.Timers {
+		out = append(out, e.timer(r, w)...)
+	}
+	// Ages: a violation keeps the time of the window where it started.
+	current := map[string]bool{}
+	for i := range out {
+		k := out[i].Key()
+		current[k] = true
+		if _, ok := e.since[k]; !ok {
+			e.since[k] = now
+		}
+		out[i].Since = e.since[k]
+		out[i].Age = now.Sub(e.since[k])
+	}
+	for k := range e.since {
+		if !current[k] {
+			delete(e.since, k)
+		}
+	}
+	return out
+}
+
+func rateOf(t *window.Topic, side spec.Side, tr spec.Transport) float64 {
+	if side == spec.Pub {
+		switch tr {
+		case spec.Inter:
+			return t.PubInter
+		case spec.Intra:
+			return t.PubIntra
+		}
+		return t.PubAny // one publish() can fire both tracepoints: max, not sum
+	}
+	switch tr {
+	case spec.Inter:
+		return t.RecvInter
+	case spec.Intra:
+		return t.RecvIntra
+	}
+	return t.RecvInter + t.RecvIntra // disjoint deliveries
+}
+
+func outside(v, lo, hi float64) bool { return v < lo || v > hi }
+
+func (e *Evaluator) topic(r spec.TopicRule, w *window.Window) []Warning {
+	base := Warning{Topic: r.Topic, Side: r.Side, Transport: r.Transport, Min: r.MinHz, Max: r.MaxHz, Bound: r.MaxGapMs, Timer: -1}
+	t := w.Topic(r.Topic)
+	live := 0
+	if t != nil {
+		live = t.PubCount
+		if r.Side == spec.Recv {
+			live = t.SubCount
+		}
+	}
+	if live == 0 {
+		if e.windows > e.Grace {
+			m := base
+			m.Kind = TopicMissing
+			return []Warning{m}
+		}
+		return nil
+	}
+	var out []Warning
+	if r.HasRate() {
+		if v := rateOf(t, r.Side, r.Transport); r.Side == spec.Pub && outside(v, r.MinHz, r.MaxHz) ||
+			r.Side == spec.Recv && v < r.MinHz {
+			x := base
+			x.Kind, x.Value = TopicRate, v
+			out = append(out, x)
+		}
+		if r.Side == spec.Recv { // every live subscription must receive within the bounds
+			for _, s := range t.Subs {
+				if !s.Alive {
+					continue
+				}
+				v := s.Inter + s.Intra
+				switch r.Transport {
+				case spec.Inter:
+					v = s.Inter
+				case spec.Intra:
+					v = s.Intra
+				}
+				if outside(v, r.MinHz, r.MaxHz) {
+					x := base
+					x.Kind, x.Value, x.Pid, x.Node = TopicRate, v, s.Pid, s.Node
+					out = append(out, x)
+				}
+			}
+		}
+	}
+	if r.HasGap() {
+		g := t.PubGap
+		if r.Side == spec.Recv {
+			g = t.RecvGap
+		}
+		switch {
+		case !g.HasData:
+			x := base
+			x.Kind = CannotJudge
+			out = append(out, x)
+		case g.MaxDtMs() > r.MaxGapMs:
+			x := base
+			x.Kind, x.Value = TopicGap, g.MaxDtMs()
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (e *Evaluator) timer(r spec.TimerRule, w *window.Window) []Warning {
+	var out []Warning
+	found := false
+	for _, tm := range w.Timers {
+		if tm.Node != r.Node || (r.Ordinal >= 0 && tm.Ordinal != r.Ordinal) {
+			continue
+		}
+		found = true
+		if tm.Hz < r.MinHz {
+			out = append(out, Warning{Kind: TimerRate, Node: r.Node, Pid: tm.Pid, Timer: tm.Ordinal, Value: tm.Hz, Min: r.MinHz, Max: math.Inf(1)})
+		}
+	}
+	if !found && e.windows > e.Grace {
+		out = append(out, Warning{Kind: TimerRate, Node: r.Node, Timer: r.Ordinal, Value: 0, Min: r.MinHz, Max: math.Inf(1)})
+	}
+	return out
+}
+
+// Sort orders warnings as the spec lists them: topics, nodes, timers; stable.
+func Sort(ws []Warning) {
+	rank := map[Kind]int{TopicRate: 0, TopicGap: 0, TopicMissing: 0, CannotJudge: 0, NodeMissing: 1, TimerRate: 2}
+	sort.SliceStable(ws, func(i, j int) bool { return rank[ws[i].Kind] < rank[ws[j].Kind] })
+}

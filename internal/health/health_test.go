@@ -1,0 +1,123 @@
+package health
+
+import (
+	"math"
+	"sort"
+	"testing"
+	"time"
+
+	"ros2_pulse/internal/spec"
+	"ros2_pulse/internal/window"
+)
+
+func mustSpec(t *testing.T, y string) *spec.Spec {
+	t.Helper()
+	s, err := spec.Parse([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func win(topics []window.Topic, nodes []string, timers []window.Timer) *window.Window {
+	sort.Slice(topics, func(i, j int) bool { return topics[i].Name < topics[j].Name }) // as Compute leaves them
+	return &window.Window{Seconds: 1, Topics: topics, Nodes: nodes, Timers: timers}
+}
+
+// judge runs a warm-up window (never judged) and then the window under test.
+func judge(e *Evaluator, w *window.Window) []Warning {
+	e.Judge(w, false, time.Unix(0, 0))
+	return e.Judge(w, false, time.Unix(10, 0))
+}
+
+func TestRateRulesBySideAndTransport(t *testing.T) {
+	s := mustSpec(t, `
+topics:
+  /t:
+    - {min_hz: 45, max_hz: 55, side: pub}
+    - {min_hz: 45, side: recv}
+  /only_pub: {min_hz: 10}
+`)
+	topics := []window.Topic{
+		// one publish fires both tracepoints: pub "any" is the max (50), not the sum (100)
+		{Name: "/t", PubInter: 50, PubIntra: 50, PubAny: 50, PubCount: 1, RecvInter: 80, SubCount: 2,
+			Subs: []window.EndpointRate{{Pid: 1, Node: "/a", Inter: 50, Alive: true}, {Pid: 2, Node: "/slow", Inter: 30, Alive: true}}},
+		// a publisher-only topic is never blamed for a missing receive rate... it is missing on that side
+		{Name: "/only_pub", PubInter: 10, PubAny: 10, PubCount: 1},
+	}
+	e := New(s)
+	e.Grace = 5
+	ws := judge(e, win(topics, nil, nil))
+	if len(ws) != 1 || ws[0].Kind != TopicRate || ws[0].Pid != 2 || ws[0].Value != 30 || ws[0].Node != "/slow" {
+		t.Fatalf("want only the slow subscription: %+v", ws)
+	}
+	if ws[0].Age != 0 {
+		t.Errorf("a new violation has no age: %v", ws[0].Age)
+	}
+	// The same violation one window later has aged; the grace ran out for /only_pub's receive side.
+	e.Grace = 2
+	ws = e.Judge(win(topics, nil, nil), false, time.Unix(12, 0))
+	var slow, missing bool
+	for _, w := range ws {
+		slow = slow || (w.Pid == 2 && w.Age == 2*time.Second)
+		missing = missing || (w.Kind == TopicMissing && w.Topic == "/only_pub")
+	}
+	if !slow || !missing {
+		t.Fatalf("%+v", ws)
+	}
+}
+
+func TestFirstAndFinalWindowsAreNotJudged(t *testing.T) {
+	e := New(mustSpec(t, "topics:\n  /t: {min_hz: 100, side: pub}\n"))
+	w := win([]window.Topic{{Name: "/t", PubInter: 1, PubAny: 1, PubCount: 1}}, nil, nil)
+	if ws := e.Judge(w, false, time.Now()); ws != nil {
+		t.Fatalf("first window judged: %+v", ws)
+	}
+	if ws := e.Judge(w, true, time.Now()); ws != nil {
+		t.Fatalf("final window judged: %+v", ws)
+	}
+	if ws := e.Judge(w, false, time.Now()); len(ws) != 1 {
+		t.Fatalf("an interior window must be judged: %+v", ws)
+	}
+}
+
+func TestGapRuleNeedsGapData(t *testing.T) {
+	e := New(mustSpec(t, "topics:\n  /t: {max_gap_ms: 100}\n"))
+	topics := []window.Topic{{Name: "/t", RecvInter: 50, SubCount: 1}}
+	if ws := judge(e, win(topics, nil, nil)); len(ws) != 1 || ws[0].Kind != CannotJudge {
+		t.Fatalf("no gap data must be 'cannot judge', not a pass: %+v", ws)
+	}
+	topics[0].RecvGap = window.GapStats{HasData: true, N: 40, MaxMs: 21, OpenMs: 420}
+	if ws := judge(New(e.Spec), win(topics, nil, nil)); len(ws) != 1 || ws[0].Kind != TopicGap || ws[0].Value != 420 {
+		t.Fatalf("a 420 ms silence breaks a 100 ms gap rule: %+v", ws)
+	}
+	topics[0].RecvGap.OpenMs = 5
+	if ws := judge(New(e.Spec), win(topics, nil, nil)); len(ws) != 0 {
+		t.Fatalf("healthy gaps: %+v", ws)
+	}
+}
+
+func TestNodesAndTimers(t *testing.T) {
+	e := New(mustSpec(t, "nodes: [/up, /gone, /never]\ntimers:\n  /up: {min_hz: 90}\n"))
+	e.Grace = 3
+	timers := []window.Timer{{Node: "/up", Hz: 100}}
+	e.Judge(win(nil, []string{"/up", "/gone"}, timers), false, time.Now())
+	// /gone's process exited: missing at once. /never is still in its grace.
+	ws := e.Judge(win(nil, []string{"/up"}, []window.Timer{{Node: "/up", Hz: 0, Ordinal: 0, Pid: 7}}), false, time.Now())
+	kinds := map[string]Kind{}
+	for _, w := range ws {
+		kinds[w.Node] = w.Kind
+	}
+	if kinds["/gone"] != NodeMissing || kinds["/up"] != TimerRate || len(ws) != 2 {
+		t.Fatalf("%+v", ws)
+	}
+	ws = e.Judge(win(nil, []string{"/up"}, timers), false, time.Now())
+	ws = e.Judge(win(nil, []string{"/up"}, timers), false, time.Now())
+	found := false
+	for _, w := range ws {
+		found = found || (w.Kind == NodeMissing && w.Node == "/never")
+	}
+	if !found || math.IsNaN(0) {
+		t.Fatalf("a never-seen node is missing after the grace: %+v", ws)
+	}
+}
