@@ -86,6 +86,7 @@ type Timer struct {
 	PeriodMs float64
 	Hz       float64
 	Delta    uint64
+	Exposure float64 // seconds the timer was measured over in this window
 }
 
 // Window is everything measured between two scans.
@@ -172,8 +173,9 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 					base = e.Counts[segment.SlotInter]
 				}
 				tm.Delta = sub(e.Counts[segment.SlotInter], base)
-				if exposure := max(seconds(t2-min(t2, max(t1, e.CreatedMono))), min(MinExposure, w.Seconds)); exposure > 0 {
-					tm.Hz = float64(tm.Delta) / exposure
+				tm.Exposure = max(seconds(t2-min(t2, max(t1, e.CreatedMono))), min(MinExposure, w.Seconds))
+				if tm.Exposure > 0 {
+					tm.Hz = float64(tm.Delta) / tm.Exposure
 				}
 				w.Timers = append(w.Timers, tm)
 			}
