@@ -3,6 +3,7 @@ module ros2_pulse
 go 1.26.0
 
 require (
+	github.com/coreos/go-systemd/v22 v22.6.0
 	github.com/spf13/cobra v1.10.2
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.50.0

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -228,5 +229,73 @@ func TestRunWithSpecWarns(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `line 2: topic /a: unknown key "mni_hz"`) {
 		t.Errorf("bad spec: %v %s", err, out)
+	}
+}
+
+// runCheck runs `pulse check --live --watchdog` against a running graph with
+// NOTIFY_SOCKET pointing at a unix datagram socket of ours, as systemd's.
+func runCheck(t *testing.T, specText string) (code int, stdout string, notes []string) {
+	_, sim, _ := bin(t)
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(specPath, []byte(specText), 0o600)
+	sock := filepath.Join(dir, "notify.sock")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	done := make(chan []string, 1)
+	go func() {
+		var got []string
+		buf := make([]byte, 4096)
+		for {
+			conn.SetReadDeadline(time.Now().Add(8 * time.Second))
+			n, err := conn.Read(buf)
+			if err != nil {
+				done <- got
+				return
+			}
+			got = append(got, string(buf[:n]))
+			if strings.Contains(string(buf[:n]), "STOPPING=1") {
+				done <- got
+				return
+			}
+		}
+	}()
+	segs := filepath.Join(dir, "segs")
+	os.Mkdir(segs, 0o700)
+	graph := exec.Command(sim, "--duration", "4")
+	graph.Env = append(os.Environ(), "LD_PRELOAD="+filepath.Join(filepath.Dir(filepath.Dir(sim)), "lib/libros2_pulse.so"),
+		"LD_LIBRARY_PATH="+filepath.Join(filepath.Dir(filepath.Dir(sim)), "lib/sim/jazzy"), "ROS_PULSE_DIR="+segs, "ROS_TOPIC_STATS_QUIET=1")
+	if err := graph.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer graph.Wait()
+	cmd := pulseCmd(t, "check", "--live", "--watchdog", "--spec", specPath, "--period", "500ms", "--for", "3s")
+	cmd.Env = append(cmd.Env, "NOTIFY_SOCKET="+sock, "ROS_PULSE_DIR="+segs)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Run()
+	return cmd.ProcessState.ExitCode(), out.String(), <-done
+}
+
+// The watchdog pets systemd only while healthy, and the exit code is the verdict.
+func TestCheckWatchdog(t *testing.T) {
+	code, out, notes := runCheck(t, "topics:\n  /scan: {min_hz: 9, max_hz: 11}\n  /tf: {min_hz: 45, side: pub}\nnodes: [/controller]\n")
+	joined := strings.Join(notes, "|")
+	if code != 0 || out != "" || !strings.HasPrefix(joined, "READY=1") || !strings.Contains(joined, "WATCHDOG=1") ||
+		!strings.Contains(joined, "STATUS=healthy") || !strings.Contains(joined, "STOPPING=1") {
+		t.Fatalf("healthy: exit %d, stdout %q, notifications %q", code, out, notes)
+	}
+	code, out, notes = runCheck(t, "topics:\n  /scan: {min_hz: 20}\nnodes: [/controller, /nobody]\n")
+	joined = strings.Join(notes, "|")
+	if code != 1 || !strings.Contains(out, "WARN TOPIC /scan hz=") || !strings.Contains(out, "ALERT topic_rate topic=/scan") ||
+		strings.Contains(joined, "WATCHDOG=1") || !strings.Contains(joined, "STATUS=unhealthy") {
+		t.Fatalf("unhealthy: exit %d, stdout %q, notifications %q", code, out, notes)
+	}
+	code, _, _ = runCheck(t, "topics:\n  /scan: {max_gap_ms: 500}\n")
+	if code != 2 {
+		t.Fatalf("a gap rule without gap data must be 'cannot judge' (2), got %d", code)
 	}
 }

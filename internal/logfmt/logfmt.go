@@ -63,6 +63,19 @@ func upstreamWarn(w *health.Warning) (string, bool) {
 	return "", false
 }
 
+// WarnLines renders verdicts as text lines: upstream's WARN line where
+// upstream had that verdict, then the ALERT line every verdict gets.
+func WarnLines(warns []health.Warning) []string {
+	var out []string
+	for i := range warns {
+		if line, ok := upstreamWarn(&warns[i]); ok {
+			out = append(out, line)
+		}
+		out = append(out, alertLine(&warns[i]))
+	}
+	return out
+}
+
 // alertLine is the new line kind: every verdict with its side, value, bound and age.
 func alertLine(w *health.Warning) string {
 	var b strings.Builder
@@ -175,11 +188,8 @@ func renderText(w *window.Window, opt Options) []byte {
 	for _, p := range w.Procs {
 		fmt.Fprintf(&b, "PROC pid=%d state=%s nodes=%s exe=%s\n", p.Pid, state(p.Alive), textName(p.NodeNames()), textName(p.Exe))
 	}
-	for i := range opt.Warns {
-		if line, ok := upstreamWarn(&opt.Warns[i]); ok {
-			b.WriteString(line + "\n")
-		}
-		b.WriteString(alertLine(&opt.Warns[i]) + "\n")
+	for _, line := range WarnLines(opt.Warns) {
+		b.WriteString(line + "\n")
 	}
 	b.WriteString("\n")
 	return []byte(b.String())
