@@ -8,7 +8,6 @@ package bench
 import (
 	"fmt"
 	"math"
-	"sort"
 )
 
 // MeanSEM returns the mean and the standard error of the mean.
@@ -40,19 +39,6 @@ func Paired(a, b []float64) (mean, sem float64) {
 		}
 	}
 	return MeanSEM(d)
-}
-
-// Median of xs (NaN when empty).
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // Rotations returns the arm order of trial i: arms rotated by i, so every arm

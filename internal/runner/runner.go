@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -155,14 +154,4 @@ func exitCode(ps *os.ProcessState, err error) int {
 		return 128 + int(ws.Signal())
 	}
 	return ps.ExitCode()
-}
-
-// Abs makes a command path absolute if it names a file relative to cwd.
-func Abs(p string) string {
-	if strings.Contains(p, "/") {
-		if a, err := filepath.Abs(p); err == nil {
-			return a
-		}
-	}
-	return p
 }

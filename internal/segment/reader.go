@@ -70,9 +70,6 @@ type Reader struct {
 // NewReader returns a reader of dir.
 func NewReader(dir string) *Reader { return &Reader{dir: dir, maps: map[string]*mapping{}} }
 
-// DirPath is the directory this reader scans.
-func (r *Reader) DirPath() string { return r.dir }
-
 // Close unmaps everything.
 func (r *Reader) Close() {
 	for p, m := range r.maps {

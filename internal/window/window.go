@@ -46,18 +46,17 @@ type EndpointRate struct {
 
 // Topic is the machine-wide view of one topic.
 type Topic struct {
-	Name                     string
-	PubInter, PubIntra       float64 // sums over publishers
-	PubAny                   float64 // sum over publishers of max(inter, intra)
-	RecvInter, RecvIntra     float64 // sums over subscriptions
-	PubCount, SubCount       int     // live endpoints
-	PubInterSeen             bool    // a live publisher has ever counted inter
-	PubIntraSeen             bool    // a live publisher has ever counted intra
-	RecvSeen                 bool    // a live subscription has ever delivered
-	Pubs, Subs               []EndpointRate
-	DeltaPubInter, DeltaRecv uint64
-	Exposure                 float64  // longest time any endpoint of the topic was measured in this window
-	PubGap, RecvGap          GapStats // merged over the side's live endpoints; HasData false without gap tracking
+	Name                 string
+	PubInter, PubIntra   float64 // sums over publishers
+	PubAny               float64 // sum over publishers of max(inter, intra)
+	RecvInter, RecvIntra float64 // sums over subscriptions
+	PubCount, SubCount   int     // live endpoints
+	PubInterSeen         bool    // a live publisher has ever counted inter
+	PubIntraSeen         bool    // a live publisher has ever counted intra
+	RecvSeen             bool    // a live subscription has ever delivered
+	Pubs, Subs           []EndpointRate
+	Exposure             float64  // longest time any endpoint of the topic was measured in this window
+	PubGap, RecvGap      GapStats // merged over the side's live endpoints; HasData false without gap tracking
 }
 
 // Active reports whether anything counted in this window.
@@ -235,7 +234,6 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 				t.PubInter += r.Inter
 				t.PubIntra += r.Intra
 				t.PubAny += max(r.Inter, r.Intra)
-				t.DeltaPubInter += delta[0]
 				if r.Alive {
 					t.PubCount++
 					t.PubInterSeen = t.PubInterSeen || total[0] > 0
@@ -245,7 +243,6 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 				t.Subs = append(t.Subs, r)
 				t.RecvInter += r.Inter
 				t.RecvIntra += r.Intra
-				t.DeltaRecv += delta[0] + delta[1]
 				if r.Alive {
 					t.SubCount++
 					t.RecvSeen = t.RecvSeen || total[0]+total[1] > 0
