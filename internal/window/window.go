@@ -140,6 +140,11 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			sizes[e.Name] = n
 		}
 	}
+	// An endpoint created inside the window is measured from its creation,
+	// with a floor so one early message does not read as a huge rate.
+	exposureOf := func(created uint64) float64 {
+		return max(seconds(t2-min(t2, max(t1, created))), min(MinExposure, w.Seconds))
+	}
 	topics := make(map[string]*Topic, len(sizes))
 	gapAccs := map[string]*[2]gapAcc{} // per topic: publish side, receive side
 	liveNodes := map[string]bool{}
@@ -159,20 +164,32 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 		// A segment older than the previous scan that the scan could not read
 		// has no baseline: count it from the next window on, never its history.
 		noBaseline := prev != nil && !known && s.StartMono < t1
+		// baseline is an endpoint's reading at the window start: its previous
+		// record, itself when there is no baseline (nothing counted), or nil
+		// for an endpoint born in this window (everything counted).
+		baseline := func(e *segment.Endpoint) *segment.Endpoint {
+			if e.Index < len(old) && old[e.Index] != nil && old[e.Index].Kind == e.Kind && old[e.Index].Name == e.Name {
+				return old[e.Index]
+			}
+			if noBaseline {
+				return e
+			}
+			return nil
+		}
 		ordinals := map[string]int{}
-		for _, e := range s.Endpoints {
+		for i := range s.Endpoints {
+			e := &s.Endpoints[i]
+			base := baseline(e)
+			exposure := exposureOf(e.CreatedMono)
 			if e.Kind == segment.KindTimer && e.Node >= 0 && s.Alive && !e.Retired() {
 				node := s.Nodes[e.Node].Name
 				tm := Timer{Node: node, Ordinal: ordinals[node], Pid: s.Pid, PeriodMs: float64(e.Aux) / 1e6}
 				ordinals[node]++
-				var base uint64
-				if e.Index < len(old) && old[e.Index] != nil && old[e.Index].Kind == e.Kind {
-					base = old[e.Index].Counts[segment.SlotInter]
-				} else if noBaseline {
-					base = e.Counts[segment.SlotInter]
+				tm.Delta = e.Counts[segment.SlotInter]
+				if base != nil {
+					tm.Delta = sub(tm.Delta, base.Counts[segment.SlotInter])
 				}
-				tm.Delta = sub(e.Counts[segment.SlotInter], base)
-				tm.Exposure = max(seconds(t2-min(t2, max(t1, e.CreatedMono))), min(MinExposure, w.Seconds))
+				tm.Exposure = exposure
 				if tm.Exposure > 0 {
 					tm.Hz = float64(tm.Delta) / tm.Exposure
 				}
@@ -184,18 +201,10 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			if Builtin[e.Name] && !opt.ShowBuiltin {
 				continue
 			}
-			var base [2]uint64
 			total := [2]uint64{e.Counts[segment.SlotInter], e.Counts[segment.SlotIntra]}
-			if e.Index < len(old) && old[e.Index] != nil && old[e.Index].Kind == e.Kind && old[e.Index].Name == e.Name {
-				o := old[e.Index]
-				base = [2]uint64{o.Counts[segment.SlotInter], o.Counts[segment.SlotIntra]}
-			} else if noBaseline {
-				base = total
-			}
-			delta := [2]uint64{sub(total[0], base[0]), sub(total[1], base[1])}
-			exposure := seconds(t2 - min(t2, max(t1, e.CreatedMono)))
-			if exposure < MinExposure {
-				exposure = min(MinExposure, w.Seconds)
+			delta := total
+			if base != nil {
+				delta = [2]uint64{sub(total[0], base.Counts[segment.SlotInter]), sub(total[1], base.Counts[segment.SlotIntra])}
 			}
 			r := EndpointRate{Pid: s.Pid, Delta: delta, Total: total, Exposure: exposure, Alive: s.Alive && !e.Retired()}
 			if e.Node >= 0 {
@@ -218,10 +227,8 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 					gapAccs[e.Name] = acc
 				}
 				var prevGap *segment.Gap
-				if e.Index < len(old) && old[e.Index] != nil && old[e.Index].Name == e.Name {
-					prevGap = old[e.Index].Gap
-				} else if noBaseline {
-					prevGap = e.Gap
+				if base != nil {
+					prevGap = base.Gap
 				}
 				side := 0
 				if e.Kind == segment.KindSubscription {
