@@ -13,7 +13,7 @@ import (
 	"ros2_pulse/internal/locate"
 )
 
-// benchFiles writes name.csv through write and returns the path.
+// benchFile writes dir/name through write.
 func benchFile(dir, name string, write func(f *os.File) error) error {
 	f, err := os.Create(filepath.Join(dir, name))
 	if err != nil {
@@ -24,18 +24,6 @@ func benchFile(dir, name string, write func(f *os.File) error) error {
 		return err
 	}
 	return f.Close()
-}
-
-func beside(name string) (string, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(filepath.Dir(self), name)
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("%s not found beside pulse (run `make bench`)", name)
-	}
-	return p, nil
 }
 
 func benchCmd() *cobra.Command {
@@ -61,7 +49,7 @@ func benchCmd() *cobra.Command {
 		Short: "CPU ns (and instructions) per message of every counting design",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			bin, err := beside("hotpath")
+			bin, err := locate.Beside("hotpath", "run `make bench`")
 			if err != nil {
 				return err
 			}

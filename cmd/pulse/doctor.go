@@ -3,9 +3,9 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"ros2_pulse/internal/config"
 	"ros2_pulse/internal/doctor"
 	"ros2_pulse/internal/locate"
-	"ros2_pulse/internal/segment"
 )
 
 func doctorCmd() *cobra.Command {
@@ -18,7 +18,7 @@ func doctorCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lib, libErr := locate.ProbeLib()
 			if dir == "" {
-				dir = segment.Dir()
+				dir = config.FromOS().Dir
 			}
 			if n := doctor.Report(cmd.OutOrStdout(), lib, libErr, doctor.FindTracetools(tracetools), dir); n > 0 {
 				return exitError{1}

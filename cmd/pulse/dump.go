@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"ros2_pulse/internal/config"
 	"ros2_pulse/internal/segment"
 )
 
@@ -43,7 +44,7 @@ func dumpCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
-				dir = segment.Dir()
+				dir = config.FromOS().Dir
 			}
 			r := segment.NewReader(dir)
 			defer r.Close()

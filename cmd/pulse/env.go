@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"ros2_pulse/internal/config"
 	"ros2_pulse/internal/locate"
-	"ros2_pulse/internal/segment"
 )
 
 func envCmd() *cobra.Command {
@@ -26,7 +26,7 @@ func envCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dir := segment.Dir()
+			dir := config.FromOS().Dir
 			out := cmd.OutOrStdout()
 			switch format {
 			case "shell":

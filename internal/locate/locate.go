@@ -3,7 +3,6 @@
 package locate
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,14 +52,18 @@ func ProbeLib() (string, error) {
 	return p, nil
 }
 
-// Simgraph returns the simulator binary beside pulse.
-func Simgraph() (string, error) {
-	p, err := firstExisting([]string{filepath.Join(exeDir(), "simgraph")})
+// Beside returns the program name installed beside the pulse binary; hint
+// says how to build it when it is missing.
+func Beside(name, hint string) (string, error) {
+	p, err := firstExisting([]string{filepath.Join(exeDir(), name)})
 	if err != nil {
-		return "", errors.New("cannot find simgraph beside the pulse binary (run `make build`)")
+		return "", fmt.Errorf("cannot find %s beside the pulse binary (%s)", name, hint)
 	}
 	return p, nil
 }
+
+// Simgraph returns the simulator binary beside pulse.
+func Simgraph() (string, error) { return Beside("simgraph", "run `make build`") }
 
 // SimTracetoolsDir returns the directory of the stand-in libtracetools for distro.
 func SimTracetoolsDir(distro string) (string, error) {

@@ -22,14 +22,6 @@ const maxFileSize = 1 << 30
 // It must match rp_config_load in probe/src/segment_writer.c.
 func DefaultDir() string { return fmt.Sprintf("/dev/shm/ros2_pulse-%d", os.Getuid()) }
 
-// Dir returns ROS_PULSE_DIR if set (and absolute), else DefaultDir.
-func Dir() string {
-	if d := os.Getenv("ROS_PULSE_DIR"); d != "" && filepath.IsAbs(d) {
-		return d
-	}
-	return DefaultDir()
-}
-
 // NowMono reads CLOCK_MONOTONIC, the clock the probe stamps records with.
 func NowMono() uint64 {
 	var ts unix.Timespec
