@@ -186,20 +186,13 @@ func renderText(w *window.Window, opt Options) []byte {
 		fmt.Fprintf(&b, "NODE %s\n", textName(n))
 	}
 	for _, p := range w.Procs {
-		fmt.Fprintf(&b, "PROC pid=%d state=%s nodes=%s exe=%s\n", p.Pid, state(p.Alive), textName(p.NodeNames()), textName(p.Exe))
+		fmt.Fprintf(&b, "PROC pid=%d state=%s nodes=%s exe=%s\n", p.Pid, p.State(), textName(p.NodeNames()), textName(p.Exe))
 	}
 	for _, line := range WarnLines(opt.Warns) {
 		b.WriteString(line + "\n")
 	}
 	b.WriteString("\n")
 	return []byte(b.String())
-}
-
-func state(alive bool) string {
-	if alive {
-		return "alive"
-	}
-	return "exited"
 }
 
 // jsonString escapes per RFC 8259: quote, backslash, \b\f\n\r\t, other C0 as \u00XX.
@@ -317,7 +310,7 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, `{"pid":%d,"state":"%s","exe":`, p.Pid, state(p.Alive))
+		fmt.Fprintf(&b, `{"pid":%d,"state":"%s","exe":`, p.Pid, p.State())
 		jsonString(&b, p.Exe)
 		b.WriteString(`,"nodes":[`)
 		for j, n := range p.Nodes {

@@ -101,10 +101,6 @@ func (s *Summary) Print(out io.Writer) {
 	sort.Ints(pids)
 	for _, pid := range pids {
 		p := s.procs[pid]
-		state := "alive"
-		if !p.Alive {
-			state = "exited"
-		}
-		fmt.Fprintf(out, "process %d (%s) %s, nodes: %s\n", pid, p.Exe, state, p.NodeNames())
+		fmt.Fprintf(out, "process %d (%s) %s, nodes: %s\n", pid, p.Exe, p.State(), p.NodeNames())
 	}
 }

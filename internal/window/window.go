@@ -287,6 +287,14 @@ func (w *Window) Topic(name string) *Topic {
 	return nil
 }
 
+// State is "alive" or "exited", as logs and summaries print it.
+func (p *Proc) State() string {
+	if p.Alive {
+		return "alive"
+	}
+	return "exited"
+}
+
 // NodeNames joins process node names for display.
 func (p *Proc) NodeNames() string { return strings.Join(p.Nodes, ",") }
 
