@@ -98,9 +98,12 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             p->threads = 1;
             p->fork_at = -1;
             p->fork_pub = -1;
+            p->kill_at = -1;
             for (int i = 2; i < nt; i++) {
                 if (strncmp(tok[i], "threads=", 8) == 0 && parse_num(tok[i] + 8, 1, 64, &v))
                     p->threads = (int)v;
+                else if (strncmp(tok[i], "kill=", 5) == 0 && parse_num(tok[i] + 5, 0, 1e6, &v))
+                    p->kill_at = v;
                 else
                     FAIL("unknown process option '%s'", tok[i]);
             }
@@ -172,19 +175,28 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                     if (!parse_num(tok[i] + 6, 0, 1e6, &p->stall_at) || !parse_num(colon + 1, 0.001, 1e6, &p->stall_for))
                         FAIL("usage: stall=AT_S:FOR_S");
                     p->thread = true;
+                } else if (strncmp(tok[i], "sag=", 4) == 0 && strchr(tok[i], ':') != NULL) {
+                    char *colon = strchr(tok[i], ':');
+                    *colon = '\0';
+                    if (!parse_num(tok[i] + 4, 0, 1e6, &p->sag_at) || !parse_num(colon + 1, 0.01, 100000, &p->sag_hz))
+                        FAIL("usage: sag=AT_S:HZ");
+                    p->thread = true;
                 } else
                     FAIL("unknown pub option '%s'", tok[i]);
             }
         } else if (strcmp(kw, "sub") == 0 || strcmp(kw, "reuse_sub") == 0) {
             bool reuse = kw[0] == 'r';
-            if (nt != (reuse ? 4 : 2) || g->nsubs >= G_MAX_SUBS || !valid_name(tok[1]) ||
+            bool cost = !reuse && nt == 3 && strncmp(tok[2], "cost=", 5) == 0;
+            if (nt != (reuse ? 4 : cost ? 3 : 2) || g->nsubs >= G_MAX_SUBS || !valid_name(tok[1]) ||
                 (reuse && !valid_name(tok[2])))
-                FAIL("usage: sub TOPIC | reuse_sub OLD NEW AT_S");
+                FAIL("usage: sub TOPIC [cost=MS] | reuse_sub OLD NEW AT_S");
             struct g_sub *s = &g->subs[g->nsubs++];
             memset(s, 0, sizeof *s);
             s->node = node;
             s->reuse_at = -1;
             snprintf(s->topic, sizeof s->topic, "%s", tok[1]);
+            if (cost && !parse_num(tok[2] + 5, 0.001, 10000, &s->cost_ms))
+                FAIL("bad callback cost '%s' (milliseconds)", tok[2]);
             if (reuse) {
                 snprintf(s->reuse_topic, sizeof s->reuse_topic, "%s", tok[2]);
                 if (!parse_num(tok[3], 0.001, 1e6, &s->reuse_at))

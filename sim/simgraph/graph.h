@@ -20,6 +20,7 @@ struct g_proc {
     double fork_at; /* <0: no fork */
     int fork_pub;   /* publisher the forked child drives */
     int exit_storm; /* threads publishing flat out at exit; 0: none */
+    double kill_at;  /* kill=AT_S: the process dies by SIGKILL (a crash); <0: never */
 };
 
 struct g_node {
@@ -38,6 +39,7 @@ struct g_pub {
     double hz;
     double reuse_at; /* <0: no reuse */
     double stall_at, stall_for; /* stall=AT:FOR: the publisher goes silent (stall_for 0: never) */
+    double sag_at, sag_hz;      /* sag=AT:HZ: from AT on the publisher runs at HZ (sag_hz 0: never) */
     bool thread;     /* dedicated publishing thread instead of an executor timer */
     bool forked;     /* published only by the fork child */
     bool builtin;    /* /parameter_events: published at startup only */
@@ -49,6 +51,7 @@ struct g_sub {
     char topic[G_NAME];
     char reuse_topic[G_NAME];
     double reuse_at;
+    double cost_ms; /* cost=MS: each callback takes MS ms; the socket queue (KEEP_LAST-like) drops the excess */
 };
 
 struct g_timer {

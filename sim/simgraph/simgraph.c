@@ -443,6 +443,8 @@ static void deliver_socket(int s, const struct msg *m)
         memset(r->scratch, 0, r->scratch_size);
     const char *cb = r->rclcpp_sub + 0x168;
     ros_trace_callback_start(cb, false);
+    if (gs->cost_ms > 0) /* a slow callback: the socket queue fills and drops what it cannot hold */
+        sleep_until(now_ns(CLOCK_MONOTONIC) + (uint64_t)(gs->cost_ms * 1e6));
     ros_trace_callback_end(cb);
 }
 
@@ -580,8 +582,9 @@ static void *publisher_thread(void *argp)
     int i = (int)(intptr_t)argp;
     struct g_pub *gp = &G.pubs[i];
     uint64_t period = gp->hz > 0 ? (uint64_t)(1e9 / gp->hz) : 0, next = pubs_rt[i].created_ns + period;
-    bool reused = false, stalled = false;
+    bool reused = false, stalled = false, sagged = false;
     uint64_t stall_ns = t0_ns + (uint64_t)(gp->stall_at * 1e9);
+    uint64_t sag_ns = gp->sag_hz > 0 ? t0_ns + (uint64_t)(gp->sag_at * 1e9) : UINT64_MAX;
     uint64_t reuse_ns = gp->reuse_at >= 0 ? t0_ns + (uint64_t)(gp->reuse_at * 1e9) : UINT64_MAX;
     for (uint64_t n = 0;; n++) {
         if (period > 0) {
@@ -596,6 +599,12 @@ static void *publisher_thread(void *argp)
             sleep_until(stall_ns + (uint64_t)(gp->stall_for * 1e9));
             while (next < now_ns(CLOCK_MONOTONIC))
                 next += period;
+            continue;
+        }
+        if (!sagged && next >= sag_ns) { /* a sagging driver: the new rate from its next message on */
+            sagged = true;
+            period = (uint64_t)(1e9 / gp->sag_hz);
+            next = sag_ns + period;
             continue;
         }
         if (!reused && now_ns(CLOCK_MONOTONIC) >= reuse_ns) {
@@ -756,6 +765,10 @@ static int run_process(int proc, int64_t duration_ns)
         if (G.nodes[G.subs[s].node].proc == proc && G.subs[s].reuse_at >= 0)
             pthread_create(&threads[nthreads++], NULL, reuse_sub_thread, (void *)(intptr_t)s);
 
+    if (gp->kill_at >= 0) { /* a crash: no exit path runs, the segment stays behind */
+        sleep_until(t0_ns + (uint64_t)(gp->kill_at * 1e9));
+        raise(SIGKILL);
+    }
     pid_t child = -1;
     if (gp->fork_at >= 0) {
         sleep_until(t0_ns + (uint64_t)(gp->fork_at * 1e9));
