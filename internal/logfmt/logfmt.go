@@ -55,6 +55,12 @@ func upstreamWarn(w *health.Warning) (string, bool) {
 			return "", false // per-subscription verdicts are new: ALERT only
 		}
 		return fmt.Sprintf("WARN TOPIC %s hz=%s expected=[%s,%s]", textName(w.Topic), hz(w.Value), bound(w.Min), bound(w.Max)), true
+	case health.TopicMissing:
+		if w.Min <= 0 {
+			return "", false // 0 Hz breaks no rate bound: ALERT only
+		}
+		// Upstream judged a topic absent from the logs at 0 Hz.
+		return fmt.Sprintf("WARN TOPIC %s hz=%s expected=[%s,%s]", textName(w.Topic), hz(0), bound(w.Min), bound(w.Max)), true
 	case health.TopicGap:
 		return fmt.Sprintf("WARN TOPIC %s max_dt_ms=%s expected_max_gap_ms=%s", textName(w.Topic), ms(w.Value), bound(w.Bound)), true
 	case health.NodeMissing:

@@ -1,0 +1,492 @@
+package logfmt
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"ros2_pulse/internal/window"
+)
+
+// MaxLine is the longest line Read accepts; a longer one is skipped as
+// malformed (a machine-wide jsonl window of 1000 topics is ~150 KiB).
+const MaxLine = 4 << 20
+
+// ReadResult is a parsed log.
+type ReadResult struct {
+	Windows   []*window.Window // in file order
+	Malformed int              // lines that could not be read (skipped)
+	FirstBad  int              // line number of the first of them, 0 if none
+}
+
+// Read parses a log written by pulse or by upstream ros2_pulse: text blocks,
+// JSON Lines, or both mixed, sniffed per line as upstream's pulse-check does
+// (a line starting with '{' is a jsonl window). Malformed lines are skipped
+// and counted; unknown line kinds and unknown keys are ignored, because
+// writers add kinds and keys, never fields. Only I/O errors fail.
+//
+// What a log cannot carry is rebuilt as follows: a topic with a TOPIC or
+// PUB line (or pub gap data) has a live publisher, one with a RECV line (or
+// recv gap data) a live subscription; the publish "any transport" rate is
+// max(inter, intra), exact for one publisher per topic and a lower bound for
+// several; per-subscription rates are not in logs.
+func Read(r io.Reader) (*ReadResult, error) {
+	res := &ReadResult{}
+	br := bufio.NewReaderSize(r, 64<<10)
+	var cur *builder
+	finish := func() {
+		if cur != nil {
+			res.Windows = append(res.Windows, cur.window())
+			cur = nil
+		}
+	}
+	bad := func(lineno int) {
+		res.Malformed++
+		if res.FirstBad == 0 {
+			res.FirstBad = lineno
+		}
+	}
+	for lineno := 1; ; lineno++ {
+		line, tooLong, err := readLine(br)
+		if err == io.EOF && line == nil {
+			break
+		}
+		if err != nil && err != io.EOF {
+			return res, err
+		}
+		switch {
+		case tooLong:
+			bad(lineno)
+		case len(line) > 0 && line[0] == '{':
+			finish()
+			w, ok := parseJSONWindow(line)
+			if ok {
+				res.Windows = append(res.Windows, w)
+			} else {
+				bad(lineno)
+			}
+		case len(line) == 0:
+			finish()
+		case line[0] == '#':
+			if w, ok := parseHeader(string(line)); ok {
+				finish()
+				cur = newBuilder(w)
+			} // any other comment is ignored
+		case cur == nil:
+			bad(lineno) // a data line outside a window
+		default:
+			if !cur.textLine(string(line)) {
+				bad(lineno)
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	finish()
+	return res, nil
+}
+
+// readLine returns one line without its newline (and CR). A line longer than
+// MaxLine is consumed and reported as tooLong.
+func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
+	var buf []byte
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if err != nil {
+			if buf != nil || tooLong {
+				return buf, tooLong, io.EOF
+			}
+			return nil, false, err
+		}
+		if !tooLong {
+			if len(buf)+len(chunk) > MaxLine {
+				tooLong, buf = true, []byte{}
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if !isPrefix {
+			if buf == nil {
+				buf = []byte{}
+			}
+			return bytes.TrimSuffix(buf, []byte{'\r'}), tooLong, nil
+		}
+	}
+}
+
+// parseHeader reads "# ts_ns=N window_s=S".
+func parseHeader(s string) (*window.Window, bool) {
+	f := strings.Fields(strings.TrimPrefix(s, "#"))
+	if len(f) != 2 {
+		return nil, false
+	}
+	kv, ok := keyvals(f, "ts_ns", "window_s")
+	if !ok {
+		return nil, false
+	}
+	ts, err := strconv.ParseInt(kv["ts_ns"], 10, 64)
+	secs, ok := number(kv["window_s"])
+	if err != nil || !ok {
+		return nil, false
+	}
+	return &window.Window{TsNs: ts, Seconds: secs}, true
+}
+
+// number parses a finite, non-negative decimal (logs never hold anything else).
+func number(s string) (float64, bool) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0, false
+	}
+	return v, true
+}
+
+// keyvals reads k=v fields and requires every key in want (others are ignored).
+func keyvals(fields []string, want ...string) (map[string]string, bool) {
+	kv := make(map[string]string, len(fields))
+	for _, f := range fields {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return nil, false
+		}
+		kv[k] = v
+	}
+	for _, k := range want {
+		if _, ok := kv[k]; !ok {
+			return nil, false
+		}
+	}
+	return kv, true
+}
+
+// numbers reads the wanted keys of kv as numbers.
+func numbers(kv map[string]string, want ...string) ([]float64, bool) {
+	out := make([]float64, len(want))
+	for i, k := range want {
+		v, ok := number(kv[k])
+		if !ok {
+			return nil, false
+		}
+		out[i] = v
+	}
+	return out, true
+}
+
+// unescapeName reverses textName: \xNN is one byte.
+func unescapeName(s string) (string, bool) {
+	if !strings.Contains(s, `\`) {
+		return s, s != ""
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+4 > len(s) || s[i+1] != 'x' {
+			return "", false
+		}
+		v, err := strconv.ParseUint(s[i+2:i+4], 16, 8)
+		if err != nil {
+			return "", false
+		}
+		b.WriteByte(byte(v))
+		i += 3
+	}
+	return b.String(), true
+}
+
+// builder collects one window's lines.
+type builder struct {
+	w      *window.Window
+	topics map[string]*window.Topic
+}
+
+func newBuilder(w *window.Window) *builder {
+	return &builder{w: w, topics: map[string]*window.Topic{}}
+}
+
+func (b *builder) topic(name string) *window.Topic {
+	t := b.topics[name]
+	if t == nil {
+		t = &window.Topic{Name: name}
+		b.topics[name] = t
+	}
+	return t
+}
+
+// window finishes the window: topics sorted, live endpoints inferred.
+func (b *builder) window() *window.Window {
+	w := b.w
+	w.Topics = make([]window.Topic, 0, len(b.topics))
+	for _, t := range b.topics {
+		t.PubAny = math.Max(t.PubInter, t.PubIntra)
+		w.Topics = append(w.Topics, *t)
+	}
+	sort.Slice(w.Topics, func(i, j int) bool { return w.Topics[i].Name < w.Topics[j].Name })
+	sort.SliceStable(w.Timers, func(i, j int) bool { return w.Timers[i].Node < w.Timers[j].Node })
+	return w
+}
+
+func (b *builder) gap(name, side string) *window.GapStats {
+	t := b.topic(name)
+	switch side {
+	case "pub":
+		t.PubCount = max(t.PubCount, 1)
+		return &t.PubGap
+	case "recv":
+		t.SubCount = max(t.SubCount, 1)
+		return &t.RecvGap
+	}
+	return nil
+}
+
+// textLine applies one line of a text block; false if it is malformed.
+func (b *builder) textLine(s string) bool {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return false
+	}
+	kind := f[0]
+	switch kind {
+	case "WARN", "ALERT", "LOAN":
+		return true // verdicts are re-judged from the numbers; loans are not modelled
+	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "TIMER", "NODE", "PROC":
+	default:
+		return true // a line kind from a newer writer
+	}
+	if kind == "PROC" {
+		return b.procLine(f[1:])
+	}
+	if len(f) < 2 {
+		return false
+	}
+	name, ok := unescapeName(f[1])
+	if !ok {
+		return false
+	}
+	switch kind {
+	case "NODE":
+		if len(f) != 2 {
+			return false
+		}
+		b.w.Nodes = append(b.w.Nodes, name)
+	case "TOPIC":
+		if len(f) != 3 {
+			return false
+		}
+		v, ok := number(f[2])
+		if !ok {
+			return false
+		}
+		t := b.topic(name)
+		t.PubInter, t.PubCount, t.PubInterSeen = v, max(t.PubCount, 1), true
+	case "PUB", "RECV":
+		kv, ok := keyvals(f[2:], "inter", "intra")
+		if !ok || len(f) != 4 {
+			return false
+		}
+		v, ok := numbers(kv, "inter", "intra")
+		if !ok {
+			return false
+		}
+		t := b.topic(name)
+		if kind == "PUB" {
+			t.PubInter, t.PubIntra, t.PubCount = v[0], v[1], max(t.PubCount, 1)
+			t.PubInterSeen, t.PubIntraSeen = t.PubInterSeen || v[0] > 0, true
+		} else {
+			t.RecvInter, t.RecvIntra, t.SubCount, t.RecvSeen = v[0], v[1], max(t.SubCount, 1), true
+		}
+	case "JITTER":
+		if len(f) != 4 {
+			return false
+		}
+		kv, ok := keyvals(f[3:], "max_dt_ms")
+		g := b.gap(name, f[2])
+		if !ok || g == nil {
+			return false
+		}
+		v, ok := number(kv["max_dt_ms"])
+		if !ok {
+			return false
+		}
+		g.HasData, g.MaxMs = true, v
+	case "PERIOD":
+		if len(f) < 3 {
+			return false
+		}
+		kv, ok := keyvals(f[3:], "n", "mean_ms", "stddev_ms", "p50_ms", "p90_ms", "p99_ms", "silent_ms")
+		g := b.gap(name, f[2])
+		if !ok || g == nil {
+			return false
+		}
+		n, err := strconv.ParseUint(kv["n"], 10, 64)
+		v, ok := numbers(kv, "mean_ms", "stddev_ms", "p50_ms", "p90_ms", "p99_ms", "silent_ms")
+		if err != nil || !ok {
+			return false
+		}
+		g.HasData, g.N = true, n
+		g.MeanMs, g.StddevMs, g.P50Ms, g.P90Ms, g.P99Ms, g.OpenMs = v[0], v[1], v[2], v[3], v[4], v[5]
+	case "TIMER":
+		kv, ok := keyvals(f[2:], "timer", "period_ms", "hz")
+		if !ok {
+			return false
+		}
+		ord, err := strconv.Atoi(kv["timer"])
+		v, ok := numbers(kv, "period_ms", "hz")
+		if err != nil || !ok || ord < 0 {
+			return false
+		}
+		b.w.Timers = append(b.w.Timers, window.Timer{Node: name, Ordinal: ord, PeriodMs: v[0], Hz: v[1]})
+	}
+	return true
+}
+
+func (b *builder) procLine(f []string) bool {
+	kv, ok := keyvals(f, "pid", "state")
+	if !ok {
+		return false
+	}
+	pid, err := strconv.Atoi(kv["pid"])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	p := window.Proc{Pid: pid, Alive: kv["state"] == "alive"}
+	if exe, ok := unescapeName(kv["exe"]); ok {
+		p.Exe = exe
+	}
+	if nodes, ok := unescapeName(kv["nodes"]); ok {
+		p.Nodes = strings.Split(nodes, ",")
+	}
+	b.w.Procs = append(b.w.Procs, p)
+	return true
+}
+
+// The jsonl window, as renderJSONL and upstream write it. Pointers tell an
+// absent key ("not measured") from a zero.
+type jsonWindow struct {
+	TsNs    *string     `json:"ts_ns"`
+	WindowS *float64    `json:"window_s"`
+	Topics  []jsonTopic `json:"topics"`
+	Nodes   []string    `json:"nodes"`
+	Procs   []struct {
+		Pid   int      `json:"pid"`
+		State string   `json:"state"`
+		Exe   string   `json:"exe"`
+		Nodes []string `json:"nodes"`
+	} `json:"procs"`
+	Timers []struct {
+		Node     string  `json:"node"`
+		Timer    int     `json:"timer"`
+		PeriodMs float64 `json:"period_ms"`
+		Hz       float64 `json:"hz"`
+	} `json:"timers"`
+	Periods []struct {
+		Topic    string  `json:"topic"`
+		Side     string  `json:"side"`
+		N        uint64  `json:"n"`
+		MeanMs   float64 `json:"mean_ms"`
+		StddevMs float64 `json:"stddev_ms"`
+		P50Ms    float64 `json:"p50_ms"`
+		P90Ms    float64 `json:"p90_ms"`
+		P99Ms    float64 `json:"p99_ms"`
+		SilentMs float64 `json:"silent_ms"`
+	} `json:"periods"`
+}
+
+type jsonTopic struct {
+	Topic        *string  `json:"topic"`
+	PubInterHz   *float64 `json:"pub_inter_hz"`
+	PubIntraHz   *float64 `json:"pub_intra_hz"`
+	RecvInterHz  *float64 `json:"recv_inter_hz"`
+	RecvIntraHz  *float64 `json:"recv_intra_hz"`
+	PubMaxDtMs   *float64 `json:"pub_max_dt_ms"`
+	RecvMaxDtMs  *float64 `json:"recv_max_dt_ms"`
+	RecvEndpoint bool     `json:"recv_endpoint_seen"`
+}
+
+var errNotWindow = errors.New("not a probe window")
+
+// nonNeg reads an optional number; absent is 0, negative is an error.
+func nonNeg(p *float64, err *error) float64 {
+	if p == nil {
+		return 0
+	}
+	if *p < 0 {
+		*err = errNotWindow
+	}
+	return *p
+}
+
+// parseJSONWindow reads one jsonl window; false for anything else (including
+// valid JSON that is not a probe window).
+func parseJSONWindow(line []byte) (*window.Window, bool) {
+	var j jsonWindow
+	if err := json.Unmarshal(line, &j); err != nil || j.TsNs == nil || j.WindowS == nil || j.Topics == nil || j.Nodes == nil {
+		return nil, false
+	}
+	ts, err := strconv.ParseInt(*j.TsNs, 10, 64)
+	if err != nil || *j.WindowS < 0 {
+		return nil, false
+	}
+	b := newBuilder(&window.Window{TsNs: ts, Seconds: *j.WindowS, Nodes: j.Nodes})
+	for _, jt := range j.Topics {
+		if jt.Topic == nil {
+			return nil, false
+		}
+		t := b.topic(*jt.Topic)
+		if jt.PubInterHz != nil || jt.PubIntraHz != nil {
+			t.PubInter, t.PubIntra, t.PubCount = nonNeg(jt.PubInterHz, &err), nonNeg(jt.PubIntraHz, &err), 1
+			t.PubInterSeen, t.PubIntraSeen = true, jt.PubIntraHz != nil && *jt.PubIntraHz > 0
+		}
+		if jt.RecvInterHz != nil || jt.RecvIntraHz != nil || jt.RecvEndpoint {
+			t.RecvInter, t.RecvIntra, t.SubCount, t.RecvSeen = nonNeg(jt.RecvInterHz, &err), nonNeg(jt.RecvIntraHz, &err), 1, true
+		}
+		if jt.PubMaxDtMs != nil {
+			g := b.gap(*jt.Topic, "pub")
+			g.HasData, g.MaxMs = true, nonNeg(jt.PubMaxDtMs, &err)
+		}
+		if jt.RecvMaxDtMs != nil {
+			g := b.gap(*jt.Topic, "recv")
+			g.HasData, g.MaxMs = true, nonNeg(jt.RecvMaxDtMs, &err)
+		}
+	}
+	for _, p := range j.Periods {
+		g := b.gap(p.Topic, p.Side)
+		if g == nil || p.MeanMs < 0 || p.StddevMs < 0 || p.P50Ms < 0 || p.P90Ms < 0 || p.P99Ms < 0 || p.SilentMs < 0 {
+			return nil, false
+		}
+		g.HasData, g.N = true, p.N
+		g.MeanMs, g.StddevMs, g.P50Ms, g.P90Ms, g.P99Ms, g.OpenMs = p.MeanMs, p.StddevMs, p.P50Ms, p.P90Ms, p.P99Ms, p.SilentMs
+	}
+	for _, tm := range j.Timers {
+		if tm.Timer < 0 || tm.PeriodMs < 0 || tm.Hz < 0 {
+			return nil, false
+		}
+		b.w.Timers = append(b.w.Timers, window.Timer{Node: tm.Node, Ordinal: tm.Timer, PeriodMs: tm.PeriodMs, Hz: tm.Hz})
+	}
+	for _, p := range j.Procs {
+		b.w.Procs = append(b.w.Procs, window.Proc{Pid: p.Pid, Alive: p.State == "alive", Exe: p.Exe, Nodes: p.Nodes})
+	}
+	if err != nil {
+		return nil, false
+	}
+	return b.window(), true
+}
+
+// String describes a read for messages: "12 windows, 3 malformed lines (first: line 7)".
+func (r *ReadResult) String() string {
+	s := fmt.Sprintf("%d windows", len(r.Windows))
+	if r.Malformed > 0 {
+		s += fmt.Sprintf(", %d malformed lines skipped (first: line %d)", r.Malformed, r.FirstBad)
+	}
+	return s
+}
