@@ -100,12 +100,13 @@ test-go: build
 	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -p 1 -count=1 ./...
 	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -race ./internal/segment/ ./internal/window/ ./internal/recorder/ ./internal/runner/
 
-# A short fuzz pass over every parser of outside input: segments and specs.
+# A short fuzz pass over every parser of outside input: segments, specs and logs.
 # Minimising each new input is capped: the default 60 s spent on 13 KB seeds starves the run.
 FUZZTIME ?= 10s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/segment/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/spec/
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/logfmt/
 
 # ASan+UBSan over probe and simulator, and TSan over the simulator, with the exit storm repeated.
 sanitize: sanitize-asan sanitize-tsan

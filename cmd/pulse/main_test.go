@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -297,5 +298,71 @@ func TestCheckWatchdog(t *testing.T) {
 	code, _, _ = runCheck(t, "topics:\n  /scan: {max_gap_ms: 500}\n")
 	if code != 2 {
 		t.Fatalf("a gap rule without gap data must be 'cannot judge' (2), got %d", code)
+	}
+}
+
+// Offline: every bad input is one clear line and exit 2; a gap rule without
+// gap data is "cannot judge" (2) after the measured violations are printed.
+func TestCheckLogsVerdictsAndBadInput(t *testing.T) {
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(specPath, []byte("topics:\n  /a: {min_hz: 45}\n  /b: {max_gap_ms: 100}\n"), 0o600)
+	okLog := filepath.Join(dir, "ok.log")
+	var b strings.Builder
+	for i := 0; i < 4; i++ {
+		hz := "50.000000"
+		if i == 2 {
+			hz = "20.000000"
+		}
+		fmt.Fprintf(&b, "# ts_ns=%d window_s=1.000\nRECV /a inter=%s intra=0.000000\nRECV /b inter=5.000000 intra=0.000000\n\n", (i+1)*1e9, hz)
+	}
+	os.WriteFile(okLog, []byte(b.String()), 0o600)
+	one := filepath.Join(dir, "one.log")
+	os.WriteFile(one, []byte("# ts_ns=1 window_s=1.000\nNODE /n\n\n"), 0o600)
+	junk := filepath.Join(dir, "junk.jsonl")
+	os.WriteFile(junk, []byte("{\"level\":\"info\"}\n{\"msg\":\"hello\"}\n"), 0o600)
+
+	run := func(stdin string, args ...string) (int, string, string) {
+		cmd := pulseCmd(t, append([]string{"check", "--spec", specPath}, args...)...)
+		var out, errOut bytes.Buffer
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &out, &errOut
+		cmd.Run()
+		return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
+	}
+	code, out, errOut := run("", okLog)
+	if code != 2 || !strings.Contains(out, "# ts_ns=3000000000 window_s=1.000\nWARN TOPIC /a hz=20.000000 expected=[45,inf]\n") ||
+		!strings.Contains(out, "ALERT cannot_judge topic=/b") || !strings.Contains(errOut, "no gap data for it") {
+		t.Errorf("cannot judge: exit %d\n%s%s", code, out, errOut)
+	}
+	os.WriteFile(specPath, []byte("topics:\n  /a: {min_hz: 45}\n"), 0o600)
+	if code, out, errOut = run("", okLog); code != 1 || strings.Count(out, "WARN ") != 1 || !strings.Contains(errOut, "1 of 3 judged windows unhealthy (1 topic_rate)") {
+		t.Errorf("violation: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ = run("", "--skip-last", okLog); code != 1 {
+		t.Errorf("--skip-last: exit %d\n%s", code, out)
+	}
+	data, _ := os.ReadFile(okLog)
+	if code, _, _ = run(string(data), "-"); code != 1 {
+		t.Errorf("stdin: exit %d", code)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{dir}, "not a log file"},
+		{[]string{"/dev/zero"}, "not a log file"},
+		{[]string{filepath.Join(dir, "missing.log")}, "no such file"},
+		{[]string{junk}, "no probe windows in " + junk + " (0 windows, 2 malformed lines skipped (first: line 1))"},
+		{[]string{"--skip-last", one}, "--skip-last needs at least 2 windows"},
+		{[]string{one}, "cannot judge: no window was judged"},
+		{nil, "give LOG files to check, or --live"},
+		{[]string{"--live", okLog}, "--live or LOG files, not both"},
+		{[]string{"--live", "--skip-last"}, "--skip-last applies to LOG files"},
+		{[]string{"--watchdog", okLog}, "--watchdog and --for need --live"},
+	} {
+		code, _, errOut := run("", c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", c.args, code, errOut, c.want)
+		}
 	}
 }

@@ -121,3 +121,82 @@ func TestNodesAndTimers(t *testing.T) {
 		t.Fatalf("a never-seen node is missing after the grace: %+v", ws)
 	}
 }
+
+// logWin is a window as a log reads back: a time, a length, topics, nodes.
+func logWin(tsMs int64, secs float64, topics []window.Topic, nodes ...string) *window.Window {
+	w := win(topics, nodes, nil)
+	w.TsNs, w.Seconds = tsMs*1e6, secs
+	return w
+}
+
+// Upstream's per-process logs: the publisher's and the subscriber's windows
+// are out of phase by 400 ms; aligned and merged, the topic exists on both
+// sides and the pub rule sees one publisher's rate, the recv rule the sum of
+// the receivers'. Gap maxima merge as max of max (600 and 700 against a
+// 1000 ms rule pass; a sum would fail).
+func TestJudgeLogsAlignsAndMerges(t *testing.T) {
+	s := mustSpec(t, `
+topics:
+  /t:
+    - {min_hz: 45, max_hz: 55, side: pub}
+    - {min_hz: 90, max_gap_ms: 1000}
+nodes: [/talker, /listener_a, /listener_b]
+`)
+	var pub, subA, subB []*window.Window
+	for i := int64(0); i < 6; i++ {
+		pub = append(pub, logWin(1000*i, 1, []window.Topic{{Name: "/t", PubInter: 50, PubAny: 50, PubCount: 1}}, "/talker"))
+		subA = append(subA, logWin(1000*i+400, 1, []window.Topic{{Name: "/t", RecvInter: 50, SubCount: 1, RecvGap: window.GapStats{HasData: true, MaxMs: 600}}}, "/listener_a"))
+		subB = append(subB, logWin(1000*i-300, 1, []window.Topic{{Name: "/t", RecvInter: 50, SubCount: 1, RecvGap: window.GapStats{HasData: true, MaxMs: 700}}}, "/listener_b"))
+	}
+	ms := New(s).JudgeLogs([][]*window.Window{pub, subA, subB}, false)
+	judged := 0
+	for i, m := range ms {
+		if m.Judged {
+			judged++
+		}
+		if len(m.Warns) != 0 {
+			t.Errorf("moment %d: %+v", i, m.Warns)
+		}
+		if got := m.W.Topic("/t"); got == nil || got.RecvInter != 100 || got.PubAny != 50 || got.RecvGap.MaxMs != 700 {
+			t.Fatalf("moment %d merged badly: %+v", i, got)
+		}
+	}
+	if len(ms) != 6 || judged != 5 {
+		t.Errorf("%d moments, %d judged; want 6 and 5 (the first is ramp-up)", len(ms), judged)
+	}
+	// A listener's log that ends early: its node is missing from then on.
+	ms = New(s).JudgeLogs([][]*window.Window{pub, subA[:3], subB}, false)
+	if w := ms[4].Warns; len(w) != 2 || w[0].Kind != TopicRate || w[0].Value != 50 || w[1].Kind != NodeMissing || w[1].Node != "/listener_a" {
+		t.Errorf("after a log ends: %+v", w)
+	}
+}
+
+// The first window is never judged, --skip-last skips the last, and a final
+// sliver (a process's exit) is never judged even without it.
+func TestJudgeLogsSkipsTransients(t *testing.T) {
+	s := mustSpec(t, "topics:\n  /t: {min_hz: 45}\n")
+	ok := []window.Topic{{Name: "/t", RecvInter: 50, SubCount: 1}}
+	zero := []window.Topic{{Name: "/t", SubCount: 1}}
+	log := []*window.Window{logWin(0, 1, zero), logWin(1000, 1, ok), logWin(2000, 1, ok), logWin(3000, 1, zero)}
+	verdicts := func(ms []Moment) (judged, bad int) {
+		for _, m := range ms {
+			if m.Judged {
+				judged++
+			}
+			if len(m.Warns) > 0 {
+				bad++
+			}
+		}
+		return
+	}
+	if j, b := verdicts(New(s).JudgeLogs([][]*window.Window{log}, false)); j != 3 || b != 1 {
+		t.Errorf("plain: %d judged, %d bad; want 3 and 1 (the zero last window)", j, b)
+	}
+	if j, b := verdicts(New(s).JudgeLogs([][]*window.Window{log}, true)); j != 2 || b != 0 {
+		t.Errorf("--skip-last: %d judged, %d bad; want 2 and 0", j, b)
+	}
+	log[3].Seconds = 0.1
+	if j, b := verdicts(New(s).JudgeLogs([][]*window.Window{log}, false)); j != 2 || b != 0 {
+		t.Errorf("sliver: %d judged, %d bad; want 2 and 0", j, b)
+	}
+}

@@ -1,0 +1,188 @@
+package logfmt
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"ros2_pulse/internal/window"
+)
+
+func read(t *testing.T, data []byte) *ReadResult {
+	t.Helper()
+	res, err := Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// Both of our formats read back to the numbers they were rendered from.
+func TestReadRoundTrip(t *testing.T) {
+	w := fixture()
+	for _, f := range []Format{Text, JSONL} {
+		res := read(t, Render(f, w, Options{}))
+		if len(res.Windows) != 1 || res.Malformed != 0 {
+			t.Fatalf("%s: %s", f, res)
+		}
+		got := res.Windows[0]
+		if got.TsNs != w.TsNs || got.Seconds != 2.0 || strings.Join(got.Nodes, ",") != "/camera_driver,/talker" {
+			t.Errorf("%s: header or nodes: %+v", f, got)
+		}
+		chatter := got.Topic("/chatter")
+		if chatter == nil || chatter.PubInter != 10 || chatter.PubAny != 10 || chatter.RecvInter != 9.5 || chatter.PubCount != 1 || chatter.SubCount != 1 {
+			t.Fatalf("%s: /chatter %+v", f, chatter)
+		}
+		if chatter.PubGap.MaxDtMs() != 102.4 || chatter.RecvGap.MaxDtMs() != 901.2 || !chatter.RecvGap.HasData ||
+			chatter.RecvGap.N != 19 || chatter.RecvGap.P99Ms != 851.968 || chatter.RecvGap.OpenMs != 901.2 {
+			t.Errorf("%s: /chatter gaps %+v %+v", f, chatter.PubGap, chatter.RecvGap)
+		}
+		if img := got.Topic("/camera/image"); img == nil || img.PubIntra != 30 || img.PubAny != 30 || img.RecvIntra != 30 {
+			t.Errorf("%s: /camera/image %+v", f, img)
+		}
+		// Stalls keep their zero lines, and so their live endpoints.
+		if s := got.Topic("/stalled_pub"); s == nil || s.PubCount != 1 || s.PubInter != 0 {
+			t.Errorf("%s: /stalled_pub %+v", f, s)
+		}
+		if s := got.Topic("/stalled_sub"); s == nil || s.SubCount != 1 || s.PubCount != 0 {
+			t.Errorf("%s: /stalled_sub %+v", f, s)
+		}
+		if got.Topic("/weird name\n\"q\"") == nil {
+			t.Errorf("%s: the hostile name did not round-trip: %+v", f, got.Topics)
+		}
+		if got.Topic("/idle") != nil {
+			t.Errorf("%s: an idle topic has no line and must not appear", f)
+		}
+		if len(got.Timers) != 2 || got.Timers[0] != (window.Timer{Node: "/talker", PeriodMs: 100, Hz: 9.5}) || got.Timers[1].Ordinal != 1 {
+			t.Errorf("%s: timers %+v", f, got.Timers)
+		}
+		if len(got.Procs) != 2 || got.Procs[0].Pid != 100 || !got.Procs[0].Alive || got.Procs[1].Alive ||
+			got.Procs[1].Exe != "/opt/ros/lib/listener" || strings.Join(got.Procs[1].Nodes, ",") != "/listener" {
+			t.Errorf("%s: procs %+v", f, got.Procs)
+		}
+	}
+}
+
+// Logs written by upstream ros2_pulse read the same in both formats: LOAN
+// lines and keys, and its WARN lines, are recognised and left aside.
+func TestReadUpstreamLogs(t *testing.T) {
+	for _, name := range []string{"upstream.txt", "upstream.jsonl"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := read(t, data)
+		if len(res.Windows) != 2 || res.Malformed != 0 {
+			t.Fatalf("%s: %s", name, res)
+		}
+		w1, w2 := res.Windows[0], res.Windows[1]
+		c := w1.Topic("/chatter")
+		if c == nil || c.PubInter != 50 || c.PubCount != 1 || !c.PubGap.HasData || c.PubGap.MaxDtMs() != 20.512 {
+			t.Errorf("%s: window 1 /chatter %+v", name, c)
+		}
+		// A stalled receiver: zero rates, the endpoint alive, the open gap.
+		c = w2.Topic("/chatter")
+		if c == nil || c.SubCount != 1 || c.RecvInter != 0 || c.PubCount != 0 || c.RecvGap.MaxDtMs() != 1001.25 {
+			t.Errorf("%s: window 2 /chatter %+v", name, c)
+		}
+		if img := w2.Topic("/image"); img == nil || img.PubIntra != 30 || img.PubAny != 30 || img.PubCount != 1 {
+			t.Errorf("%s: window 2 /image %+v", name, img)
+		}
+		if strings.Join(w2.Nodes, ",") != "/talker,/listener" {
+			t.Errorf("%s: nodes %v", name, w2.Nodes)
+		}
+	}
+}
+
+// Malformed lines are skipped and counted, windows around them survive;
+// unknown kinds and keys are ignored; CRLF and mixed formats read.
+func TestReadMalformedAndMixed(t *testing.T) {
+	log := strings.Join([]string{
+		"TOPIC /before_any_header 1.0",                  // 1: bad
+		"# ts_ns=1 window_s=1.000",                      // 2
+		"TOPIC /a 10.000000\r",                          // 3: CRLF
+		"TOPIC /nan nan",                                // 4: bad
+		"TOPIC /neg -1",                                 // 5: bad
+		"PUB /a inter=1",                                // 6: bad
+		"FUTURE /a some=thing",                          // 7: unknown kind, ignored
+		"RECV /a inter=9.000000 intra=0.000000 extra=1", // 8: bad (fields are never appended)
+		"JITTER /a sideways max_dt_ms=1",                // 9: bad side
+		"",                                              // 10
+		`{"ts_ns":"2","window_s":1.0,"topics":[{"topic":"/a","recv_inter_hz":9.5,"new_key":true}],"nodes":[],"new_array":[]}`,
+		`{"foo":1}`, // 12: JSON, not a window
+		`{not json`, // 13
+		`{"ts_ns":"3","window_s":1.0,"topics":[{"topic":"/a","pub_inter_hz":-4}],"nodes":[]}`, // 14: negative
+		"# a comment", // 15
+		"# ts_ns=4 window_s=0.250",
+		"NODE /n",
+		"NODE",                               // 18: bad
+		"TIMER /n timer=-1 period_ms=1 hz=1", // 19: bad
+	}, "\n")
+	res := read(t, []byte(log))
+	if len(res.Windows) != 3 || res.Malformed != 11 || res.FirstBad != 1 {
+		t.Fatalf("%s", res)
+	}
+	if a := res.Windows[0].Topic("/a"); a == nil || a.PubInter != 10 || a.SubCount != 0 {
+		t.Errorf("window 1 /a %+v", a)
+	}
+	if a := res.Windows[1].Topic("/a"); a == nil || a.RecvInter != 9.5 || a.SubCount != 1 {
+		t.Errorf("window 2 /a %+v", a)
+	}
+	if w := res.Windows[2]; w.TsNs != 4 || w.Seconds != 0.25 || len(w.Nodes) != 1 {
+		t.Errorf("window 3 %+v", w)
+	}
+}
+
+// A line longer than MaxLine is skipped without holding it in memory.
+func TestReadLongLine(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString("# ts_ns=1 window_s=1.000\nNODE /")
+	b.Write(bytes.Repeat([]byte("x"), MaxLine+10))
+	b.WriteString("\nNODE /ok\n\n")
+	res := read(t, b.Bytes())
+	if len(res.Windows) != 1 || res.Malformed != 1 || strings.Join(res.Windows[0].Nodes, ",") != "/ok" {
+		t.Fatalf("%s %+v", res, res.Windows)
+	}
+}
+
+// FuzzRead: any input reads without panicking, into windows whose numbers
+// are finite and non-negative and whose topics are sorted and unique.
+func FuzzRead(f *testing.F) {
+	for _, name := range []string{"window.txt", "window.jsonl", "window_idle.txt", "upstream.txt", "upstream.jsonl"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("# ts_ns=1 window_s=1\nTOPIC /a\\x 1\nPROC pid=1 state=alive nodes=\\x2 exe=\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		res, err := Read(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range res.Windows {
+			if w.Seconds < 0 || w.Seconds != w.Seconds {
+				t.Fatalf("window_s %v", w.Seconds)
+			}
+			for i := range w.Topics {
+				tp := &w.Topics[i]
+				if i > 0 && w.Topics[i-1].Name >= tp.Name {
+					t.Fatalf("topics not sorted and unique: %q %q", w.Topics[i-1].Name, tp.Name)
+				}
+				for _, v := range []float64{tp.PubInter, tp.PubIntra, tp.PubAny, tp.RecvInter, tp.RecvIntra, tp.PubGap.MaxDtMs(), tp.RecvGap.MaxDtMs()} {
+					if !(v >= 0) || v > 1e308 {
+						t.Fatalf("%q: bad number %v", tp.Name, v)
+					}
+				}
+			}
+			for _, tm := range w.Timers {
+				if tm.Ordinal < 0 || !(tm.Hz >= 0) || !(tm.PeriodMs >= 0) {
+					t.Fatalf("timer %+v", tm)
+				}
+			}
+		}
+	})
+}
