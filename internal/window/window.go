@@ -149,15 +149,12 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 	gapAccs := map[string]*[2]gapAcc{} // per topic: publish side, receive side
 	liveNodes := map[string]bool{}
 	for _, s := range cur.Snapshots {
-		p := Proc{Pid: s.Pid, Exe: s.Exe, Cmdline: s.Cmdline, Alive: s.Alive, Distro: s.Distro.String(),
-			Path: s.Path, Key: s.Key(), Corrupt: s.Corrupt, Dropped: s.DroppedEndpoints}
-		for _, n := range s.Nodes {
-			p.Nodes = append(p.Nodes, n.Name)
-			if s.Alive {
-				liveNodes[n.Name] = true
+		p := procOf(s)
+		if s.Alive {
+			for _, n := range p.Nodes {
+				liveNodes[n] = true
 			}
 		}
-		sort.Strings(p.Nodes)
 		w.Procs = append(w.Procs, p)
 
 		old, known := before[s.Key()]
@@ -285,6 +282,27 @@ func (w *Window) Topic(name string) *Topic {
 		return &w.Topics[i]
 	}
 	return nil
+}
+
+// procOf is the process of a segment snapshot, its node names sorted.
+func procOf(s *segment.Snapshot) Proc {
+	p := Proc{Pid: s.Pid, Exe: s.Exe, Cmdline: s.Cmdline, Alive: s.Alive, Distro: s.Distro.String(),
+		Path: s.Path, Key: s.Key(), Corrupt: s.Corrupt, Dropped: s.DroppedEndpoints}
+	for _, n := range s.Nodes {
+		p.Nodes = append(p.Nodes, n.Name)
+	}
+	sort.Strings(p.Nodes)
+	return p
+}
+
+// Procs lists the processes of a scan without computing a window (for
+// readers that only need who is alive and which nodes it hosts).
+func Procs(scan *segment.Scan) []Proc {
+	out := make([]Proc, 0, len(scan.Snapshots))
+	for _, s := range scan.Snapshots {
+		out = append(out, procOf(s))
+	}
+	return out
 }
 
 // State is "alive" or "exited", as logs and summaries print it.

@@ -104,6 +104,8 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                     p->threads = (int)v;
                 else if (strncmp(tok[i], "kill=", 5) == 0 && parse_num(tok[i] + 5, 0, 1e6, &v))
                     p->kill_at = v;
+                else if (strncmp(tok[i], "burn=", 5) == 0 && parse_num(tok[i] + 5, 0.001, 1, &v))
+                    p->burn = v;
                 else
                     FAIL("unknown process option '%s'", tok[i]);
             }

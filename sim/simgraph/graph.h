@@ -21,6 +21,7 @@ struct g_proc {
     int fork_pub;   /* publisher the forked child drives */
     int exit_storm; /* threads publishing flat out at exit; 0: none */
     double kill_at;  /* kill=AT_S: the process dies by SIGKILL (a crash); <0: never */
+    double burn;     /* burn=FRACTION: a thread keeps this share of one core busy (a known CPU cost) */
 };
 
 struct g_node {

@@ -642,6 +642,22 @@ static void *storm_thread(void *argp)
     return NULL;
 }
 
+/* burn: spin for FRACTION of every 10 ms slice and sleep the rest, so the
+ * process costs a known share of one core (what `pulse cpu` must report). */
+static void *burn_thread(void *argp)
+{
+    double fraction = *(const double *)argp;
+    const uint64_t slice = 10000000u;
+    for (uint64_t start = now_ns(CLOCK_MONOTONIC); running(); start += slice) {
+        /* spin on this thread's CPU clock: preemption does not shorten the burn */
+        uint64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID), want = (uint64_t)(fraction * slice);
+        while (now_ns(CLOCK_THREAD_CPUTIME_ID) - c0 < want && now_ns(CLOCK_MONOTONIC) < start + slice)
+            ;
+        sleep_until(start + slice);
+    }
+    return NULL;
+}
+
 static void on_signal(int sig)
 {
     (void)sig;
@@ -764,6 +780,8 @@ static int run_process(int proc, int64_t duration_ns)
     for (int s = 0; s < G.nsubs; s++)
         if (G.nodes[G.subs[s].node].proc == proc && G.subs[s].reuse_at >= 0)
             pthread_create(&threads[nthreads++], NULL, reuse_sub_thread, (void *)(intptr_t)s);
+    if (gp->burn > 0)
+        pthread_create(&threads[nthreads++], NULL, burn_thread, &gp->burn);
 
     if (gp->kill_at >= 0) { /* a crash: no exit path runs, the segment stays behind */
         sleep_until(t0_ns + (uint64_t)(gp->kill_at * 1e9));

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/procfs"
+)
+
+// pulse cpu agrees with /proc over 10 s for a simgraph process that burns a
+// known share of a core, names it by its node, finds an unprobed ROS process
+// by its __node:= remap, and --summary reads its own CSV back.
+func TestCPUAgreesWithProc(t *testing.T) {
+	_, sim, _ := bin(t)
+	dir := t.TempDir()
+	graphPath, csvPath := filepath.Join(dir, "burn.graph"), filepath.Join(dir, "cpu.csv")
+	os.WriteFile(graphPath, []byte("process burner burn=0.3\n  node /burner\n    pub /heartbeat 10\n"), 0o600)
+	segs := filepath.Join(dir, "segs")
+	os.Mkdir(segs, 0o700)
+	build := filepath.Dir(filepath.Dir(sim))
+	graph := exec.Command(sim, "--graph", graphPath, "--duration", "14")
+	graph.Env = append(os.Environ(), "LD_PRELOAD="+filepath.Join(build, "lib/libros2_pulse.so"),
+		"LD_LIBRARY_PATH="+filepath.Join(build, "lib/sim/jazzy"), "ROS_PULSE_DIR="+segs, "ROS_TOPIC_STATS_QUIET=1")
+	if err := graph.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer graph.Wait()
+	py := exec.Command("python3", "-c", "import time\nwhile True: time.sleep(0.2)", "--ros-args", "-r", "__node:=py_sleeper")
+	if err := py.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { py.Process.Kill(); py.Wait() }()
+
+	time.Sleep(time.Second) // let the graph create its node
+	cmd := pulseCmd(t, "cpu", "--period", "1s", "--duration", "10.5s", "--out", csvPath)
+	cmd.Env = append(cmd.Env, "ROS_PULSE_DIR="+segs)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Our own /proc reading of the burner over the same span.
+	fs, _ := procfs.NewFS("/proc")
+	var pid int
+	var cpu0 float64
+	t0 := time.Now()
+	for pid == 0 && time.Since(t0) < 3*time.Second {
+		time.Sleep(200 * time.Millisecond)
+		pid = burnerPid(t, csvPath)
+	}
+	if pid == 0 {
+		cmd.Wait()
+		b, _ := os.ReadFile(csvPath)
+		t.Fatalf("no /burner row:\n%s", b)
+	}
+	if p, err := fs.Proc(pid); err == nil {
+		st, _ := p.Stat()
+		cpu0, t0 = st.CPUTime(), time.Now()
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("pulse cpu: %v", err)
+	}
+	p, _ := fs.Proc(pid)
+	st, err := p.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	procPct := 100 * (st.CPUTime() - cpu0) / time.Since(t0).Seconds()
+
+	f, _ := os.Open(csvPath)
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	n, sawPy := 0, false
+	for _, r := range rows[1:] {
+		if r[4] == "/py_sleeper" {
+			sawPy = true
+		}
+		if r[4] == "/burner" {
+			v, _ := strconv.ParseFloat(r[6], 64)
+			sum += v
+			n++
+		}
+	}
+	if n < 8 {
+		t.Fatalf("%d samples of /burner over 10 s", n)
+	}
+	mean := sum / float64(n)
+	t.Logf("pulse cpu %.2f %% over %d samples; /proc %.2f %%", mean, n, procPct)
+	if math.Abs(mean-procPct) > 0.05*procPct {
+		t.Errorf("pulse cpu says %.2f %%, /proc %.2f %%: more than 5 %% apart", mean, procPct)
+	}
+	if math.Abs(mean-30) > 6 {
+		t.Errorf("the burner burns 30 %% of a core, pulse cpu says %.2f %%", mean)
+	}
+	if !sawPy {
+		t.Errorf("the unprobed process with __node:=py_sleeper was not sampled")
+	}
+	var out bytes.Buffer
+	sum2 := pulseCmd(t, "cpu", "--summary", csvPath)
+	sum2.Stdout = &out
+	if err := sum2.Run(); err != nil || !strings.Contains(out.String(), "/burner") || !strings.Contains(out.String(), "median %") {
+		t.Errorf("--summary: %v\n%s", err, out.String())
+	}
+}
+
+func burnerPid(t *testing.T, path string) int {
+	b, _ := os.ReadFile(path)
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) > 4 && f[4] == "/burner" {
+			pid, _ := strconv.Atoi(f[2])
+			return pid
+		}
+	}
+	return 0
+}

@@ -1,0 +1,241 @@
+// Package cpu measures what ROS processes cost: CPU time and resident
+// memory from /proc/<pid>/stat (through prometheus/procfs), once per period,
+// with the load average beside each sample, so that paired A/B measurements
+// of node cost can be read against the machine's condition
+// (shared/seeds/001). Probed processes are named by the nodes their segments
+// list; other ROS processes by the `__node:=` remap or the entry point on
+// their command line. `pulse cpu` and the CPU column of `pulse top` use it.
+package cpu
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/procfs"
+
+	"ros2_pulse/internal/window"
+)
+
+// Target is a process to measure and the name it is reported under.
+type Target struct {
+	Pid    int
+	Name   string // its nodes, joined by ','; or the command-line identity
+	Probed bool   // named from its segment (false: from its command line)
+}
+
+// Sample is one process's (or, with threads, one thread's) cost over the
+// last period.
+type Sample struct {
+	TsNs     int64 // wall clock of the reading
+	Elapsed  float64
+	Pid, Tid int    // Tid 0: the whole process
+	Thread   string // the thread's comm, when Tid != 0
+	Name     string
+	CPUPct   float64 // percent of one core over the period
+	RSSBytes int64
+	Load1    float64
+	Load5    float64
+	Load15   float64
+}
+
+// reading is one /proc stat reading, keyed by pid (or tid) and start time so
+// a recycled pid never yields a delta against another process.
+type reading struct {
+	cpuS float64
+	mono time.Duration
+}
+
+type key struct {
+	pid, tid int
+	start    uint64
+}
+
+// Sampler keeps the previous reading of every process it has seen.
+type Sampler struct {
+	fs      procfs.FS
+	threads bool
+	prev    map[key]reading
+	start   time.Time
+}
+
+// New reads /proc at procRoot ("" for /proc). threads adds one sample per
+// thread beside each process's.
+func New(procRoot string, threads bool) (*Sampler, error) {
+	if procRoot == "" {
+		procRoot = procfs.DefaultMountPoint
+	}
+	fs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", procRoot, err)
+	}
+	return &Sampler{fs: fs, threads: threads, prev: map[key]reading{}, start: time.Now()}, nil
+}
+
+// Sample reads every target once. A process's first reading yields no
+// sample (a rate needs two); one that has gone yields none and is forgotten.
+func (s *Sampler) Sample(targets []Target) []Sample {
+	now := time.Now()
+	mono := now.Sub(s.start)
+	var load procfs.LoadAvg
+	if l, err := s.fs.LoadAvg(); err == nil {
+		load = *l
+	}
+	seen := make(map[key]bool, len(s.prev))
+	var out []Sample
+	for _, t := range targets {
+		p, err := s.fs.Proc(t.Pid)
+		if err != nil {
+			continue
+		}
+		procs := []procfs.Proc{p}
+		if s.threads {
+			if ths, err := s.fs.AllThreads(t.Pid); err == nil {
+				sort.Sort(ths)
+				procs = append(procs, ths...)
+			}
+		}
+		for i, q := range procs {
+			st, err := q.Stat()
+			if err != nil {
+				continue
+			}
+			k := key{pid: t.Pid, start: st.Starttime}
+			if i > 0 {
+				k.tid = q.PID
+			}
+			seen[k] = true
+			r := reading{cpuS: st.CPUTime(), mono: mono}
+			old, ok := s.prev[k]
+			s.prev[k] = r
+			if !ok || r.mono <= old.mono {
+				continue
+			}
+			smp := Sample{
+				TsNs: now.UnixNano(), Elapsed: mono.Seconds(), Pid: t.Pid, Tid: k.tid, Name: t.Name,
+				CPUPct:   100 * max(0, r.cpuS-old.cpuS) / (r.mono - old.mono).Seconds(),
+				RSSBytes: int64(st.ResidentMemory()), Load1: load.Load1, Load5: load.Load5, Load15: load.Load15,
+			}
+			if k.tid != 0 {
+				smp.Thread = st.Comm
+			}
+			out = append(out, smp)
+		}
+	}
+	for k := range s.prev {
+		if !seen[k] {
+			delete(s.prev, k)
+		}
+	}
+	return out
+}
+
+// wrappers run a node but are not one: their command lines repeat the
+// node's arguments, so they must not be weighed as the node.
+var wrappers = map[string]bool{"ros2": true, "pixi": true, "ros2-launch": true, "launch": true, "bash": true, "sh": true}
+
+// interpreters run an entry point given as their first non-option argument.
+var interpreters = map[string]bool{"python3": true, "python": true}
+
+// Identity names an unprobed ROS process from its command line: the
+// `__node:=` remap if any, else the entry point (the script an interpreter
+// runs, or the executable). ok is false for a process that is not a ROS
+// node: no `--ros-args` and no remap, or a wrapper such as `ros2 run`.
+func Identity(cmdline []string) (name string, ok bool) {
+	if len(cmdline) == 0 {
+		return "", false
+	}
+	ros, rename := false, ""
+	for _, a := range cmdline {
+		switch {
+		case a == "--ros-args":
+			ros = true
+		case strings.HasPrefix(a, "__node:="):
+			ros, rename = true, strings.TrimPrefix(a, "__node:=")
+		case strings.HasPrefix(a, "__name:="): // the ROS 1 era spelling rclpy still accepts
+			ros, rename = true, strings.TrimPrefix(a, "__name:=")
+		}
+	}
+	if !ros {
+		return "", false
+	}
+	entry := filepath.Base(cmdline[0])
+	if interpreters[strings.TrimRight(entry, "0123456789.")] || interpreters[entry] {
+		entry = ""
+		for _, a := range cmdline[1:] {
+			if a == "--ros-args" {
+				break
+			}
+			if !strings.HasPrefix(a, "-") {
+				entry = filepath.Base(a)
+				break
+			}
+		}
+		if entry == "" {
+			return "", false
+		}
+	}
+	if wrappers[entry] {
+		return "", false
+	}
+	if rename != "" {
+		return "/" + strings.TrimPrefix(rename, "/"), true
+	}
+	return entry, true
+}
+
+// Unprobed lists the ROS processes under procRoot that have no segment
+// (pids not in probed), named by Identity.
+func Unprobed(procRoot string, probed map[int]bool) []Target {
+	if procRoot == "" {
+		procRoot = procfs.DefaultMountPoint
+	}
+	fs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return nil
+	}
+	procs, err := fs.AllProcs()
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	var out []Target
+	for _, p := range procs {
+		if probed[p.PID] || p.PID == self {
+			continue
+		}
+		cmd, err := p.CmdLine()
+		if err != nil {
+			continue
+		}
+		if name, ok := Identity(cmd); ok {
+			out = append(out, Target{Pid: p.PID, Name: name})
+		}
+	}
+	return out
+}
+
+// Targets lists what to measure: the live probed processes of a window,
+// named by their nodes, then (with others) the unprobed ROS processes.
+func Targets(procs []window.Proc, others bool, procRoot string) []Target {
+	var out []Target
+	probed := map[int]bool{}
+	for _, p := range procs {
+		if !p.Alive {
+			continue
+		}
+		probed[p.Pid] = true
+		name := p.NodeNames()
+		if name == "" {
+			name = filepath.Base(p.Exe)
+		}
+		out = append(out, Target{Pid: p.Pid, Name: name, Probed: true})
+	}
+	if others {
+		out = append(out, Unprobed(procRoot, probed)...)
+	}
+	return out
+}

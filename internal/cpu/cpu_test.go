@@ -1,0 +1,91 @@
+package cpu
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestIdentity(t *testing.T) {
+	for _, c := range []struct {
+		cmd  string
+		name string
+		ok   bool
+	}{
+		{"/opt/ros/jazzy/lib/demo_nodes_cpp/talker --ros-args -r __node:=talker_b", "/talker_b", true},
+		{"/opt/ros/jazzy/lib/demo_nodes_cpp/talker --ros-args", "talker", true},
+		{"/usr/bin/python3 /opt/ros/jazzy/lib/health/health_monitor --ros-args -r __node:=health_monitor_b", "/health_monitor_b", true},
+		{"/usr/bin/python3.11 -u /opt/ros/jazzy/lib/health/health_monitor --ros-args", "health_monitor", true},
+		{"/usr/bin/python3 /opt/ros/jazzy/bin/ros2 run health health_monitor --ros-args -r __node:=x", "", false}, // the wrapper
+		{"pixi run node --ros-args", "", false},
+		{"/usr/bin/python3 -m http.server", "", false}, // not ROS
+		{"/opt/ros/jazzy/lib/demo_nodes_cpp/talker", "", false}, // no ROS arguments: only a segment names it
+		{"/usr/bin/python3 --ros-args", "", false},
+		{"", "", false},
+	} {
+		var argv []string
+		if c.cmd != "" {
+			argv = strings.Fields(c.cmd)
+		}
+		name, ok := Identity(argv)
+		if name != c.name || ok != c.ok {
+			t.Errorf("%q: got %q %v, want %q %v", c.cmd, name, ok, c.name, c.ok)
+		}
+	}
+}
+
+// The sampler measures itself: a busy loop in this test process reads as
+// a share of a core close to what the process's own clock says.
+func TestSamplerSelf(t *testing.T) {
+	s, err := New("", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := []Target{{Pid: os.Getpid(), Name: "/self"}}
+	if got := s.Sample(me); len(got) != 0 {
+		t.Fatalf("a first reading has no rate: %+v", got)
+	}
+	end := time.Now().Add(300 * time.Millisecond)
+	for time.Now().Before(end) {
+	}
+	got := s.Sample(me)
+	if len(got) < 2 || got[0].Tid != 0 || got[0].Name != "/self" || got[0].RSSBytes <= 0 || got[1].Tid == 0 || got[1].Thread == "" {
+		t.Fatalf("samples %+v", got)
+	}
+	if got[0].CPUPct < 50 || got[0].CPUPct > 250 {
+		t.Errorf("a busy process read %.1f %% of a core", got[0].CPUPct)
+	}
+	// A process that is gone yields nothing and is forgotten.
+	if out := s.Sample([]Target{{Pid: 1 << 30, Name: "/gone"}}); len(out) != 0 || len(s.prev) != 0 {
+		t.Errorf("gone: %+v, %d readings kept", out, len(s.prev))
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(Header)
+	WriteCSV(w, []Sample{
+		{Name: "/a,/b", CPUPct: 10, RSSBytes: 1 << 20, Load1: 1},
+		{Name: "/a,/b", CPUPct: 30, RSSBytes: 3 << 20, Load1: 1},
+		{Name: "/a,/b", CPUPct: 11, RSSBytes: 2 << 20, Load1: 1},
+		{Name: "/c", CPUPct: 1},
+		{Name: "/c", Tid: 7, Thread: "executor", CPUPct: 0.5},
+	})
+	stats, err := Summarize(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stats) != 3 || stats[0].Name != "/a,/b" || stats[0].N != 3 || stats[0].Median != 11 || stats[0].Max != 30 ||
+		stats[0].Mean != 17 || stats[0].MeanRSSBytes != 2<<20 || stats[2].Thread != "executor" {
+		t.Fatalf("%+v", stats)
+	}
+	for _, bad := range []string{"", "a,b\n", strings.Join(Header, ",") + "\n1,2,3,4,n,t,notanumber,1,1,1,1\n", strings.Join(Header, ",") + "\n1,2\n"} {
+		if _, err := Summarize(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
