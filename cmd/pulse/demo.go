@@ -1,19 +1,24 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"ros2_pulse/internal/health"
 	"ros2_pulse/internal/locate"
 	"ros2_pulse/internal/logfmt"
+	"ros2_pulse/internal/recorder"
 	"ros2_pulse/internal/runner"
+	"ros2_pulse/internal/top"
 	"ros2_pulse/internal/window"
 )
 
@@ -26,14 +31,15 @@ func demoCmd() *cobra.Command {
 	var f recordFlags
 	var graph, distro string
 	var duration time.Duration
-	var jitter bool
+	var jitter, noTop bool
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the built-in simulated robot under the probe and show its windows live",
 		Long: `demo starts simgraph, the stand-in ROS 2 graph, with the stand-in libtracetools of --distro,
-preloads the probe, prints every window, and ends with the per-topic summary.
-Without a terminal it stops after --duration (default 15s); on a terminal it runs until Ctrl-C
-unless --duration is given.`,
+preloads the probe, and shows it: on a terminal in pulse top (q quits and stops the graph),
+otherwise (or with --no-top) by printing every window and ending with the per-topic summary.
+Without a terminal it stops after --duration (default 15s); on a terminal it runs until
+q or Ctrl-C unless --duration is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("period") && os.Getenv("ROS_TOPIC_STATISTICS_PUBLISH_PERIOD") == "" {
@@ -57,6 +63,9 @@ unless --duration is given.`,
 			tt, err := locate.SimTracetoolsDir(distro)
 			if err != nil {
 				return err
+			}
+			if isTerminal(os.Stdout) && isTerminal(os.Stdin) && !noTop {
+				return demoTop(cmd.Context(), graph, sim, lib, tt, duration, jitter, opt)
 			}
 			var file io.Writer = opt.Out
 			live := opt.Format
@@ -94,5 +103,41 @@ unless --duration is given.`,
 	c.Flags().StringVar(&distro, "distro", "jazzy", "stand-in libtracetools: humble, jazzy or kilted")
 	c.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default 15s without a terminal)")
 	c.Flags().BoolVar(&jitter, "jitter", false, "gap tracking in the simulated processes: JITTER and PERIOD lines")
+	c.Flags().BoolVar(&noTop, "no-top", false, "print the windows even on a terminal")
 	return c
+}
+
+// demoTop runs the graph under the probe with pulse top as its view; the
+// graph stops when the view quits, and the view says so when the graph ends.
+func demoTop(ctx context.Context, graph, sim, lib, tt string, duration time.Duration, jitter bool, opt recorder.Options) error {
+	p := tea.NewProgram(top.New("demo "+graph, false), tea.WithAltScreen())
+	hook, err := top.Hook(p.Send)
+	if err != nil {
+		return err
+	}
+	opt.Out, opt.OnWindow = nil, hook
+	var summary bytes.Buffer // printed once the screen is gone
+	ro := runner.Options{Lib: lib, Recorder: opt, Env: []string{"LD_LIBRARY_PATH=" + tt}, Summary: &summary, Stdout: io.Discard, Stderr: io.Discard}
+	if jitter {
+		ro.Env = append(ro.Env, "ROS_TOPIC_STATS_JITTER=1")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		args := []string{sim, "--graph", graph, "--duration", strconv.FormatFloat(duration.Seconds(), 'f', 3, 64)}
+		code, err := runner.Run(ctx, args, ro)
+		if err == nil && code != 0 {
+			err = fmt.Errorf("the graph exited with status %d", code)
+		}
+		p.Send(top.EndMsg{Err: err})
+		done <- err
+	}()
+	if _, err := p.Run(); err != nil {
+		return err
+	}
+	cancel()
+	err = <-done
+	os.Stderr.Write(summary.Bytes())
+	return err
 }

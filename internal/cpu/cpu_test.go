@@ -21,7 +21,7 @@ func TestIdentity(t *testing.T) {
 		{"/usr/bin/python3.11 -u /opt/ros/jazzy/lib/health/health_monitor --ros-args", "health_monitor", true},
 		{"/usr/bin/python3 /opt/ros/jazzy/bin/ros2 run health health_monitor --ros-args -r __node:=x", "", false}, // the wrapper
 		{"pixi run node --ros-args", "", false},
-		{"/usr/bin/python3 -m http.server", "", false}, // not ROS
+		{"/usr/bin/python3 -m http.server", "", false},          // not ROS
 		{"/opt/ros/jazzy/lib/demo_nodes_cpp/talker", "", false}, // no ROS arguments: only a segment names it
 		{"/usr/bin/python3 --ros-args", "", false},
 		{"", "", false},

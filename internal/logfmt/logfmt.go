@@ -105,6 +105,8 @@ func alertLine(w *health.Warning) string {
 		fmt.Fprintf(&b, " max_dt_ms=%s max_gap_ms=%s", ms(w.Value), bound(w.Bound))
 	case health.CannotJudge:
 		fmt.Fprintf(&b, " max_gap_ms=%s reason=no_gap_data", bound(w.Bound))
+	case health.RecvLag:
+		fmt.Fprintf(&b, " hz=%s pub_hz=%s", hz(w.Value), hz(w.Min))
 	}
 	fmt.Fprintf(&b, " for_s=%.1f", w.Age.Seconds())
 	return b.String()
@@ -263,6 +265,8 @@ func jsonWarn(b *strings.Builder, w *health.Warning) {
 		fmt.Fprintf(b, `,"max_dt_ms":%s,"max_gap_ms":%s`, ms(w.Value), bound(w.Bound))
 	case health.CannotJudge:
 		fmt.Fprintf(b, `,"max_gap_ms":%s`, bound(w.Bound))
+	case health.RecvLag:
+		fmt.Fprintf(b, `,"hz":%s,"pub_hz":%s`, hz(w.Value), hz(w.Min))
 	}
 	fmt.Fprintf(b, `,"for_s":%.1f}`, w.Age.Seconds())
 }

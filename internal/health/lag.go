@@ -1,0 +1,80 @@
+package health
+
+import (
+	"fmt"
+	"time"
+
+	"ros2_pulse/internal/spec"
+	"ros2_pulse/internal/window"
+)
+
+// RecvLag is a subscription receiving less than the machine's publishers of
+// its topic send, for several windows in a row: a slow callback, a starved
+// executor, or a lossy QoS. It needs no spec.
+const RecvLag Kind = "recv_lag"
+
+// LagDetector finds lagging subscriptions. A subscription lags when it
+// received less than Fraction of what the topic's live publishers sent (the
+// publish "any transport" rate) for Windows consecutive windows, beyond one
+// message of counting slack. Publishers on other machines are invisible, so
+// only a shortfall is a verdict, never a surplus. A subscription that has
+// never delivered is not judged: rclpy subscriptions fire no delivery
+// tracepoint, so silence from birth cannot be told from "not counted".
+type LagDetector struct {
+	Fraction float64 // default 0.9
+	Windows  int     // default 3
+
+	streak map[string]int
+	since  map[string]time.Time
+}
+
+// NewLagDetector returns a detector with the defaults.
+func NewLagDetector() *LagDetector {
+	return &LagDetector{Fraction: 0.9, Windows: 3, streak: map[string]int{}, since: map[string]time.Time{}}
+}
+
+// Observe takes the next window and returns the lagging subscriptions, with
+// Value the subscription's rate and Min what the publishers sent. A final
+// partial window is not judged.
+func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []Warning {
+	if final {
+		return nil
+	}
+	var out []Warning
+	current := map[string]bool{}
+	for i := range w.Topics {
+		t := &w.Topics[i]
+		if t.PubCount == 0 || t.PubAny <= 0 {
+			continue
+		}
+		for _, s := range t.Subs {
+			if !s.Alive || s.Exposure <= 0 || s.Total[0]+s.Total[1] == 0 {
+				continue
+			}
+			got := s.Inter + s.Intra
+			// The subscription's window and the publishers' differ by up to
+			// one message each way.
+			slack := 1 / s.Exposure
+			k := fmt.Sprintf("%s|%d|%s", t.Name, s.Pid, s.Node)
+			if got+slack >= d.Fraction*t.PubAny {
+				continue
+			}
+			current[k] = true
+			d.streak[k]++
+			if d.streak[k] == 1 {
+				d.since[k] = now
+			}
+			if d.streak[k] >= d.Windows {
+				out = append(out, Warning{Kind: RecvLag, Topic: t.Name, Side: spec.Recv, Transport: spec.Any, Node: s.Node, Pid: s.Pid,
+					Timer: -1, Value: got, Min: t.PubAny, Since: d.since[k], Age: now.Sub(d.since[k])})
+			}
+		}
+	}
+	for k := range d.streak {
+		if !current[k] {
+			delete(d.streak, k)
+			delete(d.since, k)
+		}
+	}
+	return out
+}

@@ -1,0 +1,593 @@
+// Package top is the live dashboard: a bubbletea model that draws frames
+// (windows, verdicts, CPU) built elsewhere. It holds no measuring logic:
+// what it shows comes from the packages record, check and export use.
+package top
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"ros2_pulse/internal/health"
+)
+
+// FrameMsg delivers a new frame to the model.
+type FrameMsg Frame
+
+// EndMsg says the source has no more frames (a replayed log ended, or the
+// reader failed); Err is shown in the footer.
+type EndMsg struct{ Err error }
+
+const (
+	paneTopics = iota
+	paneNodes
+)
+
+const historyLen = 30
+
+type keyMap struct {
+	Up, Down, Tab, Enter, Back, Sort, Filter, Pause, Help, Quit, Prev, Next key.Binding
+}
+
+func (k keyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Tab, k.Enter, k.Sort, k.Filter, k.Pause, k.Help, k.Quit}
+}
+
+func (k keyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.Tab, k.Enter, k.Back}, {k.Sort, k.Filter, k.Pause, k.Prev, k.Next}, {k.Help, k.Quit}}
+}
+
+var keys = keyMap{
+	Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+	Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+	Tab:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "topics/nodes")),
+	Enter:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "focus")),
+	Back:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+	Sort:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
+	Filter: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+	Pause:  key.NewBinding(key.WithKeys("p", " "), key.WithHelp("p", "pause")),
+	Help:   key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+	Quit:   key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+	Prev:   key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←", "older (log, paused)")),
+	Next:   key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→", "newer (log, paused)")),
+}
+
+var (
+	sortTopicNames = []string{"name", "rate", "status"}
+	sortNodeNames  = []string{"name", "cpu", "rss"}
+)
+
+// Styles; lipgloss drops colours by itself without a colour terminal or
+// with NO_COLOR, and every state is also spelled out in text.
+var (
+	styleTitle    = lipgloss.NewStyle().Bold(true)
+	styleHeader   = lipgloss.NewStyle().Bold(true).Underline(true)
+	styleSelected = lipgloss.NewStyle().Reverse(true)
+	styleDim      = lipgloss.NewStyle().Faint(true)
+	styleStatus   = map[Status]lipgloss.Style{
+		Stalled: lipgloss.NewStyle().Foreground(lipgloss.Color("9")).Bold(true),
+		Warn:    lipgloss.NewStyle().Foreground(lipgloss.Color("11")),
+		OK:      lipgloss.NewStyle().Foreground(lipgloss.Color("10")),
+		NoData:  lipgloss.NewStyle().Faint(true),
+	}
+	styleNodeState = map[string]lipgloss.Style{
+		"alive":  lipgloss.NewStyle().Foreground(lipgloss.Color("10")),
+		"quiet":  lipgloss.NewStyle().Foreground(lipgloss.Color("11")),
+		"exited": lipgloss.NewStyle().Foreground(lipgloss.Color("9")).Bold(true),
+	}
+	styleWarn = lipgloss.NewStyle().Foreground(lipgloss.Color("11"))
+)
+
+// Model is the dashboard's state.
+type Model struct {
+	Title  string // "live 1s" or the replayed log's name
+	Replay bool   // frames come from a log: ←/→ step through them while paused
+
+	frames      []Frame // kept for replay stepping; live keeps the one on screen only
+	latest      Frame   // live: the newest frame, shown again when a pause ends
+	shown       int     // index in frames of the frame on screen
+	history     map[string][]float64
+	silentSince map[string]time.Time
+	topics      []topicRow
+	nodes       []nodeRow
+
+	width, height int
+	pane          int
+	cursor        [2]int
+	offset        [2]int
+	sortBy        [2]int
+	filter        textinput.Model
+	filtering     bool
+	focus         string // "topic:/name" or "node:/name@pid"; "" for the tables
+	paused        bool
+	showHelp      bool
+	help          help.Model
+	ended         string
+}
+
+// New returns a model with no frame yet.
+func New(title string, replay bool) Model {
+	ti := textinput.New()
+	ti.Prompt = "/"
+	ti.Placeholder = "filter topics and nodes"
+	return Model{Title: title, Replay: replay, history: map[string][]float64{}, silentSince: map[string]time.Time{},
+		width: 80, height: 24, filter: ti, help: help.New()}
+}
+
+// Init starts nothing: frames arrive from the source.
+func (m Model) Init() tea.Cmd { return nil }
+
+// frame is the frame on screen, nil before the first.
+func (m *Model) frame() *Frame {
+	if m.shown < 0 || m.shown >= len(m.frames) {
+		return nil
+	}
+	return &m.frames[m.shown]
+}
+
+// Update handles frames, keys and resizes.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.help.Width = msg.Width
+	case FrameMsg:
+		m.addFrame(Frame(msg))
+	case EndMsg:
+		m.ended = "source ended"
+		if msg.Err != nil {
+			m.ended = msg.Err.Error()
+		}
+	case tea.KeyMsg:
+		return m.key(msg)
+	}
+	return m, nil
+}
+
+// addFrame records a frame's rates into the histories; when not paused it
+// becomes the frame on screen.
+func (m *Model) addFrame(f Frame) {
+	for i := range f.W.Topics {
+		t := &f.W.Topics[i]
+		h := append(m.history[t.Name], topicRate(t))
+		if len(h) > historyLen {
+			h = h[len(h)-historyLen:]
+		}
+		m.history[t.Name] = h
+		if topicStatus(t, false) == Stalled {
+			if m.silentSince[t.Name].IsZero() {
+				m.silentSince[t.Name] = f.At.Add(-time.Duration(f.W.Seconds * float64(time.Second)))
+			}
+		} else {
+			delete(m.silentSince, t.Name)
+		}
+	}
+	if m.Replay {
+		m.frames = append(m.frames, f)
+	} else {
+		m.latest = f
+		if !m.paused {
+			m.frames, m.shown = []Frame{f}, 0
+		}
+	}
+	if !m.paused {
+		m.shown = len(m.frames) - 1
+		m.rebuild()
+	}
+}
+
+// rebuild recomputes the rows of the frame on screen.
+func (m *Model) rebuild() {
+	f := m.frame()
+	if f == nil {
+		return
+	}
+	m.topics = topicRows(f, m.history, m.silentSince)
+	m.nodes = nodeRows(f)
+	sortTopics(m.topics, m.sortBy[paneTopics])
+	sortNodes(m.nodes, m.sortBy[paneNodes])
+	if q := strings.ToLower(m.filter.Value()); q != "" {
+		var ts []topicRow
+		for _, r := range m.topics {
+			if strings.Contains(strings.ToLower(r.name), q) {
+				ts = append(ts, r)
+			}
+		}
+		var ns []nodeRow
+		for _, r := range m.nodes {
+			if strings.Contains(strings.ToLower(r.name), q) {
+				ns = append(ns, r)
+			}
+		}
+		m.topics, m.nodes = ts, ns
+	}
+	m.cursor[paneTopics] = clamp(m.cursor[paneTopics], 0, len(m.topics)-1)
+	m.cursor[paneNodes] = clamp(m.cursor[paneNodes], 0, len(m.nodes)-1)
+}
+
+func clamp(v, lo, hi int) int {
+	if hi < lo {
+		return lo
+	}
+	return max(lo, min(v, hi))
+}
+
+func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if m.filtering {
+		switch msg.String() {
+		case "enter":
+			m.filtering = false
+			m.filter.Blur()
+		case "esc":
+			m.filtering = false
+			m.filter.Blur()
+			m.filter.SetValue("")
+		default:
+			var cmd tea.Cmd
+			m.filter, cmd = m.filter.Update(msg)
+			m.rebuild()
+			return m, cmd
+		}
+		m.rebuild()
+		return m, nil
+	}
+	switch {
+	case key.Matches(msg, keys.Quit):
+		return m, tea.Quit
+	case key.Matches(msg, keys.Help):
+		m.showHelp = !m.showHelp
+	case key.Matches(msg, keys.Back):
+		switch {
+		case m.showHelp:
+			m.showHelp = false
+		case m.focus != "":
+			m.focus = ""
+		case m.filter.Value() != "":
+			m.filter.SetValue("")
+			m.rebuild()
+		}
+	case key.Matches(msg, keys.Filter):
+		m.filtering = true
+		return m, m.filter.Focus()
+	case key.Matches(msg, keys.Tab):
+		m.pane = 1 - m.pane
+	case key.Matches(msg, keys.Up):
+		m.cursor[m.pane] = max(0, m.cursor[m.pane]-1)
+	case key.Matches(msg, keys.Down):
+		m.cursor[m.pane] = clamp(m.cursor[m.pane]+1, 0, m.rows()-1)
+	case key.Matches(msg, keys.Sort):
+		m.sortBy[m.pane] = (m.sortBy[m.pane] + 1) % 3
+		m.rebuild()
+	case key.Matches(msg, keys.Pause):
+		m.paused = !m.paused
+		if !m.paused {
+			if !m.Replay && m.latest.W != nil {
+				m.frames = []Frame{m.latest}
+			}
+			m.shown = len(m.frames) - 1
+			m.rebuild()
+		}
+	case key.Matches(msg, keys.Enter):
+		if m.pane == paneTopics && m.cursor[0] < len(m.topics) {
+			m.focus = "topic:" + m.topics[m.cursor[0]].name
+		} else if m.pane == paneNodes && m.cursor[1] < len(m.nodes) {
+			n := m.nodes[m.cursor[1]]
+			m.focus = fmt.Sprintf("node:%s@%d", n.name, n.pid)
+		}
+	case key.Matches(msg, keys.Prev), key.Matches(msg, keys.Next):
+		if m.Replay && m.paused {
+			step := 1
+			if key.Matches(msg, keys.Prev) {
+				step = -1
+			}
+			m.shown = clamp(m.shown+step, 0, len(m.frames)-1)
+			m.rebuild()
+		}
+	}
+	return m, nil
+}
+
+func (m *Model) rows() int {
+	if m.pane == paneTopics {
+		return len(m.topics)
+	}
+	return len(m.nodes)
+}
+
+// View draws the screen.
+func (m Model) View() string {
+	w := max(m.width, 20)
+	var lines []string
+	lines = append(lines, m.titleLine(w))
+	f := m.frame()
+	switch {
+	case m.showHelp:
+		lines = append(lines, "", m.help.FullHelpView(keys.FullHelp()), "",
+			"Topic status: ok, WARN (a spec verdict or a lagging subscriber), STALL (a side",
+			"that counted before is silent now), - (no traffic yet). SILENT is how long.",
+			"Node state: alive, quiet (alive, nothing counted this window), exited.")
+	case f == nil:
+		lines = append(lines, "", "waiting for the first window…")
+	case m.focus != "":
+		lines = append(lines, m.focusView(f, w)...)
+	default:
+		lines = append(lines, m.tables(f, w)...)
+	}
+	// Pad to the screen, keep the footer on the last line.
+	body := strings.Split(strings.Join(lines, "\n"), "\n")
+	footer := m.footer(w)
+	for len(body) < m.height-1 {
+		body = append(body, "")
+	}
+	if len(body) > m.height-1 && m.height > 1 {
+		body = body[:m.height-1]
+	}
+	for i := range body { // a narrow terminal cuts columns on the right, never wraps
+		body[i] = ansi.Truncate(body[i], w, "")
+	}
+	return strings.Join(append(body, footer), "\n")
+}
+
+func (m Model) titleLine(w int) string {
+	f := m.frame()
+	s := "pulse top — " + m.Title
+	if m.paused {
+		s = "[PAUSED] " + s
+	}
+	if f != nil {
+		alive := 0
+		for _, p := range f.W.Procs {
+			if p.Alive {
+				alive++
+			}
+		}
+		s += fmt.Sprintf(" — %d topics, %d nodes, %d/%d procs alive — %s (%.2f s)", len(m.topics), len(m.nodes), alive, len(f.W.Procs),
+			f.At.Format("15:04:05"), f.W.Seconds)
+	}
+	return styleTitle.Render(ansi.Truncate(s, w, "…"))
+}
+
+func (m Model) footer(w int) string {
+	var s string
+	switch {
+	case m.filtering:
+		s = m.filter.View()
+	case m.ended != "":
+		s = "[" + m.ended + "] " + m.help.ShortHelpView(keys.ShortHelp())
+	default:
+		s = m.help.ShortHelpView(keys.ShortHelp())
+		if q := m.filter.Value(); q != "" {
+			s = "filter: " + q + " (esc clears)  " + s
+		}
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+// cell pads or truncates plain text to exactly n columns.
+func cell(s string, n int, right bool) string {
+	s = ansi.Truncate(s, n, "…")
+	pad := n - lipgloss.Width(s)
+	if pad <= 0 {
+		return s
+	}
+	if right {
+		return strings.Repeat(" ", pad) + s
+	}
+	return s + strings.Repeat(" ", pad)
+}
+
+func num(v float64, prec int) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.*f", prec, v)
+}
+
+// tables draws the topic table, the node table and the warnings pane into
+// the screen's height: warnings get up to a quarter, the tables share the rest.
+func (m Model) tables(f *Frame, w int) []string {
+	avail := m.height - 2 // title and footer
+	warns := append([]health.Warning(nil), f.Warns...)
+	nWarn := min(len(warns), max(1, avail/4))
+	warnLines := 1 + max(nWarn, 1)
+	tableRows := max(avail-warnLines-4, 2) // two headers and two titles
+	topicRowsN := max(1, min(len(m.topics), (tableRows*3+4)/5))
+	nodeRowsN := max(1, tableRows-topicRowsN)
+	if len(m.nodes) < nodeRowsN {
+		topicRowsN += nodeRowsN - max(len(m.nodes), 1)
+		nodeRowsN = max(len(m.nodes), 1)
+	}
+
+	var out []string
+	// Topic table.
+	nameW := max(12, w-(9+9+6+8+8+11+6)-1)
+	sparkW := 10
+	out = append(out, styleTitle.Render(fmt.Sprintf("Topics (sort: %s)", sortTopicNames[m.sortBy[0]]))+m.paneMark(paneTopics))
+	out = append(out, styleHeader.Render(cell(" TOPIC", nameW, false)+cell("PUB Hz", 9, true)+cell("RECV Hz", 9, true)+
+		cell("INTRA", 6, true)+cell("GAP ms", 8, true)+cell("SILENT", 8, true)+" "+cell("RATE", sparkW, false)+cell("STATUS", 6, true)))
+	start := scroll(m.cursor[0], m.offset[0], topicRowsN, len(m.topics))
+	for i := start; i < len(m.topics) && i < start+topicRowsN; i++ {
+		r := m.topics[i]
+		intra := "-"
+		if !math.IsNaN(r.intra) {
+			intra = fmt.Sprintf("%.0f%%", 100*r.intra)
+		}
+		silent := "-"
+		if !math.IsNaN(r.silentMs) {
+			silent = fmtAge(time.Duration(r.silentMs * float64(time.Millisecond)))
+		}
+		mark := " "
+		if m.pane == paneTopics && i == m.cursor[0] {
+			mark = "›"
+		}
+		pub, recv := num(r.pubHz, 1), num(r.recvHz, 1)
+		if r.pubs == 0 {
+			pub = "-"
+		}
+		if r.subs == 0 {
+			recv = "-"
+		}
+		line := cell(mark+r.name, nameW, false) + cell(pub, 9, true) + cell(recv, 9, true) + cell(intra, 6, true) +
+			cell(num(r.gapMs, 0), 8, true) + cell(silent, 8, true) + " " + spark(r.spark, sparkW)
+		status := styleStatus[r.status].Render(cell(r.status.String(), 6, true))
+		if m.pane == paneTopics && i == m.cursor[0] {
+			line = styleSelected.Render(line)
+		}
+		out = append(out, line+status)
+	}
+	if len(m.topics) == 0 {
+		out = append(out, styleDim.Render(" (no topics)"))
+	}
+
+	// Node table.
+	nodeW := max(12, min(28, w/3))
+	out = append(out, styleTitle.Render(fmt.Sprintf("Nodes (sort: %s)", sortNodeNames[m.sortBy[1]]))+m.paneMark(paneNodes))
+	out = append(out, styleHeader.Render(cell(" NODE", nodeW, false)+cell("PID", 8, true)+cell("STATE", 8, true)+
+		cell("CPU%", 7, true)+cell("RSS MiB", 9, true)+"  "+cell("TOPICS (out → in)", max(4, w-nodeW-34), false)))
+	start = scroll(m.cursor[1], m.offset[1], nodeRowsN, len(m.nodes))
+	for i := start; i < len(m.nodes) && i < start+nodeRowsN; i++ {
+		r := m.nodes[i]
+		mark := " "
+		if m.pane == paneNodes && i == m.cursor[1] {
+			mark = "›"
+		}
+		rss := "-"
+		if r.rssBytes > 0 {
+			rss = fmt.Sprintf("%.1f", float64(r.rssBytes)/(1<<20))
+		}
+		topics := strings.Join(r.out, " ")
+		if len(r.in) > 0 {
+			topics += " → " + strings.Join(r.in, " ")
+		}
+		left := cell(mark+r.name, nodeW, false) + cell(fmt.Sprint(r.pid), 8, true)
+		state := styleNodeState[r.state].Render(cell(r.state, 8, true))
+		right := cell(num(r.cpuPct, 1), 7, true) + cell(rss, 9, true) + "  " + cell(strings.TrimSpace(topics), max(4, w-nodeW-34), false)
+		if m.pane == paneNodes && i == m.cursor[1] {
+			left, right = styleSelected.Render(left), styleSelected.Render(right)
+		}
+		out = append(out, left+state+right)
+	}
+	if len(m.nodes) == 0 {
+		out = append(out, styleDim.Render(" (no nodes)"))
+	}
+
+	// Warnings pane: the longest-standing first.
+	out = append(out, styleTitle.Render(fmt.Sprintf("Warnings (%d)", len(warns))))
+	sortWarnings(warns)
+	for i := 0; i < nWarn; i++ {
+		out = append(out, styleWarn.Render(ansi.Truncate(fmt.Sprintf(" %7s  %-13s %s", fmtAge(warns[i].Age), warns[i].Kind, describe(&warns[i])), w, "…")))
+	}
+	if len(warns) > nWarn {
+		out[len(out)-1] = ansi.Truncate(fmt.Sprintf(" … and %d more", len(warns)-nWarn+1), w, "…")
+	} else if len(warns) == 0 {
+		out = append(out, styleDim.Render(" none"))
+	}
+	return out
+}
+
+func (m Model) paneMark(p int) string {
+	if m.pane == p {
+		return " ◆"
+	}
+	return ""
+}
+
+// scroll returns the first visible row so that cursor stays in view.
+func scroll(cursor, offset, visible, total int) int {
+	if cursor < visible {
+		return 0
+	}
+	return min(cursor-visible+1, max(0, total-visible))
+}
+
+func sortWarnings(ws []health.Warning) {
+	for i := 1; i < len(ws); i++ {
+		for j := i; j > 0 && ws[j].Age > ws[j-1].Age; j-- {
+			ws[j], ws[j-1] = ws[j-1], ws[j]
+		}
+	}
+}
+
+// fmtAge prints a duration the way a person reads an age: 840ms, 12.3s, 4m05s.
+func fmtAge(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// focusView lists a topic's endpoints per process, or a node's endpoints.
+func (m Model) focusView(f *Frame, w int) []string {
+	kind, name, _ := strings.Cut(m.focus, ":")
+	var out []string
+	row := func(side, topic, node string, pid int, inter, intra float64, alive bool) string {
+		state := "alive"
+		if !alive {
+			state = "exited"
+		}
+		return cell(fmt.Sprintf(" %-4s %s", side, topic), max(20, w-52), false) + cell(node, 19, false) +
+			cell(fmt.Sprint(pid), 8, true) + cell(num(inter, 1), 9, true) + cell(num(intra, 1), 9, true) + cell(state, 7, true)
+	}
+	header := styleHeader.Render(cell(" SIDE TOPIC", max(20, w-52), false) + cell("NODE", 19, false) + cell("PID", 8, true) +
+		cell("INTER Hz", 9, true) + cell("INTRA Hz", 9, true) + cell("STATE", 7, true))
+	switch kind {
+	case "topic":
+		out = append(out, styleTitle.Render("Topic "+name+" — endpoints per process (esc: back)"), header)
+		if t := f.W.Topic(name); t != nil {
+			for _, e := range t.Pubs {
+				out = append(out, row("pub", name, e.Node, e.Pid, e.Inter, e.Intra, e.Alive))
+			}
+			for _, e := range t.Subs {
+				out = append(out, row("sub", name, e.Node, e.Pid, e.Inter, e.Intra, e.Alive))
+			}
+			if len(t.Pubs)+len(t.Subs) == 0 {
+				out = append(out, styleDim.Render(" (a log carries totals only, not endpoints)"))
+			}
+		}
+	case "node":
+		node, pidText, _ := strings.Cut(name, "@")
+		var pid int
+		fmt.Sscan(pidText, &pid)
+		out = append(out, styleTitle.Render(fmt.Sprintf("Node %s, process %d — its endpoints (esc: back)", node, pid)), header)
+		for i := range f.W.Topics {
+			t := &f.W.Topics[i]
+			for _, e := range t.Pubs {
+				if e.Node == node && e.Pid == pid {
+					out = append(out, row("pub", t.Name, e.Node, e.Pid, e.Inter, e.Intra, e.Alive))
+				}
+			}
+			for _, e := range t.Subs {
+				if e.Node == node && e.Pid == pid {
+					out = append(out, row("sub", t.Name, e.Node, e.Pid, e.Inter, e.Intra, e.Alive))
+				}
+			}
+		}
+		for _, tm := range f.W.Timers {
+			if tm.Node == node && (tm.Pid == pid || tm.Pid == 0) {
+				out = append(out, cell(fmt.Sprintf(" timer %d: period %.1f ms, %.1f Hz", tm.Ordinal, tm.PeriodMs, tm.Hz), w, false))
+			}
+		}
+		for _, p := range f.W.Procs {
+			if p.Pid == pid {
+				out = append(out, "", cell(" exe: "+p.Exe, w, false))
+				if s, ok := f.CPU[pid]; ok {
+					out = append(out, fmt.Sprintf(" CPU %.1f %% of a core, RSS %.1f MiB, load %.2f", s.CPUPct, float64(s.RSSBytes)/(1<<20), s.Load1))
+				}
+			}
+		}
+	}
+	return out
+}

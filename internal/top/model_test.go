@@ -1,0 +1,221 @@
+package top
+
+import (
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"ros2_pulse/internal/cpu"
+	"ros2_pulse/internal/health"
+	"ros2_pulse/internal/window"
+)
+
+var update = flag.Bool("update", false, "rewrite golden screens")
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// frame builds the fixture robot at second i: /scan steady, /imu stalled
+// from the third frame on (with gap data), /cmd_vel warned by the spec,
+// /idle never carrying traffic, /doomed's process exited in the last frame.
+func frame(i int) Frame {
+	imu := window.Topic{Name: "/imu", PubInter: 100, PubAny: 100, RecvInter: 100, PubCount: 1, SubCount: 1, PubInterSeen: true, RecvSeen: true,
+		PubGap:  window.GapStats{HasData: true, MaxMs: 10.5, OpenMs: 2},
+		Pubs:    []window.EndpointRate{{Pid: 100, Node: "/imu_driver", Inter: 100, Alive: true}},
+		Subs:    []window.EndpointRate{{Pid: 300, Node: "/controller", Inter: 100, Alive: true, Total: [2]uint64{500, 0}}}}
+	if i >= 2 {
+		imu.PubInter, imu.PubAny, imu.RecvInter = 0, 0, 0
+		imu.Pubs[0].Inter, imu.Subs[0].Inter = 0, 0
+		imu.PubGap = window.GapStats{HasData: true, MaxMs: 10.5, OpenMs: float64(1000*(i-1)) + 840}
+	}
+	topics := []window.Topic{
+		{Name: "/cmd_vel", PubInter: 12, PubAny: 12, RecvInter: 12, PubCount: 1, SubCount: 1, PubInterSeen: true, RecvSeen: true,
+			Pubs: []window.EndpointRate{{Pid: 300, Node: "/controller", Inter: 12, Alive: true}},
+			Subs: []window.EndpointRate{{Pid: 200, Node: "/base", Inter: 12, Alive: true}}},
+		{Name: "/idle", SubCount: 1, Subs: []window.EndpointRate{{Pid: 200, Node: "/base", Alive: true}}},
+		imu,
+		{Name: "/scan", PubInter: 10, PubAny: 10, RecvInter: 5, RecvIntra: 5, PubCount: 1, SubCount: 1, PubInterSeen: true, RecvSeen: true,
+			Pubs: []window.EndpointRate{{Pid: 100, Node: "/lidar", Inter: 10 + float64(i%2), Alive: true}},
+			Subs: []window.EndpointRate{{Pid: 300, Node: "/controller", Inter: 5, Intra: 5, Alive: true}}},
+	}
+	topics[3].PubAny = 10 + float64(i%2)
+	procs := []window.Proc{
+		{Pid: 100, Exe: "/opt/ros/lib/drivers", Alive: true, Nodes: []string{"/imu_driver", "/lidar"}},
+		{Pid: 200, Exe: "/opt/ros/lib/base", Alive: true, Nodes: []string{"/base"}},
+		{Pid: 300, Exe: "/opt/ros/lib/controller", Alive: true, Nodes: []string{"/controller"}},
+		{Pid: 400, Exe: "/opt/ros/lib/doomed", Alive: i < 3, Nodes: []string{"/doomed"}},
+	}
+	at := t0.Add(time.Duration(i) * time.Second)
+	f := Frame{W: &window.Window{TsNs: at.UnixNano(), Seconds: 1, Topics: topics, Procs: procs,
+		Nodes: []string{"/base", "/controller", "/imu_driver", "/lidar"}}, At: at, Live: true,
+		CPU: map[int]cpu.Sample{100: {Pid: 100, CPUPct: 12.5, RSSBytes: 48 << 20}, 200: {Pid: 200, CPUPct: 0.4, RSSBytes: 20 << 20},
+			300: {Pid: 300, CPUPct: 31, RSSBytes: 64 << 20}, 400: {Pid: 400, CPUPct: 1, RSSBytes: 10 << 20}}}
+	f.Warns = []health.Warning{{Kind: health.TopicRate, Topic: "/cmd_vel", Side: "pub", Transport: "any", Timer: -1, Value: 12, Min: 18, Max: math.Inf(1), Age: 3 * time.Second}}
+	if i >= 3 {
+		f.Warns = append(f.Warns, health.Warning{Kind: health.NodeMissing, Node: "/doomed", Timer: -1, Age: 0})
+	}
+	if i >= 2 {
+		f.Warns = append(f.Warns, health.Warning{Kind: health.RecvLag, Topic: "/imu", Node: "/controller", Pid: 300, Value: 0, Min: 100, Age: time.Duration(i-2) * time.Second})
+	}
+	return f
+}
+
+// model feeds frames 0..n-1 into a fresh model of the given size.
+func model(n, w, h int) tea.Model {
+	var m tea.Model = New("live 1s", false)
+	m, _ = m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	for i := 0; i < n; i++ {
+		m, _ = m.Update(FrameMsg(frame(i)))
+	}
+	return m
+}
+
+func keysIn(m tea.Model, ks ...string) tea.Model {
+	for _, k := range ks {
+		var msg tea.KeyMsg
+		switch k {
+		case "tab":
+			msg = tea.KeyMsg{Type: tea.KeyTab}
+		case "enter":
+			msg = tea.KeyMsg{Type: tea.KeyEnter}
+		case "esc":
+			msg = tea.KeyMsg{Type: tea.KeyEsc}
+		case "down":
+			msg = tea.KeyMsg{Type: tea.KeyDown}
+		default:
+			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		}
+		m, _ = m.Update(msg)
+	}
+	return m
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestMain(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii) // as with NO_COLOR: golden screens are plain text
+	os.Exit(m.Run())
+}
+
+// The screens hold the expected rows, states and warnings, and fit exactly.
+func TestScreens(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		m    tea.Model
+		w, h int
+	}{
+		{"healthy_80x24.txt", model(2, 80, 24), 80, 24},
+		{"faults_80x24.txt", model(4, 80, 24), 80, 24},
+		{"faults_120x30.txt", model(4, 120, 30), 120, 30},
+		{"sorted_by_status.txt", keysIn(model(4, 80, 24), "s", "s"), 80, 24},
+		{"focus_topic.txt", keysIn(model(4, 80, 24), "down", "down", "enter"), 80, 24},
+		{"focus_node.txt", keysIn(model(4, 80, 24), "tab", "down", "enter"), 80, 24},
+		{"filter.txt", keysIn(model(4, 80, 24), "/", "i", "m", "u", "enter"), 80, 24},
+		{"help.txt", keysIn(model(4, 80, 24), "?"), 80, 24},
+		{"tiny_40x10.txt", model(4, 40, 10), 40, 10},
+	} {
+		view := c.m.View()
+		lines := strings.Split(view, "\n")
+		if len(lines) != c.h {
+			t.Errorf("%s: %d lines, want %d", c.name, len(lines), c.h)
+		}
+		for i, l := range lines {
+			if w := lipgloss.Width(l); w > c.w {
+				t.Errorf("%s: line %d is %d columns wide, more than %d: %q", c.name, i, w, c.w, l)
+			}
+		}
+		golden(t, c.name, view)
+	}
+}
+
+// Row content, independent of layout: statuses, states, silence and warnings.
+func TestRowsAndWarnings(t *testing.T) {
+	view := model(4, 120, 30).View()
+	for _, want := range []string{
+		"/imu", "STALL", "2.8s", // stalled, silent for 2.84 s (gap data)
+		"/cmd_vel", "WARN",
+		"/idle",
+		"/doomed", "exited",
+		"node_missing", "/doomed missing",
+		"recv_lag", "/imu /controller[300] receives 0.0 of 100.0 Hz",
+		"topic_rate", "/cmd_vel pub 12.0 Hz, expected ≥ 18",
+		"31.0", "64.0", // the controller's CPU % and RSS MiB
+	} {
+		if !strings.Contains(view, want) {
+			t.Errorf("screen lacks %q:\n%s", want, view)
+		}
+	}
+	for _, line := range strings.Split(view, "\n") {
+		if strings.HasPrefix(strings.TrimLeft(line, " ›"), "/scan ") && !strings.HasSuffix(line, "ok") {
+			t.Errorf("/scan is healthy: %q", line)
+		}
+		if strings.HasPrefix(strings.TrimLeft(line, " ›"), "/idle ") && !strings.HasSuffix(line, "-") {
+			t.Errorf("/idle has no data: %q", line)
+		}
+	}
+}
+
+// With colour, a stalled row is red and an exited node too; the same words
+// are there without colour.
+func TestColours(t *testing.T) {
+	lipgloss.SetColorProfile(termenv.ANSI)
+	defer lipgloss.SetColorProfile(termenv.Ascii)
+	view := model(4, 100, 30).View()
+	if !strings.Contains(view, "\x1b[1;91m STALL") && !strings.Contains(view, "\x1b[91;1m STALL") {
+		t.Errorf("STALL is not bold bright red:\n%q", view)
+	}
+	if !strings.Contains(view, "92m    ok") {
+		t.Errorf("ok is not green:\n%q", view)
+	}
+	if !strings.Contains(view, "91m  exited") && !strings.Contains(view, "91;1m  exited") {
+		t.Errorf("exited is not red:\n%q", view)
+	}
+}
+
+// Pause holds the screen while frames keep arriving; a replay steps through them.
+func TestPauseAndReplay(t *testing.T) {
+	m := keysIn(model(2, 80, 24), "p")
+	m, _ = m.Update(FrameMsg(frame(2)))
+	if v := m.View(); !strings.Contains(v, "[PAUSED]") || strings.Contains(v, "STALL") {
+		t.Errorf("paused screen changed:\n%s", v)
+	}
+	m = keysIn(m, "p")
+	if v := m.View(); !strings.Contains(v, "STALL") {
+		t.Errorf("resume did not show the newest frame:\n%s", v)
+	}
+	var r tea.Model = New("run.log", true)
+	for i := 0; i < 4; i++ {
+		r, _ = r.Update(FrameMsg(frame(i)))
+	}
+	r = keysIn(r, "p", "h", "h", "h")
+	if v := r.View(); !strings.Contains(v, "12:00:00") || strings.Contains(v, "STALL") {
+		t.Errorf("stepping back to the first frame:\n%s", v)
+	}
+	r = keysIn(r, "l", "l")
+	if v := r.View(); !strings.Contains(v, "12:00:02") || !strings.Contains(v, "STALL") {
+		t.Errorf("stepping forward to the third frame:\n%s", v)
+	}
+	if _, cmd := keysIn(r).Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")}); cmd == nil {
+		t.Error("q does not quit")
+	}
+}

@@ -1,0 +1,271 @@
+package top
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"ros2_pulse/internal/cpu"
+	"ros2_pulse/internal/health"
+	"ros2_pulse/internal/window"
+)
+
+// Frame is one refresh: a window, its verdicts and the CPU of its processes.
+// Frames are built by the same packages as record, check and export; top
+// only draws them.
+type Frame struct {
+	W     *window.Window
+	Warns []health.Warning // spec verdicts and recv_lag
+	CPU   map[int]cpu.Sample
+	At    time.Time // when the window ended (its ts_ns)
+	Live  bool      // from segments: endpoints and timers per process are known
+}
+
+// Status is a topic's state against the spec, worst first.
+type Status int
+
+const (
+	Stalled Status = iota // a side that has counted before is silent now
+	Warn                  // a spec verdict or a lagging subscriber names the topic
+	OK
+	NoData // no traffic ever seen, no verdict
+)
+
+func (s Status) String() string {
+	return [...]string{"STALL", "WARN", "ok", "-"}[s]
+}
+
+// topicRow is a topic as the table shows it.
+type topicRow struct {
+	name          string
+	pubHz, recvHz float64
+	pubs, subs    int
+	intra         float64 // share of deliveries (or publishes) that were intra-process; NaN: none
+	gapMs         float64 // largest gap, NaN without gap data
+	silentMs      float64 // how long the topic has been silent now, NaN when it is not
+	status        Status
+	spark         []float64
+}
+
+// nodeRow is one node of one process.
+type nodeRow struct {
+	name, state string // alive, quiet, exited
+	pid         int
+	cpuPct      float64 // NaN: not measured yet
+	rssBytes    int64
+	out, in     []string // topics it publishes and subscribes
+}
+
+// topicRate is the number a topic's sparkline follows: what is published,
+// or what is received when nothing here publishes.
+func topicRate(t *window.Topic) float64 {
+	if t.PubCount > 0 {
+		return t.PubAny
+	}
+	return t.RecvInter + t.RecvIntra
+}
+
+// topicStatus decides a topic's status from its window and the verdicts.
+func topicStatus(t *window.Topic, warned bool) Status {
+	pubStalled := t.PubCount > 0 && (t.PubInterSeen || t.PubIntraSeen) && t.PubAny == 0
+	recvStalled := t.SubCount > 0 && t.RecvSeen && t.RecvInter+t.RecvIntra == 0
+	switch {
+	case pubStalled || recvStalled:
+		return Stalled
+	case warned:
+		return Warn
+	case t.Active() || t.PubInterSeen || t.PubIntraSeen || t.RecvSeen:
+		return OK
+	}
+	return NoData
+}
+
+// topicRows builds the topic table from a frame; silentSince carries, per
+// topic, when it went silent (for topics without gap data).
+func topicRows(f *Frame, history map[string][]float64, silentSince map[string]time.Time) []topicRow {
+	warned := map[string]bool{}
+	for _, w := range f.Warns {
+		if w.Topic != "" && w.Kind != health.CannotJudge {
+			warned[w.Topic] = true
+		}
+	}
+	rows := make([]topicRow, 0, len(f.W.Topics))
+	for i := range f.W.Topics {
+		t := &f.W.Topics[i]
+		r := topicRow{name: t.Name, pubHz: t.PubAny, recvHz: t.RecvInter + t.RecvIntra, pubs: t.PubCount, subs: t.SubCount,
+			intra: math.NaN(), gapMs: math.NaN(), silentMs: math.NaN(), spark: history[t.Name]}
+		switch {
+		case r.recvHz > 0:
+			r.intra = t.RecvIntra / r.recvHz
+		case t.PubInter+t.PubIntra > 0:
+			r.intra = t.PubIntra / (t.PubInter + t.PubIntra)
+		}
+		if t.PubGap.HasData || t.RecvGap.HasData {
+			r.gapMs = math.Max(t.PubGap.MaxDtMs(), t.RecvGap.MaxDtMs())
+		}
+		r.status = topicStatus(t, warned[t.Name])
+		if r.status == Stalled {
+			switch open := math.Max(t.PubGap.OpenMs, t.RecvGap.OpenMs); {
+			case open > 0:
+				r.silentMs = open
+			case !silentSince[t.Name].IsZero():
+				r.silentMs = float64(f.At.Sub(silentSince[t.Name]).Milliseconds())
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// nodeRows builds the node table: one row per node per process.
+func nodeRows(f *Frame) []nodeRow {
+	type ep struct {
+		pid  int
+		node string
+	}
+	out, in := map[ep][]string{}, map[ep][]string{}
+	active := map[ep]bool{}
+	for i := range f.W.Topics {
+		t := &f.W.Topics[i]
+		for _, e := range t.Pubs {
+			k := ep{e.Pid, e.Node}
+			out[k] = append(out[k], t.Name)
+			active[k] = active[k] || e.Inter+e.Intra > 0
+		}
+		for _, e := range t.Subs {
+			k := ep{e.Pid, e.Node}
+			in[k] = append(in[k], t.Name)
+			active[k] = active[k] || e.Inter+e.Intra > 0
+		}
+	}
+	for _, tm := range f.W.Timers {
+		active[ep{tm.Pid, tm.Node}] = active[ep{tm.Pid, tm.Node}] || tm.Hz > 0
+	}
+	var rows []nodeRow
+	for _, p := range f.W.Procs {
+		for _, n := range p.Nodes {
+			k := ep{p.Pid, n}
+			r := nodeRow{name: n, pid: p.Pid, state: "alive", cpuPct: math.NaN(), out: out[k], in: in[k]}
+			switch {
+			case !p.Alive:
+				r.state = "exited"
+			case f.Live && !active[k]:
+				// Quiet needs endpoint data: a replayed log has none, so it never says quiet.
+				r.state = "quiet"
+			}
+			if s, ok := f.CPU[p.Pid]; ok && p.Alive {
+				r.cpuPct, r.rssBytes = s.CPUPct, s.RSSBytes
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+// describe is a warning in a few words, for the warnings pane.
+func describe(w *health.Warning) string {
+	who := ""
+	if w.Pid != 0 {
+		who = fmt.Sprintf(" %s[%d]", w.Node, w.Pid)
+	}
+	switch w.Kind {
+	case health.TopicRate:
+		return fmt.Sprintf("%s %s%s %.1f Hz, expected %s", w.Topic, w.Side, who, w.Value, bounds(w.Min, w.Max))
+	case health.TopicGap:
+		return fmt.Sprintf("%s %s gap %.0f ms > %g ms", w.Topic, w.Side, w.Value, w.Bound)
+	case health.TopicMissing:
+		return fmt.Sprintf("%s: no live %s endpoint", w.Topic, map[bool]string{true: "publisher", false: "subscription"}[w.Side == "pub"])
+	case health.NodeMissing:
+		return w.Node + " missing"
+	case health.TimerRate:
+		timer := "timers"
+		if w.Timer >= 0 {
+			timer = fmt.Sprintf("timer %d", w.Timer)
+		}
+		return fmt.Sprintf("%s %s %.1f Hz < %g", w.Node, timer, w.Value, w.Min)
+	case health.CannotJudge:
+		return fmt.Sprintf("%s: max_gap_ms %g set, no gap data (--jitter)", w.Topic, w.Bound)
+	case health.RecvLag:
+		return fmt.Sprintf("%s%s receives %.1f of %.1f Hz", w.Topic, who, w.Value, w.Min)
+	}
+	return string(w.Kind)
+}
+
+func bounds(lo, hi float64) string {
+	if math.IsInf(hi, 1) {
+		return fmt.Sprintf("≥ %g", lo)
+	}
+	return fmt.Sprintf("%g–%g", lo, hi)
+}
+
+// sortTopics orders rows by the chosen key; names break ties.
+func sortTopics(rows []topicRow, by int) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		switch by {
+		case 1:
+			if ra, rb := math.Max(a.pubHz, a.recvHz), math.Max(b.pubHz, b.recvHz); ra != rb {
+				return ra > rb
+			}
+		case 2:
+			if a.status != b.status {
+				return a.status < b.status
+			}
+		}
+		return a.name < b.name
+	})
+}
+
+func sortNodes(rows []nodeRow, by int) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		switch by {
+		case 1:
+			ca, cb := a.cpuPct, b.cpuPct
+			if math.IsNaN(ca) {
+				ca = -1
+			}
+			if math.IsNaN(cb) {
+				cb = -1
+			}
+			if ca != cb {
+				return ca > cb
+			}
+		case 2:
+			if a.rssBytes != b.rssBytes {
+				return a.rssBytes > b.rssBytes
+			}
+		}
+		if a.name != b.name {
+			return a.name < b.name
+		}
+		return a.pid < b.pid
+	})
+}
+
+// spark draws a history as block characters, scaled to its own maximum.
+func spark(h []float64, width int) string {
+	const bars = "▁▂▃▄▅▆▇█"
+	if len(h) > width {
+		h = h[len(h)-width:]
+	}
+	top := 0.0
+	for _, v := range h {
+		top = math.Max(top, v)
+	}
+	var b strings.Builder
+	for i := 0; i < width-len(h); i++ {
+		b.WriteByte(' ')
+	}
+	runes := []rune(bars)
+	for _, v := range h {
+		if top <= 0 {
+			b.WriteRune(' ')
+			continue
+		}
+		b.WriteRune(runes[int(math.Round(v/top*float64(len(runes)-1)))])
+	}
+	return b.String()
+}
