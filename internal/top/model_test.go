@@ -27,9 +27,9 @@ var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 // /idle never carrying traffic, /doomed's process exited in the last frame.
 func frame(i int) Frame {
 	imu := window.Topic{Name: "/imu", PubInter: 100, PubAny: 100, RecvInter: 100, PubCount: 1, SubCount: 1, PubInterSeen: true, RecvSeen: true,
-		PubGap:  window.GapStats{HasData: true, MaxMs: 10.5, OpenMs: 2},
-		Pubs:    []window.EndpointRate{{Pid: 100, Node: "/imu_driver", Inter: 100, Alive: true}},
-		Subs:    []window.EndpointRate{{Pid: 300, Node: "/controller", Inter: 100, Alive: true, Total: [2]uint64{500, 0}}}}
+		PubGap: window.GapStats{HasData: true, MaxMs: 10.5, OpenMs: 2},
+		Pubs:   []window.EndpointRate{{Pid: 100, Node: "/imu_driver", Inter: 100, Alive: true}},
+		Subs:   []window.EndpointRate{{Pid: 300, Node: "/controller", Inter: 100, Alive: true, Total: [2]uint64{500, 0}}}}
 	if i >= 2 {
 		imu.PubInter, imu.PubAny, imu.RecvInter = 0, 0, 0
 		imu.Pubs[0].Inter, imu.Subs[0].Inter = 0, 0
