@@ -219,3 +219,14 @@ func TestPauseAndReplay(t *testing.T) {
 		t.Error("q does not quit")
 	}
 }
+
+// Keys typed faster than they are read arrive as one message: "/imu" is
+// still the filter key followed by a query.
+func TestBurstOfKeys(t *testing.T) {
+	m := model(4, 80, 24)
+	m, _ = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/imu")})
+	m = keysIn(m, "enter")
+	if v := m.View(); !strings.Contains(v, "filter: imu") || strings.Contains(v, "/scan") {
+		t.Errorf("burst:\n%s", v)
+	}
+}

@@ -147,14 +147,22 @@ static uint64_t now_ns(clockid_t c)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static bool running(void) { return !stop_flag && (stop_ns == 0 || now_ns(CLOCK_MONOTONIC) < stop_ns); }
+
+/* Sleeps until t, in slices of at most 100 ms so that a long sleep (a
+ * stall, a crash scheduled later) still ends promptly on SIGINT/SIGTERM. */
 static void sleep_until(uint64_t t)
 {
-    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stop_flag) {
+    for (;;) {
+        uint64_t now = now_ns(CLOCK_MONOTONIC), until = t;
+        if (now >= t || stop_flag)
+            return;
+        if (until - now > 100000000u)
+            until = now + 100000000u;
+        struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
     }
 }
-
-static bool running(void) { return !stop_flag && (stop_ns == 0 || now_ns(CLOCK_MONOTONIC) < stop_ns); }
 
 static void *xalloc(size_t n)
 {
