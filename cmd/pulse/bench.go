@@ -35,7 +35,8 @@ func benchCmd() *cobra.Command {
 
   pulse bench hotpath    the counting path alone, against the floor and upstream's designs
   pulse bench overhead   paired, order-rotated CPU of the stress and flat-out graphs
-  pulse bench reader     CPU and RSS of pulse record over synthetic directories`,
+  pulse bench reader     CPU and RSS of pulse record over synthetic directories
+  pulse bench viewers    CPU of pulse record and pulse top (in tmux) watching the stress graph`,
 	}
 	c.PersistentFlags().StringVar(&out, "out", "docs/perf", "directory for CSV and PNG files")
 	mkOut := func() error { return os.MkdirAll(out, 0o755) }
@@ -177,6 +178,56 @@ func benchCmd() *cobra.Command {
 	sample.Flags().StringVar(&sampleDir, "dir", "", "segment directory")
 	sample.Flags().IntVar(&samples, "samples", 20, "samples")
 
-	c.AddCommand(hot, over, reader, sample)
+	var vTrials int
+	var vMeasure, vWarmup time.Duration
+	var vPeriod, vGraph string
+	viewers := &cobra.Command{
+		Use:   "viewers",
+		Short: "CPU of pulse record and pulse top watching the stress graph, paired and rotated",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			sim, err := locate.Simgraph()
+			if err != nil {
+				return err
+			}
+			simlib, err := locate.SimTracetoolsDir("jazzy")
+			if err != nil {
+				return err
+			}
+			lib, err := locate.ProbeLib()
+			if err != nil {
+				return err
+			}
+			o := bench.ViewerOptions{Pulse: self, Simgraph: sim, SimLib: simlib, Probe: lib, Graph: vGraph, Period: vPeriod,
+				Trials: vTrials, Measure: vMeasure, Warmup: vWarmup, Log: os.Stderr}
+			trials, err := bench.RunViewers(o)
+			if err != nil {
+				return err
+			}
+			if err := mkOut(); err != nil {
+				return err
+			}
+			rows := bench.CompareViewers(trials)
+			if err := benchFile(out, "viewers.csv", func(f *os.File) error { return bench.WriteViewersCSV(f, trials) }); err != nil {
+				return err
+			}
+			if err := bench.PlotViewers(rows, vGraph, filepath.Join(out, "viewers.png")); err != nil {
+				return err
+			}
+			fmt.Print(bench.ViewersTable(vGraph, vPeriod, vTrials, rows))
+			return nil
+		},
+	}
+	viewers.Flags().IntVar(&vTrials, "trials", 6, "paired trials (N)")
+	viewers.Flags().DurationVar(&vMeasure, "measure", 20*time.Second, "CPU measured over this long per viewer and trial")
+	viewers.Flags().DurationVar(&vWarmup, "warmup", 3*time.Second, "time a viewer runs before it is measured")
+	viewers.Flags().StringVar(&vPeriod, "period", "1s", "the viewers' refresh")
+	viewers.Flags().StringVar(&vGraph, "graph", "stress", "the graph being watched")
+
+	c.AddCommand(hot, over, reader, sample, viewers)
 	return c
 }

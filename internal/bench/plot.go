@@ -61,6 +61,11 @@ func PlotOverhead(rows []OverheadRow, graph, path string) error {
 		errs = append(errs, struct{ Low, High float64 }{r.NsPerEvSEM, r.NsPerEvSEM})
 		names = append(names, r.Arm)
 	}
+	return saveBars(p, vals, errs, names, path)
+}
+
+// saveBars adds bars with ±error whiskers to p, names them and saves it.
+func saveBars(p *plot.Plot, vals plotter.Values, errs plotter.YErrors, names []string, path string) error {
 	if len(vals) == 0 {
 		return nil
 	}
@@ -120,4 +125,20 @@ func boolKeys[V any](m map[int]V) map[int]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// PlotViewers draws each viewer's CPU share with ±SEM bars.
+func PlotViewers(rows []ViewerRow, graph, path string) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Viewers watching the %s graph (mean ± SEM)", graph)
+	p.Y.Label.Text = "CPU % of one core"
+	var vals plotter.Values
+	var errs plotter.YErrors
+	var names []string
+	for _, r := range rows {
+		vals = append(vals, r.CorePct)
+		errs = append(errs, struct{ Low, High float64 }{r.CorePctSE, r.CorePctSE})
+		names = append(names, "pulse "+r.Arm)
+	}
+	return saveBars(p, vals, errs, names, path)
 }
