@@ -110,14 +110,15 @@ q or Ctrl-C unless --duration is given.`,
 // demoTop runs the graph under the probe with pulse top as its view; the
 // graph stops when the view quits, and the view says so when the graph ends.
 func demoTop(ctx context.Context, graph, sim, lib, tt string, duration time.Duration, jitter bool, opt recorder.Options) error {
-	p := tea.NewProgram(top.New("demo "+graph, false), tea.WithAltScreen())
+	p := tea.NewProgram(top.New("demo "+graph, false), tea.WithAltScreen(), tea.WithFPS(10)) // as pulse top
 	hook, err := top.Hook(p.Send)
 	if err != nil {
 		return err
 	}
 	opt.Out, opt.OnWindow = nil, hook
 	var summary bytes.Buffer // printed once the screen is gone
-	ro := runner.Options{Lib: lib, Recorder: opt, Env: []string{"LD_LIBRARY_PATH=" + tt}, Summary: &summary, Stdout: io.Discard, Stderr: io.Discard}
+	ro := runner.Options{Lib: lib, Recorder: opt, Env: []string{"LD_LIBRARY_PATH=" + tt}, Summary: &summary,
+		Stdout: io.Discard, Stderr: io.Discard, NoStdin: true}
 	if jitter {
 		ro.Env = append(ro.Env, "ROS_TOPIC_STATS_JITTER=1")
 	}

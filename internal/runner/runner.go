@@ -29,6 +29,7 @@ type Options struct {
 	Summary  io.Writer // end-of-run table; nil: none
 	Stdout   io.Writer
 	Stderr   io.Writer
+	NoStdin  bool // the command reads /dev/null, not our terminal (pulse demo's dashboard owns it)
 }
 
 // PreloadEnv returns env with the probe added in front of any LD_PRELOAD and
@@ -99,6 +100,9 @@ func Run(ctx context.Context, argv []string, opt Options) (int, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = PreloadEnv(append(os.Environ(), opt.Env...), opt.Lib, dir)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, opt.Stdout, opt.Stderr
+	if opt.NoStdin {
+		cmd.Stdin = nil
+	}
 	// Its own process group, so one forwarded signal reaches CMD and all its children exactly once.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
