@@ -81,6 +81,7 @@ bench: build $(HOTPATH)
 	$(PULSE) bench hotpath
 	$(PULSE) bench overhead
 	$(PULSE) bench reader
+	$(PULSE) bench viewers
 
 # ---------------------------------------------------------------- tests
 test: lint test-c test-go fuzz sanitize
