@@ -99,7 +99,7 @@ test-c: build
 # -p 1: the integration tests measure rates, and parallel packages are only scheduling noise.
 test-go: build
 	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -p 1 -count=1 ./...
-	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -race ./internal/segment/ ./internal/window/ ./internal/recorder/ ./internal/runner/
+	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -race ./internal/segment/ ./internal/window/ ./internal/recorder/ ./internal/runner/ ./internal/top/ ./internal/cpu/
 
 # A short fuzz pass over every parser of outside input: segments, specs and logs.
 # Minimising each new input is capped: the default 60 s spent on 13 KB seeds starves the run.

@@ -1,13 +1,17 @@
 package top
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"ros2_pulse/internal/recorder"
+	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/spec"
 )
 
@@ -53,4 +57,37 @@ func row(screen, name string) string {
 		}
 	}
 	return ""
+}
+
+// Live runs a recorder in its own goroutine and hands frames to the
+// program's goroutine (run under -race in make test).
+func TestLiveSendsFrames(t *testing.T) {
+	dir := t.TempDir()
+	err := segment.WriteSynthetic(filepath.Join(dir, "4242.0.pulse"), segment.SyntheticSpec{Pid: 4242, StartMono: 1, Exe: "/opt/ros/lib/talker",
+		Nodes:     []string{"/talker"},
+		Endpoints: []segment.SyntheticEndpoint{{Kind: segment.KindPublisher, Name: "/chatter", Node: 0, Counts: [4]uint64{7, 0, 0, 0}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := make(chan tea.Msg, 64)
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	if err := Live(ctx, dir, recorder.Options{Period: 50 * time.Millisecond}, func(m tea.Msg) { msgs <- m }); err != nil {
+		t.Fatal(err)
+	}
+	close(msgs)
+	frames := 0
+	var m tea.Model = New("live", false)
+	for msg := range msgs {
+		if f, ok := msg.(FrameMsg); ok {
+			frames++
+			if f.W == nil || !f.Live || f.W.Topic("/chatter") == nil || len(f.W.Procs) != 1 {
+				t.Fatalf("frame %+v", f)
+			}
+		}
+		m, _ = m.Update(msg)
+	}
+	if frames < 3 || !strings.Contains(m.View(), "/chatter") {
+		t.Errorf("%d frames; screen:\n%s", frames, m.View())
+	}
 }
