@@ -25,7 +25,7 @@ SIMGRAPH    := $(BIN)/simgraph
 ABI_DUMP    := $(BIN)/abi_dump
 PULSE       := $(BIN)/pulse
 
-.PHONY: build probe sim pulse demo bench test test-go test-c test-integration fuzz sanitize sanitize-asan \
+.PHONY: build probe sim pulse demo bench test test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
         sanitize-tsan lint clean install
 
 build: probe sim pulse
@@ -84,8 +84,20 @@ bench: build $(HOTPATH)
 	$(PULSE) bench viewers
 
 # ---------------------------------------------------------------- tests
-test: lint test-c test-go fuzz sanitize
+test: lint test-c test-prom test-go fuzz sanitize
 	@echo "make test: all lanes passed"
+
+# Debian packages the tests use for real: tmux (pulse top's terminal),
+# prometheus/promtool (pulse export), python3 (an unprobed node). .ci/run does the same.
+DEPS = make gcc libc6-dev binutils util-linux tmux python3 prometheus
+deps:
+	@missing=$$(for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; fi
+
+# The example Prometheus config, the alert rules and their unit tests.
+test-prom:
+	cd deploy/prometheus && promtool check config prometheus.yml && promtool check rules ros2_pulse.rules.yml && \
+	  promtool test rules ros2_pulse.rules.test.yml
 
 lint:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -54,6 +54,41 @@ type key struct {
 	start    uint64
 }
 
+// Reader reads a process's cumulative CPU time and its memory: what an
+// exporter hands Prometheus as a counter and a gauge.
+type Reader struct{ fs procfs.FS }
+
+// Reading is one process's /proc/<pid>/stat.
+type Reading struct {
+	CPUSeconds float64 // utime + stime
+	RSSBytes   int64
+}
+
+// NewReader reads /proc at procRoot ("" for /proc).
+func NewReader(procRoot string) (*Reader, error) {
+	if procRoot == "" {
+		procRoot = procfs.DefaultMountPoint
+	}
+	fs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", procRoot, err)
+	}
+	return &Reader{fs: fs}, nil
+}
+
+// Read returns pid's CPU time and resident memory.
+func (r *Reader) Read(pid int) (Reading, error) {
+	p, err := r.fs.Proc(pid)
+	if err != nil {
+		return Reading{}, err
+	}
+	st, err := p.Stat()
+	if err != nil {
+		return Reading{}, err
+	}
+	return Reading{CPUSeconds: st.CPUTime(), RSSBytes: int64(st.ResidentMemory())}, nil
+}
+
 // Sampler keeps the previous reading of every process it has seen.
 type Sampler struct {
 	fs      procfs.FS
@@ -65,14 +100,11 @@ type Sampler struct {
 // New reads /proc at procRoot ("" for /proc). threads adds one sample per
 // thread beside each process's.
 func New(procRoot string, threads bool) (*Sampler, error) {
-	if procRoot == "" {
-		procRoot = procfs.DefaultMountPoint
-	}
-	fs, err := procfs.NewFS(procRoot)
+	r, err := NewReader(procRoot)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", procRoot, err)
+		return nil, err
 	}
-	return &Sampler{fs: fs, threads: threads, prev: map[key]reading{}, start: time.Now()}, nil
+	return &Sampler{fs: r.fs, threads: threads, prev: map[key]reading{}, start: time.Now()}, nil
 }
 
 // Sample reads every target once. A process's first reading yields no

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/spf13/cobra"
+
+	"ros2_pulse/internal/export"
+	"ros2_pulse/internal/health"
+	"ros2_pulse/internal/recorder"
+	"ros2_pulse/internal/window"
+)
+
+func exportCmd() *cobra.Command {
+	var f recordFlags
+	var listen, webConfig string
+	var perTopic bool
+	var retain time.Duration
+	c := &cobra.Command{
+		Use:   "export [--listen 127.0.0.1:9464] [--web.config.file F] [--per-topic] [--spec F]",
+		Short: "Serve the machine's counters, liveness, gaps, CPU and spec verdicts to Prometheus",
+		Long: `export serves /metrics for Prometheus: message counters per endpoint (topic, node, pid, side,
+transport), node and process up-gauges, the gap histogram (classic and native buckets), seconds
+since the last message, CPU seconds and RSS per process, timer fires, the spec verdict per rule
+with --spec (judged every --period), and build info. Counters are the probe's own cumulative
+counts, so Prometheus's rate() does the rest and a restart of export loses nothing.
+
+--per-topic aggregates per topic instead of per endpoint (fewer series for big fleets).
+--web.config.file takes the exporter-toolkit web configuration: TLS and basic auth.
+It listens on loopback unless told otherwise.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("period") && os.Getenv("ROS_TOPIC_STATISTICS_PUBLISH_PERIOD") == "" {
+				f.period = "5s"
+			}
+			opt, err := f.options()
+			if err != nil {
+				return err
+			}
+			coll, err := export.New(export.Options{Dir: f.env.Dir, PerTopic: perTopic, Retain: retain, Version: version})
+			if err != nil {
+				return err
+			}
+			defer coll.Close()
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(coll, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			mux := http.NewServeMux()
+			mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError}))
+			landing, err := web.NewLandingPage(web.LandingConfig{Name: "pulse export", Description: "ROS 2 topic rates and node liveness",
+				Version: version, Links: []web.LandingLinks{{Address: "/metrics", Text: "Metrics"}}})
+			if err != nil {
+				return err
+			}
+			mux.Handle("/", landing)
+
+			ctx, cancel := signalContext()
+			defer cancel()
+			if opt.Spec != nil {
+				// Verdicts come from the same recorder and evaluator as record and check.
+				opt.Out, opt.Retain = nil, -1
+				windows := 0
+				s := opt.Spec
+				opt.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
+					if windows++; windows >= 2 && !final {
+						coll.SetVerdicts(s, warns)
+					}
+				}
+				rec, err := recorder.New(f.env.Dir, opt)
+				if err != nil {
+					return err
+				}
+				defer rec.Close()
+				go func() { _ = rec.Run(ctx) }()
+			}
+			srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+			systemd := false
+			flags := &web.FlagConfig{WebListenAddresses: &[]string{listen}, WebSystemdSocket: &systemd, WebConfigFile: &webConfig}
+			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			done := make(chan error, 1)
+			go func() { done <- web.ListenAndServe(srv, flags, logger) }()
+			fmt.Fprintf(os.Stderr, "pulse export: serving http://%s/metrics (segments in %s)\n", listen, f.env.Dir)
+			select {
+			case err := <-done:
+				return fmt.Errorf("export: %w", err)
+			case <-ctx.Done():
+			}
+			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer scancel()
+			if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	addRecordFlags(c, &f, "out", "unused by export")
+	_ = c.Flags().MarkHidden("out")
+	_ = c.Flags().MarkHidden("format")
+	c.Flags().StringVar(&listen, "listen", "127.0.0.1:9464", "address to serve /metrics on (loopback by default)")
+	c.Flags().StringVar(&webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth)")
+	c.Flags().BoolVar(&perTopic, "per-topic", false, "one series per topic, side and transport instead of per endpoint")
+	c.Flags().DurationVar(&retain, "retain", 5*time.Minute, "keep an exited process's series this long, then remove its segment (negative: forever)")
+	return c
+}

@@ -1,0 +1,622 @@
+// Package export turns the segments of this machine into Prometheus
+// metrics (`pulse export`). The probe's counters are cumulative and
+// monotonic, which is exactly Prometheus's counter model: the exporter only
+// reads and labels them, and Prometheus does the rate math.
+//
+// Counting rules (docs/design/0008-prometheus-export.md):
+//   - Per endpoint (the default), a counter is the probe's own cumulative
+//     count: a restart of the exporter neither resets nor loses it. An
+//     exited process's series stay for Retain, so its last counts are
+//     scraped, then go (and its segment is removed).
+//   - Per topic (--per-topic), a counter is the sum over the topic's
+//     endpoints of what they counted since this exporter first saw them
+//     (from their creation when they are younger), plus what endpoints that
+//     have gone had counted: a process exit never makes it go down; an
+//     exporter restart is a counter reset, which rate() handles.
+package export
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"ros2_pulse/internal/cpu"
+	"ros2_pulse/internal/health"
+	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/spec"
+	"ros2_pulse/internal/window"
+)
+
+// Options shape the exporter.
+type Options struct {
+	Dir      string
+	PerTopic bool          // aggregate per topic instead of per endpoint
+	Retain   time.Duration // keep an exited process's series this long (negative: forever, never remove)
+	ProcRoot string        // "" for /proc
+	Version  string
+}
+
+const ns = "ros2_pulse"
+
+var (
+	endpointLabels = []string{"topic", "node", "pid", "side", "transport"}
+	topicLabels    = []string{"topic", "side", "transport"}
+	gapEndpoint    = []string{"topic", "node", "pid", "side"}
+	gapTopic       = []string{"topic", "side"}
+)
+
+// descs are the metric families, one per idea.
+type descs struct {
+	messages, gap, lastAge, nodeUp, procUp, procs, cpuSec, rss, timerFires, timerPeriod, build *prometheus.Desc
+	ruleOK, ruleUnjudgeable, specMin, specMax, dropped                                   *prometheus.Desc
+}
+
+func newDescs(perTopic bool) descs {
+	msgL, gapL := endpointLabels, gapEndpoint
+	if perTopic {
+		msgL, gapL = topicLabels, gapTopic
+	}
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(ns+"_"+name, help, labels, nil)
+	}
+	return descs{
+		messages:        d("messages_total", "Messages published (side=pub, at rcl_publish or rclcpp_intra_publish) or delivered to a callback (side=recv), by transport.", msgL...),
+		gap:             d("message_gap_seconds", "Time between consecutive messages of an endpoint (gap tracking on: ROS_TOPIC_STATS_JITTER=1).", gapL...),
+		lastAge:         d("last_message_age_seconds", "Seconds since the last message of an endpoint or topic side (exact with gap tracking, else at scrape resolution).", gapL...),
+		nodeUp:          d("node_up", "1 while the node's process is alive, 0 once it has exited (kept for the retention time).", "node", "pid"),
+		procUp:          d("process_up", "1 while a probed process is alive, 0 once it has exited.", "pid", "exe"),
+		procs:           d("processes", "Probed processes by state.", "state"),
+		cpuSec:          d("process_cpu_seconds_total", "User and system CPU time of a probed process.", "pid", "nodes"),
+		rss:             d("process_resident_memory_bytes", "Resident memory of a probed process.", "pid", "nodes"),
+		timerFires:      d("timer_fires_total", "Callbacks of an rclcpp timer.", "node", "pid", "timer"),
+		timerPeriod:     d("timer_period_seconds", "Configured period of an rclcpp timer.", "node", "pid", "timer"),
+		build:           d("build_info", "pulse's version.", "version", "goversion"),
+		ruleOK:          d("spec_rule_ok", "1 when the spec rule held in the last judged window, 0 when it was violated.", "kind", "topic", "side", "transport", "node", "timer"),
+		ruleUnjudgeable: d("spec_rule_unjudgeable", "1 when a spec rule cannot be judged (a max_gap_ms rule without gap data).", "kind", "topic", "side", "transport", "node", "timer"),
+		specMin:         d("spec_min_hz", "The spec's min_hz for a topic side and transport.", "topic", "side", "transport"),
+		specMax:         d("spec_max_hz", "The spec's max_hz for a topic side and transport.", "topic", "side", "transport"),
+		dropped:         d("dropped_endpoints_total", "Endpoints a process could not fit in its segment (ROS_PULSE_MAX_ENDPOINTS).", "pid"),
+	}
+}
+
+// series is one exported value's history in per-topic mode, or for
+// unwrapping 32-bit histogram buckets and tracking the last change.
+type series struct {
+	base    []float64 // what the endpoint had counted when first seen (per-topic baseline)
+	last    []float64 // the last reading, unwrapped
+	raw     []uint32  // the last raw 32-bit buckets, for unwrapping
+	changed time.Time  // when the count last changed, as seen at scrapes
+	agg     *aggregate // per topic: the aggregate it feeds (its kind and labels)
+}
+
+// Collector is a prometheus.Collector over a segment directory.
+type Collector struct {
+	opt     Options
+	d       descs
+	started uint64 // CLOCK_MONOTONIC when the exporter started
+
+	mu        sync.Mutex
+	reader    *segment.Reader
+	cpu       *cpu.Reader
+	seen      map[string]*series    // by segment key + endpoint + side
+	gone      map[string]*aggregate // per topic: what vanished endpoints had counted
+	deadSince map[string]time.Time
+	verdicts  *verdicts
+}
+
+// New returns a collector over opt.Dir.
+func New(opt Options) (*Collector, error) {
+	r, err := cpu.NewReader(opt.ProcRoot)
+	if err != nil {
+		return nil, err
+	}
+	return &Collector{opt: opt, d: newDescs(opt.PerTopic), started: segment.NowMono(), reader: segment.NewReader(opt.Dir), cpu: r,
+		seen: map[string]*series{}, gone: map[string]*aggregate{}, deadSince: map[string]time.Time{}}, nil
+}
+
+// Close releases the segment mappings.
+func (c *Collector) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reader.Close()
+}
+
+// Describe sends every family's descriptor.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.d.messages, c.d.gap, c.d.lastAge, c.d.nodeUp, c.d.procUp, c.d.procs, c.d.cpuSec, c.d.rss,
+		c.d.timerFires, c.d.timerPeriod, c.d.build, c.d.ruleOK, c.d.ruleUnjudgeable, c.d.specMin, c.d.specMax, c.d.dropped} {
+		ch <- d
+	}
+}
+
+// sides are the count slots of an endpoint, by transport.
+var sides = [2]struct{ transport string }{{"inter"}, {"intra"}}
+
+// sideOf names an endpoint's side.
+func sideOf(k segment.Kind) string {
+	if k == segment.KindPublisher {
+		return "pub"
+	}
+	return "recv"
+}
+
+// Collect scans the directory once and sends every metric.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	emit(ch, c.d.build, prometheus.GaugeValue, 1, time.Time{}, c.opt.Version, runtime.Version())
+	scan, err := c.reader.Scan()
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.d.procs, err)
+		return
+	}
+	c.verdicts.collect(c, ch)
+	live := map[string]bool{}
+	alive, exited := 0, 0
+	aggs := map[string]*aggregate{}
+	for _, s := range scan.Snapshots {
+		key := s.Key()
+		if !s.Alive {
+			since, ok := c.deadSince[key]
+			if !ok {
+				since, c.deadSince[key] = now, now
+			}
+			if c.opt.Retain >= 0 && now.Sub(since) > c.opt.Retain {
+				_ = c.reader.Remove(s.Path) // its last counts were scraped for Retain; per-topic sums keep them
+				continue
+			}
+			exited++
+		} else {
+			alive++
+		}
+		live[key] = true
+		c.process(ch, s, scan.Mono, now, aggs)
+	}
+	emit(ch, c.d.procs, prometheus.GaugeValue, float64(alive), time.Time{}, "alive")
+	emit(ch, c.d.procs, prometheus.GaugeValue, float64(exited), time.Time{}, "exited")
+	// Series of segments that are gone: per topic, what they counted stays.
+	for k, st := range c.seen {
+		if live[k[:strings.IndexByte(k, '#')]] {
+			continue
+		}
+		if a := st.agg; a != nil {
+			g := c.gone[a.key]
+			if g == nil {
+				g = &aggregate{key: a.key, kind: a.kind, labels: a.labels, ageS: math.NaN()}
+				c.gone[a.key] = g
+			}
+			for i, v := range st.last {
+				for len(g.vals) <= i {
+					g.vals = append(g.vals, 0)
+				}
+				g.vals[i] += v - st.baseAt(i)
+			}
+		}
+		delete(c.seen, k)
+	}
+	for k := range c.deadSince {
+		if !live[k] {
+			delete(c.deadSince, k)
+		}
+	}
+	if c.opt.PerTopic {
+		c.emitAggregates(ch, aggs)
+	}
+}
+
+func (st *series) baseAt(i int) float64 {
+	if i < len(st.base) {
+		return st.base[i]
+	}
+	return 0
+}
+
+// aggregate collects one per-topic series during a scan.
+type aggregate struct {
+	key       string
+	kind      string // "msg", "gap" or "age"
+	labels    []string
+	vals      []float64 // counter: [count]; gap: [count, sum, buckets...]
+	ageS      float64   // smallest age of the side's endpoints; NaN when unknown
+}
+
+// track records a reading of an endpoint value and returns its series.
+func (c *Collector) track(id string, vals []float64, preexisting bool, agg *aggregate, now time.Time) *series {
+	st := c.seen[id]
+	if st == nil {
+		st = &series{agg: agg}
+		if preexisting { // counted before we looked: per topic counts from now
+			st.base = append([]float64(nil), vals...)
+		}
+		c.seen[id] = st
+	} else if len(st.last) > 0 && vals[0] != st.last[0] {
+		st.changed = now
+	}
+	st.last = append(st.last[:0], vals...)
+	return st
+}
+
+// process sends one segment's metrics, or adds them to the per-topic aggregates.
+func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mono uint64, now time.Time, aggs map[string]*aggregate) {
+	pid := strconv.Itoa(s.Pid)
+	up := 0.0
+	if s.Alive {
+		up = 1
+	}
+	procNodes := make([]string, 0, len(s.Nodes))
+	for _, n := range s.Nodes {
+		procNodes = append(procNodes, n.Name)
+		emit(ch, c.d.nodeUp, prometheus.GaugeValue, up, time.Time{}, n.Name, pid)
+	}
+	sort.Strings(procNodes)
+	nodesLabel := strings.Join(procNodes, ",")
+	emit(ch, c.d.procUp, prometheus.GaugeValue, up, time.Time{}, pid, s.Exe)
+	emit(ch, c.d.dropped, prometheus.CounterValue, float64(s.DroppedEndpoints), time.Time{}, pid)
+	if s.Alive {
+		if r, err := c.cpu.Read(s.Pid); err == nil {
+			emit(ch, c.d.cpuSec, prometheus.CounterValue, r.CPUSeconds, time.Time{}, pid, nodesLabel)
+			emit(ch, c.d.rss, prometheus.GaugeValue, float64(r.RSSBytes), time.Time{}, pid, nodesLabel)
+		}
+	}
+	preexisting := s.StartMono < c.started
+	key := s.Key()
+	created := func(e *segment.Endpoint) time.Time {
+		return time.Unix(0, int64(s.StartReal+(e.CreatedMono-min(e.CreatedMono, s.StartMono))))
+	}
+	timerOrd := map[int]int{}
+	for i := range s.Endpoints {
+		e := &s.Endpoints[i]
+		node := ""
+		if e.Node >= 0 && e.Node < len(s.Nodes) {
+			node = s.Nodes[e.Node].Name
+		}
+		if e.Kind == segment.KindTimer {
+			ord := strconv.Itoa(timerOrd[e.Node])
+			timerOrd[e.Node]++
+			emit(ch, c.d.timerFires, prometheus.CounterValue, float64(e.Counts[segment.SlotInter]), created(e), node, pid, ord)
+			emit(ch, c.d.timerPeriod, prometheus.GaugeValue, float64(e.Aux)/1e9, time.Time{}, node, pid, ord)
+			continue
+		}
+		if e.Kind != segment.KindPublisher && e.Kind != segment.KindSubscription || e.Retired() || window.Builtin[e.Name] {
+			continue
+		}
+		side := sideOf(e.Kind)
+		id := fmt.Sprintf("%s#%d", key, i)
+		ages := math.NaN()
+		for slot, sd := range sides {
+			v := float64(e.Counts[slot])
+			var agg *aggregate
+			if c.opt.PerTopic {
+				agg = getAgg(aggs, "msg", e.Name, side, sd.transport)
+			}
+			st := c.track(id+"."+sd.transport, []float64{v}, preexisting, agg, now)
+			if !st.changed.IsZero() {
+				ages = minNaN(ages, now.Sub(st.changed).Seconds())
+			}
+			if agg != nil {
+				agg.vals[0] += v - st.baseAt(0)
+				continue
+			}
+			emit(ch, c.d.messages, prometheus.CounterValue, v, created(e), e.Name, node, pid, side, sd.transport)
+		}
+		if e.Gap != nil && e.Gap.LastMono != 0 {
+			ages = float64(mono-min(mono, e.Gap.LastMono)) / 1e9 // exact: the probe's own clock
+		}
+		if g := e.Gap; g != nil {
+			vals, st := c.gapValues(id+".gap", g, preexisting)
+			if c.opt.PerTopic {
+				a := getAgg(aggs, "gap", e.Name, side)
+				st.agg = a
+				for i, v := range vals {
+					for len(a.vals) <= i {
+						a.vals = append(a.vals, 0)
+					}
+					a.vals[i] += v - st.baseAt(i)
+				}
+			} else {
+				ch <- gapHistogram(c.d.gap, vals, created(e), e.Name, node, pid, side)
+			}
+		}
+		if !math.IsNaN(ages) {
+			if c.opt.PerTopic {
+				a := getAgg(aggs, "age", e.Name, side)
+				a.ageS = minNaN(a.ageS, ages)
+			} else {
+				emit(ch, c.d.lastAge, prometheus.GaugeValue, ages, time.Time{}, e.Name, node, pid, side)
+			}
+		}
+	}
+}
+
+func minNaN(a, b float64) float64 {
+	if math.IsNaN(a) || b < a {
+		return b
+	}
+	return a
+}
+
+// getAgg returns this scan's aggregate of kind for labels.
+func getAgg(aggs map[string]*aggregate, kind string, labels ...string) *aggregate {
+	key := kind + "\x00" + strings.Join(labels, "\x00")
+	a := aggs[key]
+	if a == nil {
+		a = &aggregate{key: key, kind: kind, labels: labels, ageS: math.NaN()}
+		if kind == "msg" {
+			a.vals = []float64{0}
+		}
+		aggs[key] = a
+	}
+	return a
+}
+
+// gapValues reads an endpoint's histogram as [count, sum seconds, bucket
+// counts...], unwrapping the probe's 32-bit buckets against the last reading.
+func (c *Collector) gapValues(id string, g *segment.Gap, preexisting bool) ([]float64, *series) {
+	st := c.seen[id]
+	vals := make([]float64, 2+segment.GapBuckets)
+	if st == nil {
+		st = &series{raw: make([]uint32, segment.GapBuckets), last: make([]float64, 2+segment.GapBuckets)}
+		c.seen[id] = st
+		for b, v := range g.Buckets {
+			vals[2+b] = float64(v)
+		}
+	} else {
+		for b, v := range g.Buckets {
+			vals[2+b] = st.last[2+b] + float64(v-st.raw[b]) // modular difference: right across a wrap
+		}
+	}
+	copy(st.raw, g.Buckets[:])
+	for b := 0; b < segment.GapBuckets; b++ {
+		vals[0] += vals[2+b]
+	}
+	vals[1] = float64(g.SumNs) / 1e9
+	if preexisting && st.base == nil {
+		st.base = append([]float64(nil), vals...)
+	}
+	st.last = append(st.last[:0], vals...)
+	return vals, st
+}
+
+// emitAggregates sends the per-topic series, with what vanished endpoints
+// counted; a topic whose endpoints are all gone keeps its last counts, so a
+// later publisher never makes its counter go down.
+func (c *Collector) emitAggregates(ch chan<- prometheus.Metric, aggs map[string]*aggregate) {
+	for key, g := range c.gone {
+		a := aggs[key]
+		if a == nil {
+			a = &aggregate{key: key, kind: g.kind, labels: g.labels, ageS: math.NaN()}
+			aggs[key] = a
+		}
+		for i, v := range g.vals {
+			for len(a.vals) <= i {
+				a.vals = append(a.vals, 0)
+			}
+			a.vals[i] += v
+		}
+	}
+	keys := make([]string, 0, len(aggs))
+	for k := range aggs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		a := aggs[k]
+		switch a.kind {
+		case "msg":
+			emit(ch, c.d.messages, prometheus.CounterValue, a.vals[0], time.Time{}, a.labels...)
+		case "gap":
+			if len(a.vals) == 2+segment.GapBuckets {
+				ch <- gapHistogram(c.d.gap, a.vals, time.Time{}, a.labels...)
+			}
+		case "age":
+			if !math.IsNaN(a.ageS) {
+				emit(ch, c.d.lastAge, prometheus.GaugeValue, a.ageS, time.Time{}, a.labels...)
+			}
+		}
+	}
+}
+
+// emit sends one metric. Label values from a segment are whatever a process
+// wrote: invalid UTF-8 is replaced, so one hostile name cannot fail a scrape.
+func emit(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueType, v float64, created time.Time, labels ...string) {
+	for i, l := range labels {
+		if !utf8.ValidString(l) {
+			labels[i] = strings.ToValidUTF8(l, "\uFFFD")
+		}
+	}
+	var m prometheus.Metric
+	var err error
+	if created.IsZero() {
+		m, err = prometheus.NewConstMetric(d, t, v, labels...)
+	} else {
+		m, err = prometheus.NewConstMetricWithCreatedTimestamp(d, t, v, created, labels...)
+	}
+	if err != nil {
+		return // never fail a scrape for one series
+	}
+	ch <- m
+}
+
+// verdicts holds the latest spec verdicts, judged by a recorder loop.
+type verdicts struct {
+	mu     sync.Mutex
+	spec   *spec.Spec
+	warns  []health.Warning
+	judged bool
+}
+
+// SetVerdicts stores the warnings of the last judged window (the recorder's
+// OnWindow hook calls it).
+func (c *Collector) SetVerdicts(s *spec.Spec, warns []health.Warning) {
+	c.mu.Lock()
+	if c.verdicts == nil {
+		c.verdicts = &verdicts{spec: s}
+	}
+	v := c.verdicts
+	c.mu.Unlock()
+	v.mu.Lock()
+	v.warns, v.judged = warns, true
+	v.mu.Unlock()
+}
+
+// collect sends one series per spec rule: ok (1/0) or unjudgeable, and the bounds.
+func (v *verdicts) collect(c *Collector, ch chan<- prometheus.Metric) {
+	if v == nil {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.judged {
+		return
+	}
+	bad, unjudgeable := map[string]bool{}, map[string]bool{}
+	for _, w := range v.warns {
+		switch w.Kind {
+		case health.TopicRate:
+			bad[ruleKey("rate", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
+		case health.TopicGap:
+			bad[ruleKey("gap", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
+		case health.TopicMissing:
+			bad[ruleKey("rate", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
+			bad[ruleKey("gap", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
+		case health.CannotJudge:
+			unjudgeable[ruleKey("gap", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
+		case health.NodeMissing:
+			bad[ruleKey("node", "", "", "", w.Node, "")] = true
+		case health.TimerRate:
+			bad[ruleKey("timer", "", "", "", w.Node, timerLabel(w.Timer))] = true
+			bad[ruleKey("timer", "", "", "", w.Node, "any")] = true
+		}
+	}
+	rule := func(kind, topic, side, transport, node, timer string) {
+		k := ruleKey(kind, topic, side, transport, node, timer)
+		if unjudgeable[k] {
+			emit(ch, c.d.ruleUnjudgeable, prometheus.GaugeValue, 1, time.Time{}, kind, topic, side, transport, node, timer)
+			return
+		}
+		ok := 1.0
+		if bad[k] {
+			ok = 0
+		}
+		emit(ch, c.d.ruleOK, prometheus.GaugeValue, ok, time.Time{}, kind, topic, side, transport, node, timer)
+	}
+	for _, r := range v.spec.Topics {
+		side, tr := string(r.Side), string(r.Transport)
+		if r.HasRate() {
+			rule("rate", r.Topic, side, tr, "", "")
+			emit(ch, c.d.specMin, prometheus.GaugeValue, r.MinHz, time.Time{}, r.Topic, side, tr)
+			if !math.IsInf(r.MaxHz, 1) {
+				emit(ch, c.d.specMax, prometheus.GaugeValue, r.MaxHz, time.Time{}, r.Topic, side, tr)
+			}
+		}
+		if r.HasGap() {
+			rule("gap", r.Topic, side, tr, "", "")
+		}
+	}
+	for _, n := range v.spec.Nodes {
+		rule("node", "", "", "", n, "")
+	}
+	for _, r := range v.spec.Timers {
+		rule("timer", "", "", "", r.Node, timerLabel(r.Ordinal))
+	}
+}
+
+func timerLabel(ord int) string {
+	if ord < 0 {
+		return "any"
+	}
+	return strconv.Itoa(ord)
+}
+
+func ruleKey(parts ...string) string {
+	out := ""
+	for _, p := range parts {
+		out += p + "\x00"
+	}
+	return out
+}
+
+// classicBounds are the classic buckets of the gap histogram: every octave
+// of the probe's own bucket bounds from ~1 ms to ~17 s (exact bounds, so no
+// observation is split), 15 series per endpoint instead of 384.
+var classicBounds = func() map[int]bool {
+	m := map[int]bool{}
+	for b := 16 * 7; b <= 16*22; b += 16 { // bucket 16k starts at 2^(k+3) * 1024 ns
+		m[b-1] = true // the bucket ending where octave k begins
+	}
+	return m
+}()
+
+// gapHistogram is one gap histogram with classic buckets (classicBounds) and
+// a native (sparse, schema 4) one, so a Prometheus with native histograms on
+// gets the probe's resolution.
+func gapHistogram(desc *prometheus.Desc, vals []float64, created time.Time, labels ...string) prometheus.Metric {
+	count := uint64(vals[0])
+	sum := vals[1]
+	classic := map[float64]uint64{}
+	native := map[int]int64{}
+	var cum uint64
+	for b := 0; b < segment.GapBuckets; b++ {
+		n := uint64(vals[2+b])
+		cum += n
+		lo, hi := window.BucketBounds(b)
+		if classicBounds[b] {
+			classic[hi/1e9] = cum
+		}
+		if n > 0 {
+			// The native bucket of this bucket's midpoint (the last bucket is
+			// open-ended: just above its lower bound).
+			mid := (lo + hi) / 2
+			if math.IsInf(hi, 1) {
+				mid = lo * 1.01
+			}
+			native[nativeIndex(mid/1e9)] += int64(n)
+		}
+	}
+	for i, l := range labels {
+		labels[i] = strings.ToValidUTF8(l, "\uFFFD")
+	}
+	cl, err := prometheus.NewConstHistogramWithCreatedTimestamp(desc, count, sum, classic, created, labels...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(desc, err)
+	}
+	nat, err := prometheus.NewConstNativeHistogram(desc, count, sum, native, nil, 0, 4, 0, created, labels...)
+	if err != nil {
+		return cl
+	}
+	return &bothHistograms{classic: cl, native: nat}
+}
+
+// nativeIndex is the schema-4 bucket of v > 0: upper bound 2^(i/16) >= v.
+func nativeIndex(v float64) int {
+	return int(math.Ceil(math.Log2(v) * 16))
+}
+
+// bothHistograms writes one histogram with classic buckets and native spans.
+type bothHistograms struct{ classic, native prometheus.Metric }
+
+func (b *bothHistograms) Desc() *prometheus.Desc { return b.classic.Desc() }
+
+func (b *bothHistograms) Write(out *dto.Metric) error {
+	var n dto.Metric
+	if err := b.native.Write(&n); err != nil {
+		return err
+	}
+	if err := b.classic.Write(out); err != nil {
+		return err
+	}
+	h := out.Histogram
+	h.Schema, h.ZeroThreshold, h.ZeroCount = n.Histogram.Schema, n.Histogram.ZeroThreshold, n.Histogram.ZeroCount
+	h.PositiveSpan, h.PositiveDelta = n.Histogram.PositiveSpan, n.Histogram.PositiveDelta
+	return nil
+}
