@@ -57,7 +57,7 @@ var (
 // descs are the metric families, one per idea.
 type descs struct {
 	messages, gap, lastAge, nodeUp, procUp, procs, cpuSec, rss, timerFires, timerPeriod, build *prometheus.Desc
-	ruleOK, ruleUnjudgeable, specMin, specMax, dropped                                   *prometheus.Desc
+	ruleOK, ruleUnjudgeable, specMin, specMax, dropped                                         *prometheus.Desc
 }
 
 func newDescs(perTopic bool) descs {
@@ -91,9 +91,9 @@ func newDescs(perTopic bool) descs {
 // series is one exported value's history in per-topic mode, or for
 // unwrapping 32-bit histogram buckets and tracking the last change.
 type series struct {
-	base    []float64 // what the endpoint had counted when first seen (per-topic baseline)
-	last    []float64 // the last reading, unwrapped
-	raw     []uint32  // the last raw 32-bit buckets, for unwrapping
+	base    []float64  // what the endpoint had counted when first seen (per-topic baseline)
+	last    []float64  // the last reading, unwrapped
+	raw     []uint32   // the last raw 32-bit buckets, for unwrapping
 	changed time.Time  // when the count last changed, as seen at scrapes
 	agg     *aggregate // per topic: the aggregate it feeds (its kind and labels)
 }
@@ -223,11 +223,11 @@ func (st *series) baseAt(i int) float64 {
 
 // aggregate collects one per-topic series during a scan.
 type aggregate struct {
-	key       string
-	kind      string // "msg", "gap" or "age"
-	labels    []string
-	vals      []float64 // counter: [count]; gap: [count, sum, buckets...]
-	ageS      float64   // smallest age of the side's endpoints; NaN when unknown
+	key    string
+	kind   string // "msg", "gap" or "age"
+	labels []string
+	vals   []float64 // counter: [count]; gap: [count, sum, buckets...]
+	ageS   float64   // smallest age of the side's endpoints; NaN when unknown
 }
 
 // track records a reading of an endpoint value and returns its series.

@@ -35,7 +35,6 @@ func writeSeg(t *testing.T, dir string, pid int, start uint64, topic string, pub
 	return path
 }
 
-
 func gather(t *testing.T, c *Collector) map[string][]*dto.Metric {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
