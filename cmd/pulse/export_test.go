@@ -1,10 +1,18 @@
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -15,6 +23,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"ros2_pulse/internal/export"
 )
 
 func freePort(t *testing.T) string {
@@ -107,15 +119,18 @@ func TestExportWithRealPrometheus(t *testing.T) {
 	build := filepath.Dir(filepath.Dir(sim))
 	graph := exec.Command(sim, "--graph", graphPath, "--duration", "60")
 	graph.Env = append(os.Environ(), "LD_PRELOAD="+filepath.Join(build, "lib/libros2_pulse.so"),
-		"LD_LIBRARY_PATH="+filepath.Join(build, "lib/sim/jazzy"), "ROS_PULSE_DIR="+segs, "ROS_TOPIC_STATS_QUIET=1")
+		"LD_LIBRARY_PATH="+filepath.Join(build, "lib/sim/jazzy"), "ROS_PULSE_DIR="+segs, "ROS_TOPIC_STATS_QUIET=1",
+		"ROS_TOPIC_STATS_JITTER=1")
 	if err := graph.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
+	specPath := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(specPath, []byte("topics:\n  /tf: {min_hz: 45, max_hz: 55, side: pub}\n  /odom: {min_hz: 45}\nnodes: [/controller]\n"), 0o600)
 	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
 
 	exportAddr := freePort(t)
-	exp := pulseCmd(t, "export", "--listen", exportAddr)
+	exp := pulseCmd(t, "export", "--listen", exportAddr, "--spec", specPath, "--period", "1s")
 	exp.Env = append(exp.Env, "ROS_PULSE_DIR="+segs)
 	exp.Stderr = os.Stderr
 	if err := exp.Start(); err != nil {
@@ -168,6 +183,30 @@ scrape_configs:
 			t.Errorf("rate() of %s = %.3f, configured %g: more than 2 %% off", topic, got[topic], hz)
 		}
 	}
+	// Every query of the shipped dashboard runs, and those that must show
+	// something on a healthy robot do.
+	f, err := os.Open("../../deploy/grafana/ros2_pulse.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries, err := export.DashboardQueries(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := 0
+	for _, q := range queries {
+		if strings.HasPrefix(q, "label_values(") {
+			continue // a Grafana function, not PromQL
+		}
+		if len(promQuery(t, promAddr, q)) == 0 {
+			empty++
+			if !strings.Contains(q, "== 0") && !strings.Contains(q, "spec_max_hz") {
+				t.Errorf("dashboard query returns nothing on a healthy robot: %s", q)
+			}
+		}
+	}
+	t.Logf("%d dashboard queries run, %d empty (failures that are not there)", len(queries), empty)
 	if up := promQuery(t, promAddr, `ros2_pulse_node_up{node="/doomed"}`); len(up) != 1 || sampleValue(up[0].Value) != 1 {
 		t.Errorf("/doomed before it is killed: %v", up)
 	}
@@ -225,5 +264,91 @@ scrape_configs:
 			t.Fatalf("the stall alert for /scan never fired: %+v", r.Data.Alerts)
 		}
 		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// writeSelfSigned writes a throwaway certificate and key for 127.0.0.1.
+func writeSelfSigned(t *testing.T, dir string) (certPath, keyPath string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "pulse-test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, BasicConstraintsValid: true, IsCA: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	certPath, keyPath = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return
+}
+
+// TLS and basic auth come from exporter-toolkit's web configuration; a bad
+// one is refused at start with a clear error.
+func TestExportTLSAndBasicAuth(t *testing.T) {
+	dir := t.TempDir()
+	certPath, keyPath, pool := writeSelfSigned(t, dir)
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webCfg := filepath.Join(dir, "web.yml")
+	os.WriteFile(webCfg, []byte(fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  prometheus: %s\n", certPath, keyPath, hash)), 0o600)
+	addr := freePort(t)
+	exp := pulseCmd(t, "export", "--listen", addr, "--web.config.file", webCfg)
+	exp.Env = append(exp.Env, "ROS_PULSE_DIR="+filepath.Join(dir, "segs"))
+	if err := exp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { exp.Process.Signal(os.Interrupt); exp.Wait() }()
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 5 * time.Second}
+	get := func(user, pass string) (int, string) {
+		req, _ := http.NewRequest("GET", "https://"+addr+"/metrics", nil)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	var code int
+	var body string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if code, body = get("prometheus", "s3cret"); code != 0 {
+			break
+		}
+	}
+	if code != 200 || !strings.Contains(body, "ros2_pulse_build_info") || !strings.Contains(body, `ros2_pulse_processes{state="alive"} 0`) {
+		t.Fatalf("with TLS and the password: %d\n%.300s", code, body)
+	}
+	if code, _ = get("prometheus", "wrong"); code != 401 {
+		t.Errorf("a wrong password: %d, want 401", code)
+	}
+	if code, _ = get("", ""); code != 401 {
+		t.Errorf("no credentials: %d, want 401", code)
+	}
+	if resp, err := http.Get("http://" + addr + "/metrics"); err == nil && resp.StatusCode == 200 {
+		t.Errorf("plain HTTP was served")
+	}
+
+	// A web config naming a missing certificate fails at start, saying so.
+	os.WriteFile(webCfg, []byte("tls_server_config:\n  cert_file: /nonexistent.pem\n  key_file: /nonexistent.key\n"), 0o600)
+	bad := pulseCmd(t, "export", "--listen", freePort(t), "--web.config.file", webCfg)
+	out, err := bad.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "nonexistent") {
+		t.Errorf("a bad web config: %v\n%s", err, out)
 	}
 }

@@ -1,0 +1,73 @@
+package export
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+func dashboardExprs(t *testing.T) []string {
+	t.Helper()
+	f, err := os.Open("../../deploy/grafana/ros2_pulse.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	q, err := DashboardQueries(f)
+	if err != nil {
+		t.Fatalf("the dashboard is not valid JSON: %v", err)
+	}
+	return q
+}
+
+// exposedNames lists the series names the exporter can expose, from its
+// descriptors (histograms expand to _bucket, _sum and _count).
+func exposedNames(t *testing.T) map[string]bool {
+	c, err := New(Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ch := make(chan *prometheus.Desc, 64)
+	c.Describe(ch)
+	close(ch)
+	re := regexp.MustCompile(`fqName: "([^"]+)"`)
+	names := map[string]bool{"up": true} // Prometheus's own per-target series
+	for d := range ch {
+		n := re.FindStringSubmatch(d.String())[1]
+		names[n] = true
+		if strings.HasSuffix(n, "_seconds") && strings.Contains(n, "gap") {
+			for _, s := range []string{"_bucket", "_sum", "_count"} {
+				names[n+s] = true
+			}
+		}
+	}
+	return names
+}
+
+// The dashboard's queries use only metric names the exporter really exposes.
+func TestDashboardUsesExposedMetrics(t *testing.T) {
+	names := exposedNames(t)
+	metric := regexp.MustCompile(`\b(ros2_pulse_[a-z_]+|up)\b`)
+	exprs := dashboardExprs(t)
+	if len(exprs) < 15 {
+		t.Fatalf("only %d expressions in the dashboard", len(exprs))
+	}
+	used := map[string]bool{}
+	for _, e := range exprs {
+		for _, m := range metric.FindAllString(e, -1) {
+			used[m] = true
+			if !names[m] {
+				t.Errorf("the dashboard queries %q, which pulse export does not expose (in %q)", m, e)
+			}
+		}
+	}
+	for _, must := range []string{"ros2_pulse_messages_total", "ros2_pulse_node_up", "ros2_pulse_process_cpu_seconds_total", "ros2_pulse_message_gap_seconds_bucket", "ros2_pulse_spec_rule_ok"} {
+		if !used[must] {
+			t.Errorf("the dashboard never shows %s", must)
+		}
+	}
+}
