@@ -82,6 +82,7 @@ bench: build $(HOTPATH)
 	$(PULSE) bench overhead
 	$(PULSE) bench reader
 	$(PULSE) bench viewers
+	$(PULSE) bench export
 
 # ---------------------------------------------------------------- tests
 test: lint test-c test-prom test-go fuzz sanitize

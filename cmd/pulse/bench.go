@@ -36,7 +36,8 @@ func benchCmd() *cobra.Command {
   pulse bench hotpath    the counting path alone, against the floor and upstream's designs
   pulse bench overhead   paired, order-rotated CPU of the stress and flat-out graphs
   pulse bench reader     CPU and RSS of pulse record over synthetic directories
-  pulse bench viewers    CPU of pulse record and pulse top (in tmux) watching the stress graph`,
+  pulse bench viewers    CPU of pulse record and pulse top (in tmux) watching the stress graph
+  pulse bench export     one Prometheus scrape of pulse export over synthetic directories`,
 	}
 	c.PersistentFlags().StringVar(&out, "out", "docs/perf", "directory for CSV and PNG files")
 	mkOut := func() error { return os.MkdirAll(out, 0o755) }
@@ -228,6 +229,36 @@ func benchCmd() *cobra.Command {
 	viewers.Flags().StringVar(&vPeriod, "period", "1s", "the viewers' refresh")
 	viewers.Flags().StringVar(&vGraph, "graph", "stress", "the graph being watched")
 
-	c.AddCommand(hot, over, reader, sample, viewers)
+	var eProcs, eEps []int
+	var eScrapes int
+	var eInterval time.Duration
+	exp := &cobra.Command{
+		Use:   "export",
+		Short: "Wall time and CPU of one scrape of pulse export over synthetic segment directories",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rows, err := bench.RunExport(eProcs, eEps, eScrapes, eInterval, os.Stderr)
+			if err != nil {
+				return err
+			}
+			if err := mkOut(); err != nil {
+				return err
+			}
+			if err := benchFile(out, "export.csv", func(f *os.File) error { return bench.WriteExportCSV(f, rows) }); err != nil {
+				return err
+			}
+			if err := bench.PlotExport(rows, filepath.Join(out, "export.png")); err != nil {
+				return err
+			}
+			fmt.Print(bench.ExportTable(eInterval, rows))
+			return nil
+		},
+	}
+	exp.Flags().IntSliceVar(&eProcs, "procs", []int{10, 100, 300}, "processes in the directory")
+	exp.Flags().IntSliceVar(&eEps, "endpoints", []int{50}, "endpoints per process")
+	exp.Flags().IntVar(&eScrapes, "scrapes", 30, "scrapes per directory")
+	exp.Flags().DurationVar(&eInterval, "interval", 15*time.Second, "the scrape interval the CPU share is computed for")
+
+	c.AddCommand(hot, over, reader, sample, viewers, exp)
 	return c
 }

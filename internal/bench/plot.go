@@ -142,3 +142,28 @@ func PlotViewers(rows []ViewerRow, graph, path string) error {
 	}
 	return saveBars(p, vals, errs, names, path)
 }
+
+// PlotExport draws a scrape's wall time and CPU against the processes in
+// the directory (one line per endpoints-per-process).
+func PlotExport(rows []ExportRow, path string) error {
+	p := plot.New()
+	p.Title.Text = "pulse export: one scrape"
+	p.X.Label.Text = "probed processes"
+	p.Y.Label.Text = "ms per scrape"
+	byE := map[int][2]plotter.XYs{}
+	for _, r := range rows {
+		v := byE[r.Endpoints]
+		v[0] = append(v[0], plotter.XY{X: float64(r.Procs), Y: r.WallMs})
+		v[1] = append(v[1], plotter.XY{X: float64(r.Procs), Y: r.CPUms})
+		byE[r.Endpoints] = v
+	}
+	var lines []any
+	for _, e := range keys(boolKeys(byE)) {
+		lines = append(lines, fmt.Sprintf("wall, %d endpoints/process", e), byE[e][0], fmt.Sprintf("CPU, %d endpoints/process", e), byE[e][1])
+	}
+	if err := plotutil.AddLinePoints(p, lines...); err != nil {
+		return err
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+}

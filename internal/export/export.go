@@ -16,7 +16,6 @@
 package export
 
 import (
-	"fmt"
 	"math"
 	"runtime"
 	"sort"
@@ -291,10 +290,13 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 			continue
 		}
 		side := sideOf(e.Kind)
-		id := fmt.Sprintf("%s#%d", key, i)
+		id := key + "#" + strconv.Itoa(i)
 		ages := math.NaN()
 		for slot, sd := range sides {
 			v := float64(e.Counts[slot])
+			if v == 0 && slot != segment.SlotInter {
+				continue // an intra series appears once intra has counted: half the series on most robots
+			}
 			var agg *aggregate
 			if c.opt.PerTopic {
 				agg = getAgg(aggs, "msg", e.Name, side, sd.transport)

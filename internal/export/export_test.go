@@ -98,7 +98,7 @@ func TestPerEndpoint(t *testing.T) {
 	}{
 		{"ros2_pulse_messages_total", map[string]string{"topic": "/scan", "node": "/lidar", "pid": "101", "side": "pub", "transport": "inter"}, 500},
 		{"ros2_pulse_messages_total", map[string]string{"topic": "/scan", "side": "recv", "transport": "intra"}, 250},
-		{"ros2_pulse_messages_total", map[string]string{"topic": "/odom", "side": "pub", "transport": "intra"}, 0},
+		{"ros2_pulse_messages_total", map[string]string{"topic": "/odom", "side": "pub", "transport": "inter"}, 300},
 		{"ros2_pulse_timer_fires_total", map[string]string{"node": "/lidar", "pid": "101", "timer": "0"}, 77},
 		{"ros2_pulse_timer_period_seconds", map[string]string{"node": "/lidar"}, 0.01},
 		{"ros2_pulse_node_up", map[string]string{"node": "/helper", "pid": "102"}, 0},
@@ -114,8 +114,12 @@ func TestPerEndpoint(t *testing.T) {
 	if _, ok := find(t, f, "ros2_pulse_messages_total", map[string]string{"topic": "/rosout"}); ok {
 		t.Error("/rosout is exported")
 	}
-	if n := len(f["ros2_pulse_messages_total"]); n != 8 {
-		t.Errorf("%d message series, want 2 topics x 2 sides x 2 transports", n)
+	// An intra series appears once intra has counted; inter is always there.
+	if _, ok := find(t, f, "ros2_pulse_messages_total", map[string]string{"topic": "/odom", "side": "pub", "transport": "intra"}); ok {
+		t.Error("a never-counted intra series is exported")
+	}
+	if n := len(f["ros2_pulse_messages_total"]); n != 6 {
+		t.Errorf("%d message series, want 2 topics x (pub inter, recv inter, recv intra)", n)
 	}
 }
 
