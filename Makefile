@@ -25,10 +25,13 @@ SIMGRAPH    := $(BIN)/simgraph
 ABI_DUMP    := $(BIN)/abi_dump
 PULSE       := $(BIN)/pulse
 
-.PHONY: build probe sim pulse demo bench test test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
+.PHONY: build probe sim pulse bridge demo bench test test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
         sanitize-tsan lint clean install
 
-build: probe sim pulse
+# The bridge needs CycloneDDS (cyclonedds-dev, cyclonedds-tools); without it
+# the rest builds and `pulse bridge` says what to install.
+HAVE_DDS := $(shell pkg-config --exists CycloneDDS 2>/dev/null && command -v idlc >/dev/null && echo yes)
+build: probe sim pulse $(if $(HAVE_DDS),bridge)
 
 probe: $(PULSE_LIB) $(NULL_LIB) $(ABI_DUMP)
 sim: $(SIM_LIBS) $(SIMGRAPH)
@@ -68,6 +71,21 @@ $(PULSE): $(GO_SRC) VERSION
 	@mkdir -p $(@D)
 	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/pulse
 
+# pulse-bridge: the only cgo, against Debian's CycloneDDS; idlc makes the
+# message types from bridge/idl. dds_sub is the real DDS subscriber of its tests.
+GEN      := $(BUILD)/gen
+BRIDGE   := $(BIN)/pulse-bridge
+DDS_SUB  := $(BIN)/dds_sub
+bridge: $(BRIDGE) $(DDS_SUB)
+$(GEN)/ros2_msgs.c: bridge/idl/ros2_msgs.idl
+	@command -v idlc >/dev/null || { echo "idlc not found: apt-get install cyclonedds-dev cyclonedds-tools (or make deps)"; exit 1; }
+	@mkdir -p $(@D)
+	cd $(@D) && idlc $(abspath $<)
+$(BRIDGE): $(GO_SRC) $(GEN)/ros2_msgs.c internal/dds/pulse_dds.c internal/dds/pulse_dds.h
+	$(GO) build -tags cyclonedds -trimpath -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/pulse-bridge
+$(DDS_SUB): bridge/test/dds_sub.c $(GEN)/ros2_msgs.c
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -I$(GEN) -o $@ $< $(GEN)/ros2_msgs.c -lddsc
+
 demo: build
 	$(PULSE) demo
 
@@ -90,7 +108,7 @@ test: lint test-c test-prom test-go fuzz sanitize
 
 # Debian packages the tests use for real: tmux (pulse top's terminal),
 # prometheus/promtool (pulse export), python3 (an unprobed node). .ci/run does the same.
-DEPS = make gcc libc6-dev binutils util-linux tmux python3 prometheus
+DEPS = make gcc libc6-dev binutils util-linux pkg-config tmux python3 prometheus cyclonedds-dev cyclonedds-tools
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; fi
@@ -110,7 +128,8 @@ test-c: build
 
 # Go unit tests plus the integration tests that drive simgraph under the probe.
 # -p 1: the integration tests measure rates, and parallel packages are only scheduling noise.
-test-go: build
+test-go: build bridge
+	$(GO) vet -tags cyclonedds ./internal/dds/ ./cmd/pulse-bridge/
 	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -p 1 -count=1 ./...
 	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -race ./internal/segment/ ./internal/window/ ./internal/recorder/ ./internal/runner/ ./internal/top/ ./internal/cpu/
 

@@ -69,10 +69,8 @@ func topicRate(t *window.Topic) float64 {
 
 // topicStatus decides a topic's status from its window and the verdicts.
 func topicStatus(t *window.Topic, warned bool) Status {
-	pubStalled := t.PubCount > 0 && (t.PubInterSeen || t.PubIntraSeen) && t.PubAny == 0
-	recvStalled := t.SubCount > 0 && t.RecvSeen && t.RecvInter+t.RecvIntra == 0
 	switch {
-	case pubStalled || recvStalled:
+	case t.Stalled():
 		return Stalled
 	case warned:
 		return Warn

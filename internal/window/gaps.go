@@ -31,6 +31,7 @@ type GapStats struct {
 	N                          uint64  // gaps closed in the window
 	MeanMs, StddevMs           float64 // from the exact sum; stddev from bucket midpoints
 	P50Ms, P90Ms, P99Ms, MaxMs float64 // bucket upper bounds: within 6.25 % above the truth
+	MinMs                      float64 // the smallest gap's bucket lower bound: within 6.25 % below
 	OpenMs                     float64 // silence at the end of the window ("silent for ...")
 	HasData                    bool    // the endpoint has had at least one message
 }
@@ -82,11 +83,15 @@ func (a *gapAcc) stats() GapStats {
 	mean := float64(a.sumNs) / float64(a.n)
 	st.MeanMs = mean / 1e6
 	var sq float64
+	st.MinMs = -1
 	for b, d := range a.delta {
 		if d == 0 {
 			continue
 		}
 		lo, hi := BucketBounds(b)
+		if st.MinMs < 0 {
+			st.MinMs = lo / 1e6
+		}
 		if math.IsInf(hi, 1) {
 			hi = lo
 		}

@@ -59,6 +59,14 @@ type Topic struct {
 	PubGap, RecvGap      GapStats // merged over the side's live endpoints; HasData false without gap tracking
 }
 
+// Stalled reports a side that has counted before and, with a live endpoint,
+// counted nothing in this window (the stall-visibility facts the log keeps).
+func (t *Topic) Stalled() bool {
+	pub := t.PubCount > 0 && (t.PubInterSeen || t.PubIntraSeen) && t.PubAny == 0
+	recv := t.SubCount > 0 && t.RecvSeen && t.RecvInter+t.RecvIntra == 0
+	return pub || recv
+}
+
 // Active reports whether anything counted in this window.
 func (t *Topic) Active() bool { return t.PubInter+t.PubIntra+t.RecvInter+t.RecvIntra > 0 }
 

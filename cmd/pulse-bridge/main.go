@@ -1,0 +1,124 @@
+//go:build cyclonedds
+
+// pulse-bridge publishes the machine's windows as /statistics and
+// /diagnostics on the ROS graph, over CycloneDDS. `pulse bridge` runs it;
+// it is a separate binary so that pulse itself needs no DDS library.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"ros2_pulse/internal/bridge"
+	"ros2_pulse/internal/config"
+	"ros2_pulse/internal/dds"
+	"ros2_pulse/internal/health"
+	"ros2_pulse/internal/recorder"
+	"ros2_pulse/internal/spec"
+	"ros2_pulse/internal/window"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "pulse bridge: %v\n", err)
+		os.Exit(2)
+	}
+}
+
+func run() error {
+	fs := flag.NewFlagSet("pulse bridge", flag.ContinueOnError)
+	statistics := fs.Bool("statistics", false, "publish /statistics (statistics_msgs/MetricsMessage)")
+	diagnostics := fs.Bool("diagnostics", false, "publish /diagnostics (diagnostic_msgs/DiagnosticArray)")
+	specPath := fs.String("spec", os.Getenv("ROS_TOPIC_STATS_EXPECTED"), "expected-rate spec: the diagnostics levels")
+	periodText := fs.String("period", "1s", "window period")
+	forD := fs.Duration("for", 0, "stop after this long (default: until SIGINT/SIGTERM)")
+	golden := fs.Bool("golden", false, "publish only the fixed messages of the CDR golden test, every 100 ms")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return err
+	}
+	if !*statistics && !*diagnostics {
+		*statistics, *diagnostics = true, true // neither named: both
+	}
+	period, err := config.ParsePeriod(*periodText)
+	if err != nil {
+		return fmt.Errorf("--period: %w", err)
+	}
+	var s *spec.Spec
+	if *specPath != "" {
+		if s, err = spec.Load(*specPath); err != nil {
+			return err
+		}
+	}
+	domain, err := bridge.DomainFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	cfg, err := bridge.DiscoveryConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	env := config.Load(os.Getenv, os.Stderr)
+	pub, err := dds.Open(domain, cfg)
+	if err != nil {
+		return fmt.Errorf("DDS domain %d: %w", domain, err)
+	}
+	defer pub.Close()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	if *forD > 0 {
+		ctx, cancel = context.WithTimeout(ctx, *forD)
+		defer cancel()
+	}
+	if *golden {
+		for ctx.Err() == nil {
+			if err := pub.Statistics([]bridge.Metrics{bridge.GoldenMetrics()}); err != nil {
+				return err
+			}
+			if err := pub.Diagnostics(bridge.GoldenArray()); err != nil {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		return nil
+	}
+	host, _ := os.Hostname()
+	lag := health.NewLagDetector()
+	opt := recorder.Options{Period: period, Spec: s, Retain: -1, Warn: os.Stderr}
+	opt.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
+		if final {
+			return
+		}
+		warns = append(warns, lag.Observe(w, final, time.Unix(0, w.TsNs))...)
+		if *statistics {
+			if err := pub.Statistics(bridge.Statistics(w)); err != nil {
+				fmt.Fprintf(os.Stderr, "pulse bridge: %v\n", err)
+			}
+		}
+		if *diagnostics {
+			if err := pub.Diagnostics(bridge.Diagnostics(w, s, warns, host)); err != nil {
+				fmt.Fprintf(os.Stderr, "pulse bridge: %v\n", err)
+			}
+		}
+	}
+	rec, err := recorder.New(env.Dir, opt)
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
+	fmt.Fprintf(os.Stderr, "pulse bridge: publishing %s on DDS domain %d every %v (segments in %s)\n",
+		map[[2]bool]string{{true, true}: "/statistics and /diagnostics", {true, false}: "/statistics", {false, true}: "/diagnostics"}[[2]bool{*statistics, *diagnostics}],
+		domain, period, env.Dir)
+	if err := rec.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}

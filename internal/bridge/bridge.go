@@ -1,0 +1,309 @@
+// Package bridge turns windows into the two ROS 2 messages ROS tools already
+// read: statistics_msgs/MetricsMessage on /statistics and
+// diagnostic_msgs/DiagnosticArray on /diagnostics. It is pure Go; the DDS
+// side (internal/dds, cgo and CycloneDDS) only publishes what it builds,
+// behind the Publisher interface.
+package bridge
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"ros2_pulse/internal/health"
+	"ros2_pulse/internal/spec"
+	"ros2_pulse/internal/window"
+)
+
+// Time is builtin_interfaces/Time.
+type Time struct {
+	Sec     int32
+	Nanosec uint32
+}
+
+// TimeOf converts wall-clock nanoseconds.
+func TimeOf(ns int64) Time {
+	return Time{Sec: int32(ns / 1e9), Nanosec: uint32(ns % 1e9)}
+}
+
+// statistics_msgs/StatisticDataType.
+const (
+	Average     uint8 = 1
+	Minimum     uint8 = 2
+	Maximum     uint8 = 3
+	Stddev      uint8 = 4
+	SampleCount uint8 = 5
+)
+
+// DataPoint is statistics_msgs/StatisticDataPoint.
+type DataPoint struct {
+	Type uint8
+	Data float64 // NaN: no data
+}
+
+// Metrics is statistics_msgs/MetricsMessage.
+type Metrics struct {
+	SourceName    string // measurement_source_name: the node
+	MetricsSource string // the topic
+	Unit          string // "ms" for the message period, "Hz" for the rate
+	Start, Stop   Time
+	Points        []DataPoint
+}
+
+// diagnostic_msgs/DiagnosticStatus levels.
+const (
+	OK    uint8 = 0
+	WARN  uint8 = 1
+	ERROR uint8 = 2
+	STALE uint8 = 3
+)
+
+// KeyValue is diagnostic_msgs/KeyValue.
+type KeyValue struct{ Key, Value string }
+
+// Status is diagnostic_msgs/DiagnosticStatus.
+type Status struct {
+	Level      uint8
+	Name       string
+	Message    string
+	HardwareID string
+	Values     []KeyValue
+}
+
+// Array is diagnostic_msgs/DiagnosticArray.
+type Array struct {
+	Stamp   Time
+	FrameID string
+	Status  []Status
+}
+
+// Publisher sends messages to the ROS graph (internal/dds implements it).
+type Publisher interface {
+	Statistics([]Metrics) error
+	Diagnostics(Array) error
+	Close()
+}
+
+// rclcpp's data point order: average, maximum, minimum, sample count, stddev.
+func points(avg, maxV, minV, count, sd float64) []DataPoint {
+	return []DataPoint{{Average, avg}, {Maximum, maxV}, {Minimum, minV}, {SampleCount, count}, {Stddev, sd}}
+}
+
+// Statistics builds the /statistics messages of a window: for every topic
+// and every node that receives it (or, for a topic nobody here receives,
+// that publishes it), the message period in ms (from gap data when it
+// exists; else its mean from the rate, the rest NaN) and the rate in Hz.
+// rclcpp cannot see intra-process deliveries on Humble or Jazzy; these can.
+func Statistics(w *window.Window) []Metrics {
+	stop := TimeOf(w.TsNs)
+	start := TimeOf(w.TsNs - int64(w.Seconds*1e9))
+	var out []Metrics
+	for i := range w.Topics {
+		t := &w.Topics[i]
+		eps, gap := t.Subs, t.RecvGap
+		if len(eps) == 0 {
+			eps, gap = t.Pubs, t.PubGap
+		}
+		for _, e := range eps {
+			if !e.Alive || e.Total[0]+e.Total[1] == 0 {
+				continue // rclpy subscriptions are not counted yet: silence from birth says nothing
+			}
+			hz := e.Inter + e.Intra
+			n := float64(e.Delta[0] + e.Delta[1])
+			period := points(math.NaN(), math.NaN(), math.NaN(), 0, math.NaN())
+			switch {
+			case gap.HasData && gap.N > 0:
+				period = points(gap.MeanMs, gap.MaxMs, gap.MinMs, float64(gap.N), gap.StddevMs)
+			case hz > 0:
+				period = points(1000/hz, math.NaN(), math.NaN(), n, math.NaN())
+			}
+			out = append(out,
+				Metrics{SourceName: e.Node, MetricsSource: t.Name, Unit: "ms", Start: start, Stop: stop, Points: period},
+				Metrics{SourceName: e.Node, MetricsSource: t.Name, Unit: "Hz", Start: start, Stop: stop,
+					Points: points(hz, math.NaN(), math.NaN(), n, math.NaN())})
+		}
+	}
+	return out
+}
+
+func hz(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+// Diagnostics builds the /diagnostics array of a window: one status per topic
+// and one per node. Levels: ERROR for a stall, a missing topic or node, an
+// exited process; WARN for any other verdict (rate, gap, timer, lag); STALE
+// for a rule that cannot be judged or a topic never seen flowing; OK
+// otherwise. Keys carry the measured values and the spec's bounds; greenwave's
+// keys are included so its TUIs read them.
+func Diagnostics(w *window.Window, s *spec.Spec, warns []health.Warning, hardwareID string) Array {
+	arr := Array{Stamp: TimeOf(w.TsNs)}
+	byTopic := map[string][]health.Warning{}
+	byNode := map[string][]health.Warning{}
+	for _, x := range warns {
+		if x.Topic != "" {
+			byTopic[x.Topic] = append(byTopic[x.Topic], x)
+		} else if x.Node != "" {
+			byNode[x.Node] = append(byNode[x.Node], x)
+		}
+	}
+	rules := map[string][]spec.TopicRule{}
+	if s != nil {
+		for _, r := range s.Topics {
+			rules[r.Topic] = append(rules[r.Topic], r)
+		}
+	}
+	names := map[string]bool{}
+	for i := range w.Topics {
+		names[w.Topics[i].Name] = true
+	}
+	for t := range rules {
+		names[t] = true // a declared topic is reported even when absent
+	}
+	for _, name := range sortedKeys(names) {
+		arr.Status = append(arr.Status, topicStatus(w.Topic(name), name, rules[name], byTopic[name], hardwareID))
+	}
+	seen := map[string]bool{}
+	for _, p := range w.Procs {
+		for _, n := range p.Nodes {
+			seen[n] = true
+			st := Status{Name: n, HardwareID: hardwareID, Level: OK, Message: "alive",
+				Values: []KeyValue{{"pid", strconv.Itoa(p.Pid)}, {"state", p.State()}, {"exe", p.Exe}}}
+			if !p.Alive {
+				st.Level, st.Message = ERROR, "process exited"
+			}
+			applyVerdicts(&st, byNode[n])
+			arr.Status = append(arr.Status, st)
+		}
+	}
+	missing := map[string]bool{} // required nodes never seen
+	for n := range byNode {
+		if !seen[n] {
+			missing[n] = true
+		}
+	}
+	for _, n := range sortedKeys(missing) {
+		st := Status{Name: n, HardwareID: hardwareID, Level: ERROR, Message: "missing", Values: []KeyValue{{"state", "missing"}}}
+		applyVerdicts(&st, byNode[n])
+		arr.Status = append(arr.Status, st)
+	}
+	return arr
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func topicStatus(t *window.Topic, name string, rules []spec.TopicRule, ws []health.Warning, hardwareID string) Status {
+	st := Status{Name: name, HardwareID: hardwareID, Level: OK}
+	var pub, recv float64
+	if t != nil {
+		pub, recv = t.PubAny, t.RecvInter+t.RecvIntra
+		st.Values = append(st.Values,
+			KeyValue{"pub_hz", hz(pub)}, KeyValue{"recv_hz", hz(recv)},
+			KeyValue{"publishers", strconv.Itoa(t.PubCount)}, KeyValue{"subscriptions", strconv.Itoa(t.SubCount)},
+			// greenwave's keys: the node-side and message-side rates.
+			KeyValue{"frame_rate_node", hz(recv)}, KeyValue{"frame_rate_msg", hz(pub)})
+		if g := maxGap(t); g >= 0 {
+			st.Values = append(st.Values, KeyValue{"max_gap_ms", strconv.FormatFloat(g, 'f', 1, 64)})
+		}
+	}
+	for _, r := range rules {
+		pre := string(r.Side) + "_" + string(r.Transport) + "_"
+		if r.HasRate() {
+			st.Values = append(st.Values, KeyValue{pre + "min_hz", strconv.FormatFloat(r.MinHz, 'g', -1, 64)})
+			if !math.IsInf(r.MaxHz, 1) {
+				st.Values = append(st.Values, KeyValue{pre + "max_hz", strconv.FormatFloat(r.MaxHz, 'g', -1, 64)})
+			}
+			st.Values = append(st.Values, KeyValue{"expected_frequency", strconv.FormatFloat(r.MinHz, 'g', -1, 64)})
+		}
+		if r.HasGap() {
+			st.Values = append(st.Values, KeyValue{pre + "max_gap_ms", strconv.FormatFloat(r.MaxGapMs, 'g', -1, 64)})
+		}
+	}
+	switch {
+	case t == nil:
+		st.Level, st.Message = ERROR, "no endpoint on this machine"
+	case t.Stalled():
+		st.Level, st.Message = ERROR, "stalled"
+	case !t.Active() && !t.PubInterSeen && !t.PubIntraSeen && !t.RecvSeen:
+		st.Level, st.Message = STALE, "no traffic yet"
+	default:
+		st.Message = fmt.Sprintf("%s Hz", hz(math.Max(pub, recv)))
+	}
+	applyVerdicts(&st, ws)
+	return st
+}
+
+func maxGap(t *window.Topic) float64 {
+	g := -1.0
+	if t.PubGap.HasData {
+		g = t.PubGap.MaxDtMs()
+	}
+	if t.RecvGap.HasData {
+		g = math.Max(g, t.RecvGap.MaxDtMs())
+	}
+	return g
+}
+
+// applyVerdicts raises a status's level by its warnings and says why, shortly.
+func applyVerdicts(st *Status, ws []health.Warning) {
+	var why []string
+	for _, w := range ws {
+		level := WARN
+		switch w.Kind {
+		case health.TopicMissing, health.NodeMissing:
+			level = ERROR
+		case health.CannotJudge:
+			level = STALE
+		}
+		if level > st.Level || st.Level == STALE && level == ERROR {
+			st.Level = level
+		}
+		why = append(why, describe(&w))
+	}
+	if len(why) > 0 {
+		st.Message = strings.Join(why, "; ")
+	}
+}
+
+func describe(w *health.Warning) string {
+	switch w.Kind {
+	case health.TopicRate:
+		who := string(w.Side)
+		if w.Pid != 0 {
+			who = w.Node
+		}
+		return fmt.Sprintf("%s %s Hz outside [%g, %g]", who, hz(w.Value), w.Min, w.Max)
+	case health.TopicGap:
+		return fmt.Sprintf("%s gap %.0f ms > %g ms", w.Side, w.Value, w.Bound)
+	case health.TopicMissing:
+		return fmt.Sprintf("no live %s endpoint", w.Side)
+	case health.NodeMissing:
+		return "missing"
+	case health.TimerRate:
+		return fmt.Sprintf("timer %s Hz < %g", hz(w.Value), w.Min)
+	case health.CannotJudge:
+		return "max_gap_ms set, no gap data"
+	case health.RecvLag:
+		return fmt.Sprintf("%s receives %s of %s Hz", w.Node, hz(w.Value), hz(w.Min))
+	}
+	return string(w.Kind)
+}
+
+// GoldenMetrics and GoldenArray are the fixed messages of the CDR golden
+// test (`pulse-bridge --golden` publishes them; bridge/testdata holds their
+// hand-checked encodings).
+func GoldenMetrics() Metrics {
+	return Metrics{SourceName: "/n", MetricsSource: "/t", Unit: "ms", Start: Time{1, 2}, Stop: Time{3, 4}, Points: []DataPoint{{Average, 0.5}}}
+}
+
+// GoldenArray: see GoldenMetrics.
+func GoldenArray() Array {
+	return Array{Stamp: Time{5, 6}, Status: []Status{{Level: WARN, Name: "/t", Message: "m", HardwareID: "h", Values: []KeyValue{{"k", "v"}}}}}
+}

@@ -1,0 +1,125 @@
+package bridge
+
+import (
+	"math"
+	"testing"
+
+	"ros2_pulse/internal/health"
+	"ros2_pulse/internal/spec"
+	"ros2_pulse/internal/window"
+)
+
+func win() *window.Window {
+	return &window.Window{TsNs: 10_500_000_000, Seconds: 1,
+		Topics: []window.Topic{ // sorted by name, as windows are
+			{Name: "/idle", SubCount: 1},
+			{Name: "/scan", PubAny: 10, PubInter: 10, RecvInter: 10, PubCount: 1, SubCount: 2, PubInterSeen: true, RecvSeen: true,
+				RecvGap: window.GapStats{HasData: true, N: 10, MeanMs: 100, MaxMs: 104.9, MinMs: 96.3, StddevMs: 2},
+				Pubs:    []window.EndpointRate{{Pid: 1, Node: "/lidar", Inter: 10, Alive: true, Delta: [2]uint64{10, 0}, Total: [2]uint64{100, 0}}},
+				Subs: []window.EndpointRate{{Pid: 2, Node: "/ctl", Inter: 10, Alive: true, Delta: [2]uint64{10, 0}, Total: [2]uint64{100, 0}},
+					{Pid: 3, Node: "/py_listener", Alive: true}}}, // rclpy: never counted
+			{Name: "/tf", PubAny: 0, PubCount: 1, PubInterSeen: true, Pubs: []window.EndpointRate{{Pid: 1, Node: "/base", Alive: true, Total: [2]uint64{50, 0}}}},
+		},
+		Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/base", "/lidar"}}, {Pid: 2, Alive: false, Nodes: []string{"/ctl"}}},
+	}
+}
+
+func TestStatistics(t *testing.T) {
+	ms := Statistics(win())
+	// /scan: its counted subscriber (/ctl) only; /tf: nobody receives it, so its publisher.
+	if len(ms) != 4 || ms[0].SourceName != "/ctl" || ms[0].MetricsSource != "/scan" || ms[0].Unit != "ms" || ms[1].Unit != "Hz" ||
+		ms[2].SourceName != "/base" || ms[2].MetricsSource != "/tf" {
+		t.Fatalf("%+v", ms)
+	}
+	p := ms[0].Points // rclcpp's order: avg, max, min, count, stddev
+	if p[0] != (DataPoint{Average, 100}) || p[1] != (DataPoint{Maximum, 104.9}) || p[2] != (DataPoint{Minimum, 96.3}) ||
+		p[3] != (DataPoint{SampleCount, 10}) || p[4] != (DataPoint{Stddev, 2}) {
+		t.Errorf("period points %+v", p)
+	}
+	if ms[1].Points[0].Data != 10 || ms[1].Points[3].Data != 10 || !math.IsNaN(ms[1].Points[1].Data) {
+		t.Errorf("rate points %+v", ms[1].Points)
+	}
+	// An empty window: NaN values and a zero count, as rclcpp sends.
+	if p := ms[2].Points; !math.IsNaN(p[0].Data) || p[3].Data != 0 {
+		t.Errorf("silent /tf period %+v", p)
+	}
+	if ms[0].Start != (Time{9, 500_000_000}) || ms[0].Stop != (Time{10, 500_000_000}) {
+		t.Errorf("window %+v %+v", ms[0].Start, ms[0].Stop)
+	}
+}
+
+func TestDiagnosticsLevels(t *testing.T) {
+	s, err := spec.Parse([]byte("topics:\n  /scan: {min_hz: 9, max_hz: 11}\n  /missing: {min_hz: 1}\nnodes: [/ctl, /never]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	warns := []health.Warning{
+		{Kind: health.TopicRate, Topic: "/scan", Side: spec.Recv, Value: 8, Min: 9, Max: 11},
+		{Kind: health.TopicMissing, Topic: "/missing", Side: spec.Recv},
+		{Kind: health.NodeMissing, Node: "/ctl"},
+		{Kind: health.NodeMissing, Node: "/never"},
+	}
+	a := Diagnostics(win(), s, warns, "robot-1")
+	got := map[string]Status{}
+	for _, st := range a.Status {
+		got[st.Name] = st
+	}
+	for name, want := range map[string]uint8{"/scan": WARN, "/tf": ERROR, "/idle": STALE, "/missing": ERROR, "/lidar": OK, "/base": OK, "/ctl": ERROR, "/never": ERROR} {
+		if st, ok := got[name]; !ok || st.Level != want {
+			t.Errorf("%s: %+v, want level %d", name, st, want)
+		}
+	}
+	scan := got["/scan"]
+	values := map[string]string{}
+	for _, kv := range scan.Values {
+		values[kv.Key] = kv.Value
+	}
+	if values["recv_hz"] != "10.00" || values["recv_any_min_hz"] != "9" || values["recv_any_max_hz"] != "11" ||
+		values["frame_rate_msg"] != "10.00" || values["max_gap_ms"] != "104.9" || scan.HardwareID != "robot-1" ||
+		scan.Message != "recv 8.00 Hz outside [9, 11]" {
+		t.Errorf("/scan: %q %v", scan.Message, values)
+	}
+	if got["/tf"].Message != "stalled" || got["/ctl"].Message != "missing" || a.Stamp != (Time{10, 500_000_000}) {
+		t.Errorf("messages: %q %q", got["/tf"].Message, got["/ctl"].Message)
+	}
+}
+
+func TestEnv(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	for _, c := range []struct {
+		env  func(string) string
+		want uint32
+		bad  bool
+	}{{env(), 0, false}, {env("ROS_DOMAIN_ID", "42"), 42, false}, {env("ROS_DOMAIN_ID", " 7 "), 7, false},
+		{env("ROS_DOMAIN_ID", "233"), 0, true}, {env("ROS_DOMAIN_ID", "-1"), 0, true}, {env("ROS_DOMAIN_ID", "x"), 0, true}} {
+		got, err := DomainFromEnv(c.env)
+		if got != c.want || (err != nil) != c.bad {
+			t.Errorf("%v: %d %v", c.env("ROS_DOMAIN_ID"), got, err)
+		}
+	}
+	for _, c := range []struct {
+		env       func(string) string
+		localhost bool
+		bad       bool
+	}{
+		{env(), false, false},
+		{env("ROS_LOCALHOST_ONLY", "1"), true, false},
+		{env("ROS_AUTOMATIC_DISCOVERY_RANGE", "localhost"), true, false},
+		{env("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET", "ROS_LOCALHOST_ONLY", "1"), true, false},
+		{env("ROS_LOCALHOST_ONLY", "1", "CYCLONEDDS_URI", "file:///x.xml"), false, false}, // the user's file wins
+		{env("ROS_AUTOMATIC_DISCOVERY_RANGE", "OFF"), false, true},
+		{env("ROS_AUTOMATIC_DISCOVERY_RANGE", "everywhere"), false, true},
+		{env("ROS_LOCALHOST_ONLY", "yes"), false, true},
+	} {
+		cfg, err := DiscoveryConfig(c.env)
+		if (err != nil) != c.bad || (cfg == localhostConfig) != c.localhost {
+			t.Errorf("%v: %q %v", c, cfg, err)
+		}
+	}
+}

@@ -1,0 +1,38 @@
+/* The few CycloneDDS calls pulse bridge needs, in C so that cgo only passes
+ * flat arrays. Types come from bridge/idl/ros2_msgs.idl through idlc. */
+#ifndef PULSE_DDS_H
+#define PULSE_DDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dds/dds.h"
+#include "ros2_msgs.h"
+
+typedef struct pd_bridge {
+    dds_entity_t domain; /* 0 when the default (CYCLONEDDS_URI) configuration is used */
+    dds_entity_t participant;
+    dds_entity_t statistics;  /* writer on rt/statistics */
+    dds_entity_t diagnostics; /* writer on rt/diagnostics */
+} pd_bridge;
+
+/* Opens domain `domain_id`; `config` is CycloneDDS XML or NULL. 0 on success,
+ * else a negative DDS return code and a message in err. */
+int pd_open(pd_bridge *b, uint32_t domain_id, const char *config, char *err, size_t errlen);
+void pd_close(pd_bridge *b);
+
+/* One MetricsMessage. */
+int pd_write_metrics(const pd_bridge *b, const char *source, const char *metric, const char *unit,
+                     int32_t start_sec, uint32_t start_nsec, int32_t stop_sec, uint32_t stop_nsec,
+                     const uint8_t *types, const double *data, uint32_t npoints);
+
+/* One DiagnosticArray: n statuses; status i has nvalues[i] key-values, laid
+ * out one after another in keys/values. */
+int pd_write_diagnostics(const pd_bridge *b, int32_t sec, uint32_t nsec, const char *frame_id, uint32_t n,
+                         const uint8_t *levels, char **names, char **messages, char **hardware_ids,
+                         const uint32_t *nvalues, char **keys, char **values);
+
+/* Matched readers of each writer (for tests and logs). */
+int pd_matched(const pd_bridge *b, uint32_t *statistics, uint32_t *diagnostics);
+
+#endif
