@@ -55,13 +55,15 @@ func TestCountsEqualForwardedCalls(t *testing.T) {
 			g := sim(t, "demo", distro, 3*time.Second, "SIM_TRACETOOLS_REPORT="+report)
 			g.wait()
 			calls := reportCounts(t, report)
-			var pubInter, pubIntra, callbacks uint64
+			var pubInter, pubIntra, callbacks, takes uint64
 			for _, snap := range scan(t, g.dir).Snapshots {
 				for _, e := range snap.Endpoints {
-					switch e.Kind {
-					case segment.KindPublisher:
+					switch {
+					case e.Kind == segment.KindPublisher:
 						pubInter += e.Counts[segment.SlotInter]
 						pubIntra += e.Counts[segment.SlotIntra]
+					case e.Kind == segment.KindSubscription && e.Flags&segment.FlagRclcpp == 0:
+						takes += e.Counts[segment.SlotInter] // rclpy: counted at rmw_take
 					default:
 						callbacks += e.Counts[segment.SlotInter] + e.Counts[segment.SlotIntra]
 					}
@@ -78,6 +80,11 @@ func TestCountsEqualForwardedCalls(t *testing.T) {
 			}
 			if callbacks == 0 || callbacks != calls["callback_start"] {
 				t.Errorf("callback_start: probe counted %d (subscriptions, timers, services), real function saw %d", callbacks, calls["callback_start"])
+			}
+			// The demo's one rclpy subscription (/cmd_vel, 20 Hz) is counted at
+			// rmw_take; every other take (rclcpp's, taken=false, discovery) is not.
+			if takes < 55 || takes > 61 || calls["rmw_take"] <= takes {
+				t.Errorf("rclpy takes: probe counted %d over 3 s at 20 Hz; rmw_take was called %d times", takes, calls["rmw_take"])
 			}
 			for _, fn := range []string{"rcl_node_init", "rcl_publisher_init", "rcl_subscription_init", "rclcpp_subscription_init",
 				"rclcpp_subscription_callback_added", "rcl_timer_init", "rclcpp_timer_callback_added", "rclcpp_timer_link_node",
@@ -194,7 +201,7 @@ func TestHandleReuse(t *testing.T) {
 	}
 	// The window where /after appears already reads its rate.
 	for i, w := range ws[:len(ws)-1] {
-		if tp := w.Topic("/after"); tp != nil && tp.Exposure >= 0.3 && !within(tp.PubInter, 50, tp.Exposure) {
+		if tp := w.Topic("/after"); tp != nil && tp.Exposure >= 0.3 && !within(tp.PubInter, 50, tp.Exposure, 1) {
 			t.Errorf("window %d: /after %.2f Hz over %.3f s", i, tp.PubInter, tp.Exposure)
 		}
 	}
@@ -207,6 +214,41 @@ func TestHandleReuse(t *testing.T) {
 	}
 	if n := sb[0].Counts[segment.SlotInter]; n < 35 || n > 39 {
 		t.Errorf("/sb_src delivered %d after re-creation, want 25 Hz x 1.5 s", n)
+	}
+}
+
+// Receive counts for every client library, and no double counts: an rclpy
+// subscription is counted at rmw_take (taken == true only), an rclcpp one at
+// callback_start only, including the intra-process subscription that also
+// takes, then drops, the DDS copy of its own process's publish. (The rmw's
+// discovery reader is never announced to rcl, so it has no endpoint to count
+// into; TestCountsEqualForwardedCalls checks the takes in all.)
+func TestRclpySubscriberAndNoDoubleCounts(t *testing.T) {
+	g := sim(t, "testdata/rclpy_sub.graph", "jazzy", 3*time.Second)
+	g.wait()
+	s := scan(t, g.dir)
+	pub := endpoints(s, segment.KindPublisher, "/chatter")
+	subs := endpoints(s, segment.KindSubscription, "/chatter")
+	if len(pub) != 1 || len(subs) != 3 {
+		t.Fatalf("endpoints: %d publishers, %d subscriptions", len(pub), len(subs))
+	}
+	n := pub[0].Counts[segment.SlotInter]
+	if n < 140 || pub[0].Counts[segment.SlotIntra] != n {
+		t.Fatalf("the publisher: %v", pub[0].Counts)
+	}
+	byNode := map[string]segment.Endpoint{}
+	for _, snap := range s.Snapshots {
+		for _, e := range snap.Endpoints {
+			if e.Kind == segment.KindSubscription && e.Name == "/chatter" {
+				byNode[snap.Nodes[e.Node].Name] = e
+			}
+		}
+	}
+	for node, want := range map[string][2]uint64{"/py_listener": {n, 0}, "/cpp_listener": {n, 0}, "/talker": {0, n}} {
+		e := byNode[node]
+		if got := [2]uint64{e.Counts[segment.SlotInter], e.Counts[segment.SlotIntra]}; got != want {
+			t.Errorf("%s received (inter, intra) %v, want %v", node, got, want)
+		}
 	}
 }
 

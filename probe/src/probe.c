@@ -6,7 +6,7 @@
  * to the real libtracetools function. It has no thread, no timer, no I/O
  * after the segment is created, and no destructor.
  *
- * Per message (rcl_publish, rclcpp_intra_publish, callback_start):
+ * Per message (rcl_publish, rclcpp_intra_publish, callback_start, rmw_take):
  *   handle -> thread-local cache (256 slots, generation-tagged) -> counter
  *   in this thread's lane -> one plain increment.
  * A cache miss walks lock-free maps. Init tracepoints (rare) take a mutex,
@@ -46,7 +46,8 @@ static struct {
     void *_Atomic real_rcl_publish;
     void *_Atomic real_rclcpp_intra_publish;
     void *_Atomic real_callback_start;
-} g_hot __attribute__((aligned(64))) = {1, (void *)1, (void *)1, (void *)1};
+    void *_Atomic real_rmw_take;
+} g_hot __attribute__((aligned(64))) = {1, (void *)1, (void *)1, (void *)1, (void *)1};
 #define g_gen g_hot.gen
 
 static struct rp_config g_cfg;
@@ -67,6 +68,7 @@ static pthread_key_t g_lane_key;
 /* handle -> value maps (process-private) */
 static struct rp_map g_pubs;        /* rcl publisher impl -> endpoint + 1 */
 static struct rp_map g_subs;        /* rcl subscription impl -> endpoint + 1 */
+static struct rp_map g_rmw_subs;    /* rmw subscription handle -> endpoint + 1 (rmw_take) */
 static struct rp_map g_rclcpp_subs; /* rclcpp (or intra-process) subscription -> rcl subscription impl */
 static struct rp_map g_callbacks;   /* callback -> owner | CB_TAG_* */
 static struct rp_map g_timers;      /* rcl timer impl -> endpoint + 1 */
@@ -85,7 +87,7 @@ static uint32_t g_pending_count;
 
 /* ---------------------------------------------------------------- thread-local cache */
 
-enum { KEY_PUB = 1, KEY_CALLBACK = 2 };
+enum { KEY_PUB = 1, KEY_CALLBACK = 2, KEY_TAKE = 3 };
 /* 128 sets x 2 ways: a thread's whole working set of handles fits, and two
  * handles that hash to one set do not evict each other (upstream KI #13/#15). */
 #define TLS_SETS 128u
@@ -337,7 +339,23 @@ static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t g
     if ((++tls_misses & 63) == 0 && atomic_load_explicit(&g_lanes, memory_order_acquire) != NULL)
         atomic_fetch_add_explicit(&g_seg.header->cache_misses, 64, memory_order_relaxed); /* g_lanes publishes g_seg */
     bool complete = true;
-    uint64_t ep = kind == KEY_PUB ? rp_map_get(&g_pubs, handle) : callback_endpoint(handle, &complete);
+    uint64_t ep = 0;
+    switch (kind) {
+    case KEY_PUB: ep = rp_map_get(&g_pubs, handle); break;
+    case KEY_CALLBACK: ep = callback_endpoint(handle, &complete); break;
+    case KEY_TAKE:
+        /*
+         * rmw_take counts only subscriptions no rclcpp object delivers for
+         * (rclpy, plain rcl): rclcpp's are counted at callback_start, and
+         * rclcpp also takes, then drops, the DDS copy of its own process's
+         * intra-process publishes. Unknown handles are the rmw's discovery
+         * readers. Either way: cached as "ignore".
+         */
+        ep = rp_map_get(&g_rmw_subs, handle);
+        if (ep != 0 && (atomic_load_explicit(&g_seg.endpoints[ep - 1].flags, memory_order_acquire) & RP_EP_RCLCPP))
+            ep = 0;
+        break;
+    }
     uintptr_t counters = 0;
     struct rp_gap *gap = NULL;
     if (ep != 0) {
@@ -516,6 +534,8 @@ EXPORT void ros_trace_rcl_subscription_init(const void *subscription_handle, con
         INIT_BEGIN();
         add_endpoint_locked(&g_subs, impl_of(subscription_handle), RP_KIND_SUBSCRIPTION, topic_name,
                             queue_depth, (uintptr_t)node_handle);
+        if (rmw_subscription_handle != NULL) /* the handle rmw_take will name */
+            map_put_locked(&g_rmw_subs, (uintptr_t)rmw_subscription_handle, rp_map_get(&g_subs, impl_of(subscription_handle)));
         INIT_END();
     }
     FORWARD(rcl_subscription_init, (const void *, const void *, const void *, const char *, const size_t),
@@ -626,4 +646,15 @@ EXPORT __attribute__((hot)) void ros_trace_callback_start(const void *callback, 
         count((uintptr_t)callback, KEY_CALLBACK, is_intra_process ? RP_SLOT_INTRA : RP_SLOT_INTER);
     FORWARD_THROUGH(g_hot.real_callback_start, callback_start, (const void *, const bool),
                     (callback, is_intra_process));
+}
+
+/* rclpy and plain-rcl subscriptions deliver through rmw_take only: count the
+ * takes that took a message (taken == false is a spurious wakeup). */
+EXPORT __attribute__((hot)) void ros_trace_rmw_take(const void *rmw_subscription_handle, const void *message,
+                                                    int64_t source_timestamp, const bool taken)
+{
+    if (LIKELY(taken && rmw_subscription_handle != NULL))
+        count((uintptr_t)rmw_subscription_handle, KEY_TAKE, RP_SLOT_INTER);
+    FORWARD_THROUGH(g_hot.real_rmw_take, rmw_take, (const void *, const void *, int64_t, const bool),
+                    (rmw_subscription_handle, message, source_timestamp, taken));
 }

@@ -135,6 +135,7 @@ static struct service_rt services_rt[G_MAX_SERVICES];
 static _Atomic int stop_flag; /* set by SIGINT/SIGTERM, read by every thread */
 static pthread_mutex_t reuse_mutex = PTHREAD_MUTEX_INITIALIZER; /* guards re-created subscriptions */
 static int client_sock = -1;
+static void *discovery_reader; /* the rmw's own graph reader: takes on a handle rcl never announces */
 static _Atomic unsigned long events;     /* publishes + deliveries, reported with --rusage */
 static _Thread_local unsigned long my_events; /* per thread: no shared cache line per message */
 
@@ -440,6 +441,8 @@ static void deliver_socket(int s, const struct msg *m)
         return; /* not matched (the subscription was re-created for another topic) */
     if (!gn->py)
         ros_trace_rclcpp_executor_execute(handle);
+    else /* rclpy's wait set wakes before the sample is ready: a take that takes nothing */
+        ros_trace_rmw_take(rmw, r->scratch, 0, false);
     ros_trace_rmw_take(rmw, r->scratch, m->src_real_ns, true);
     ros_trace_rcl_take(r->scratch);
     if (gn->py)
@@ -538,6 +541,8 @@ static void *executor_thread(void *argp)
                 next = timers_rt[t].next_ns;
         if (stop_ns != 0 && next > stop_ns)
             next = stop_ns;
+        if (arg->index == 0) /* graph traffic, taken by the rmw itself (source ts 0) */
+            ros_trace_rmw_take(discovery_reader, NULL, 0, true);
         ros_trace_rclcpp_executor_get_next_ready();
         if (next > now) {
             ros_trace_rclcpp_executor_wait_for_work(-1);
@@ -700,6 +705,8 @@ static int run_process(int proc, int64_t duration_ns)
     client_sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     static char context[64];
     ros_trace_rcl_init(context);
+    discovery_reader = xalloc(48);
+    ros_trace_rmw_subscription_init(discovery_reader, fake_gid); /* Fast DDS announces it; Cyclone does not */
     for (int n = 0; n < G.nnodes; n++) {
         if (G.nodes[n].proc != proc)
             continue;
