@@ -107,8 +107,9 @@ test: lint test-c test-prom test-go fuzz sanitize
 	@echo "make test: all lanes passed"
 
 # Debian packages the tests use for real: tmux (pulse top's terminal),
-# prometheus/promtool (pulse export), python3 (an unprobed node). .ci/run does the same.
-DEPS = make gcc libc6-dev binutils util-linux pkg-config tmux python3 prometheus cyclonedds-dev cyclonedds-tools
+# prometheus/promtool (pulse export), python3 (an unprobed node), CycloneDDS (pulse bridge),
+# graphviz (checks pulse graph's DOT). .ci/run does the same.
+DEPS = make gcc libc6-dev binutils util-linux pkg-config tmux python3 prometheus cyclonedds-dev cyclonedds-tools graphviz
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; fi

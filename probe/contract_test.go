@@ -7,7 +7,7 @@ import (
 
 func TestExportsReadFromTheVersionScript(t *testing.T) {
 	got := Exports()
-	if len(got) != 13 {
+	if len(got) != 14 {
 		t.Fatalf("%d exports: %v", len(got), got)
 	}
 	seen := map[string]bool{}
@@ -17,7 +17,7 @@ func TestExportsReadFromTheVersionScript(t *testing.T) {
 		}
 		seen[s] = true
 	}
-	for _, must := range []string{"ros_trace_rcl_publish", "ros_trace_callback_start", "ros_trace_rclcpp_intra_publish"} {
+	for _, must := range []string{"ros_trace_rcl_publish", "ros_trace_callback_start", "ros_trace_rclcpp_intra_publish", "ros_trace_rmw_take"} {
 		if !seen[must] {
 			t.Errorf("%s missing", must)
 		}

@@ -44,7 +44,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(runCmd(), recordCmd(), checkCmd(), envCmd(), doctorCmd(), demoCmd(), dumpCmd(), benchCmd(), cpuCmd(), topCmd(), exportCmd(), bridgeCmd())
+	root.AddCommand(runCmd(), recordCmd(), checkCmd(), envCmd(), doctorCmd(), demoCmd(), dumpCmd(), benchCmd(), cpuCmd(), topCmd(), exportCmd(), bridgeCmd(), graphCmd())
 	if err := root.Execute(); err != nil {
 		var ee exitError
 		if errors.As(err, &ee) {

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"ros2_pulse/internal/graph"
+)
+
+// pulse graph on the running demo robot: every pub/sub edge with its
+// transport and rate, the rclpy subscriber included; the DOT output is
+// accepted by Graphviz itself.
+func TestGraphLive(t *testing.T) {
+	_, sim, _ := bin(t)
+	dir := t.TempDir()
+	segs := filepath.Join(dir, "segs")
+	os.Mkdir(segs, 0o700)
+	build := filepath.Dir(filepath.Dir(sim))
+	g := exec.Command(sim, "--graph", "demo", "--duration", "6")
+	g.Env = append(os.Environ(), "LD_PRELOAD="+filepath.Join(build, "lib/libros2_pulse.so"),
+		"LD_LIBRARY_PATH="+filepath.Join(build, "lib/sim/jazzy"), "ROS_PULSE_DIR="+segs, "ROS_TOPIC_STATS_QUIET=1")
+	if err := g.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Wait()
+	time.Sleep(time.Second)
+	run := func(format string) []byte {
+		cmd := pulseCmd(t, "graph", "--format", format)
+		cmd.Env = append(cmd.Env, "ROS_PULSE_DIR="+segs)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("pulse graph --format %s: %v", format, err)
+		}
+		return out
+	}
+	var gr graph.Graph
+	if err := json.Unmarshal(run("json"), &gr); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{}
+	for _, n := range gr.Nodes {
+		names[n.ID] = n.Name
+	}
+	for _, tp := range gr.Topics {
+		names[tp.ID] = tp.Name
+	}
+	got := map[string]graph.Edge{}
+	for _, e := range gr.Edges {
+		got[names[e.From]+" -> "+names[e.To]] = e
+	}
+	for edge, want := range map[string]struct {
+		transport string
+		hz        float64
+	}{
+		"/camera_driver -> /camera/image":   {"intra", 30},
+		"/camera/image -> /image_proc":      {"intra", 30},
+		"/image_proc -> /camera/detections": {"both", 30},
+		"/cmd_vel -> /odometry":             {"inter", 20}, // rclpy, counted at rmw_take
+		"/odometry -> /odom":                {"inter", 50},
+		"/lidar_driver -> /scan":            {"inter", 10},
+	} {
+		e, ok := got[edge]
+		hz := e.InterHz
+		if want.transport == "intra" {
+			hz = e.IntraHz
+		}
+		if !ok || e.Transport != want.transport || hz < want.hz*0.9 || hz > want.hz*1.1 || !e.Alive {
+			t.Errorf("%s: %+v, want %s at %g Hz", edge, e, want.transport, want.hz)
+		}
+	}
+	if len(gr.Edges) != 12 {
+		t.Errorf("%d edges, want 12 (the demo's 6 publishers and 6 subscriptions)", len(gr.Edges))
+	}
+	dot := run("dot")
+	mmd := run("mermaid")
+	if !bytes.HasPrefix(mmd, []byte("flowchart LR\n")) || strings.Count(string(mmd), "-->")+strings.Count(string(mmd), "-.->") != 12 {
+		t.Errorf("mermaid:\n%s", mmd)
+	}
+	dotBin, err := exec.LookPath("dot")
+	if err != nil {
+		t.Fatal("Graphviz is needed to check the DOT output (apt-get install graphviz; .ci/run does)")
+	}
+	check := exec.Command(dotBin, "-Tsvg")
+	check.Stdin = bytes.NewReader(dot)
+	svg, err := check.Output()
+	if err != nil || !bytes.Contains(svg, []byte("/camera/image")) {
+		t.Errorf("Graphviz rejects the DOT output: %v\n%s", err, dot)
+	}
+	bad := pulseCmd(t, "graph", "--format", "png")
+	if out, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(out), `expected dot, mermaid or json`) {
+		t.Errorf("a bad format: %v %s", err, out)
+	}
+}

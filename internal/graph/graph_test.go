@@ -1,0 +1,77 @@
+package graph
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"ros2_pulse/internal/window"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// fixture: a camera pipeline in one process (intra), a controller in
+// another, a listener whose process has exited.
+func fixture() *window.Window {
+	return &window.Window{
+		Topics: []window.Topic{
+			{Name: "/camera/image", PubAny: 30, RecvIntra: 30,
+				Pubs: []window.EndpointRate{{Pid: 10, Node: "/camera", Intra: 30, Alive: true}},
+				Subs: []window.EndpointRate{{Pid: 10, Node: "/detector", Intra: 30, Alive: true}}},
+			{Name: "/detections", PubAny: 30, RecvInter: 30,
+				Pubs: []window.EndpointRate{{Pid: 10, Node: "/detector", Inter: 30, Intra: 30, Alive: true}},
+				Subs: []window.EndpointRate{{Pid: 20, Node: "/controller", Inter: 30, Alive: true},
+					{Pid: 30, Node: "/logger \"x\"", Alive: false}}},
+		},
+		Procs: []window.Proc{
+			{Pid: 10, Alive: true, Nodes: []string{"/camera", "/detector"}},
+			{Pid: 20, Alive: true, Nodes: []string{"/controller"}},
+			{Pid: 30, Alive: false, Nodes: []string{"/logger \"x\""}},
+		},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.WriteFile(path, got, 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs:\n%s", name, got)
+	}
+}
+
+func TestFormats(t *testing.T) {
+	g := FromWindow(fixture())
+	if len(g.Nodes) != 4 || len(g.Topics) != 2 || len(g.Edges) != 5 {
+		t.Fatalf("%+v", g)
+	}
+	edges := map[[2]string]Edge{}
+	for _, e := range g.Edges {
+		edges[[2]string{e.From, e.To}] = e
+	}
+	// n0 /camera, n1 /controller, n2 /detector, n3 /logger; t0 image, t1 detections
+	for k, want := range map[[2]string]string{{"n0", "t0"}: "intra", {"t0", "n2"}: "intra", {"n2", "t1"}: "both", {"t1", "n1"}: "inter", {"t1", "n3"}: "none"} {
+		if edges[k].Transport != want {
+			t.Errorf("edge %v: %+v, want %s", k, edges[k], want)
+		}
+	}
+	j, err := g.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Graph
+	if err := json.Unmarshal(j, &back); err != nil || len(back.Edges) != 5 {
+		t.Fatalf("JSON does not read back: %v", err)
+	}
+	golden(t, "graph.json", j)
+	golden(t, "graph.dot", g.DOT())
+	golden(t, "graph.mmd", g.Mermaid())
+}
