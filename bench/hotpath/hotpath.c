@@ -13,6 +13,10 @@
  *   none       the bare call into libtracetools (what the host pays anyway)
  *   probe      the shipped probe through the interposed ros_trace_rcl_publish
  *   probe_cb   the shipped probe through ros_trace_callback_start
+ *   probe_take the shipped probe through ros_trace_rmw_take on an rclpy-style
+ *              subscription (counted there)
+ *   probe_take_cpp  ros_trace_rmw_take on an rclcpp subscription: not counted
+ *              (callback_start does), the extra cost every rclcpp message pays
  *
  * Each thread cycles over its own ENDPOINTS endpoints, whose handles are
  * allocated at a 64-byte stride (as malloc places same-type objects).
@@ -39,6 +43,7 @@ void ros_trace_rclcpp_subscription_init(const void *, const void *);
 void ros_trace_rclcpp_subscription_callback_added(const void *, const void *);
 void ros_trace_rcl_publish(const void *, const void *);
 void ros_trace_callback_start(const void *, const bool);
+void ros_trace_rmw_take(const void *, const void *, int64_t, const bool);
 
 #define MAX_THREADS 64
 #define STRIDE 64 /* bytes between consecutive handles of one type */
@@ -55,6 +60,7 @@ struct thread_set {
     char *handles;              /* n handles at STRIDE; each starts with an impl pointer */
     char *impls;                /* n impls at STRIDE */
     char *callbacks;            /* n callback objects at STRIDE */
+    char *rmw_py, *rmw_cpp;     /* n rmw subscription handles at STRIDE: rclpy-style and rclcpp */
     struct endpoint **eps;      /* for the re-implemented legs */
     _Atomic uint64_t floor_ctr; /* the floor leg's counter */
     uint64_t plain_ctr;
@@ -150,8 +156,9 @@ static void leg_tls256(const void *handle, const struct endpoint *unused)
 
 /* ------------------------------------------------------------ legs */
 
-enum leg_id { L_FLOOR, L_PLAIN, L_OLD, L_TLS1, L_TLS256, L_NONE, L_PROBE, L_PROBE_CB, L_COUNT };
-static const char *const leg_names[L_COUNT] = {"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb"};
+enum leg_id { L_FLOOR, L_PLAIN, L_OLD, L_TLS1, L_TLS256, L_NONE, L_PROBE, L_PROBE_CB, L_PROBE_TAKE, L_PROBE_TAKE_CPP, L_COUNT };
+static const char *const leg_names[L_COUNT] = {"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb",
+                                               "probe_take", "probe_take_cpp"};
 
 typedef void (*publish_fn)(const void *, const void *);
 static publish_fn tracetools_publish;
@@ -206,6 +213,12 @@ static void *worker(void *arg)
     case L_PROBE_CB:
         LOOP(ros_trace_callback_start(s->callbacks + e * STRIDE, false));
         break;
+    case L_PROBE_TAKE:
+        LOOP(ros_trace_rmw_take(s->rmw_py + e * STRIDE, msg, 1, true));
+        break;
+    case L_PROBE_TAKE_CPP:
+        LOOP(ros_trace_rmw_take(s->rmw_cpp + e * STRIDE, msg, 1, true));
+        break;
     }
     j->cpu_ns = thread_cpu_ns() - t0;
     return NULL;
@@ -244,6 +257,8 @@ static void setup(int threads, int endpoints)
         s->handles = aligned_alloc(64, (size_t)endpoints * STRIDE);
         s->impls = aligned_alloc(64, (size_t)endpoints * STRIDE);
         s->callbacks = aligned_alloc(64, (size_t)endpoints * STRIDE * 3);
+        s->rmw_py = aligned_alloc(64, (size_t)endpoints * STRIDE);
+        s->rmw_cpp = aligned_alloc(64, (size_t)endpoints * STRIDE);
         s->eps = calloc((size_t)endpoints, sizeof *s->eps);
         for (int e = 0; e < endpoints; e++) {
             char *h = s->handles + e * STRIDE;
@@ -259,9 +274,13 @@ static void setup(int threads, int endpoints)
             void **rcl_sub = malloc(2 * sizeof(void *));
             rcl_sub[0] = malloc(48);
             void *rclcpp_sub = malloc(256);
-            ros_trace_rcl_subscription_init(rcl_sub, node, NULL, ep->topic, 10);
+            ros_trace_rcl_subscription_init(rcl_sub, node, s->rmw_cpp + e * STRIDE, ep->topic, 10);
             ros_trace_rclcpp_subscription_init(rcl_sub, rclcpp_sub);
             ros_trace_rclcpp_subscription_callback_added(rclcpp_sub, cb);
+            /* an rclpy subscription: rcl only, counted at rmw_take */
+            void **py_sub = malloc(2 * sizeof(void *));
+            py_sub[0] = malloc(48);
+            ros_trace_rcl_subscription_init(py_sub, node, s->rmw_py + e * STRIDE, ep->topic, 10);
         }
     }
 }
@@ -298,12 +317,13 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--reps") == 0)
             reps = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--legs") == 0) {
-            for (int l = 0; l < L_COUNT; l++)
-                legs_on[l] = strstr(argv[i + 1], leg_names[l]) != NULL;
-            /* "probe" is a prefix of "probe_cb": ask for it exactly */
-            char buf[256];
+            /* exact names: "probe" is a prefix of "probe_cb" and "probe_take" of "probe_take_cpp" */
+            char buf[256], want[64];
             snprintf(buf, sizeof buf, ",%s,", argv[i + 1]);
-            legs_on[L_PROBE] = strstr(buf, ",probe,") != NULL;
+            for (int l = 0; l < L_COUNT; l++) {
+                snprintf(want, sizeof want, ",%s,", leg_names[l]);
+                legs_on[l] = strstr(buf, want) != NULL;
+            }
         } else {
             fprintf(stderr, "usage: hotpath [--legs L,..] [--threads N,..] [--endpoints N,..] [--msgs N] [--reps R]\n");
             return 2;

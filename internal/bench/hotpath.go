@@ -16,7 +16,7 @@ import (
 )
 
 // HotpathLegs in report order; see bench/hotpath/hotpath.c.
-var HotpathLegs = []string{"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb", "probe_gap", "probe_cb_gap"}
+var HotpathLegs = []string{"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb", "probe_take", "probe_take_cpp", "probe_gap", "probe_cb_gap"}
 
 // HotpathOptions configure RunHotpath.
 type HotpathOptions struct {
