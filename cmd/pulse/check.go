@@ -61,7 +61,7 @@ func (t *tally) summary() string {
 	return fmt.Sprintf("%d of %d judged windows unhealthy (%s)", t.unhealthy, t.judged, kindCounts(t.kinds))
 }
 
-var kindOrder = []health.Kind{health.TopicRate, health.TopicGap, health.TopicMissing, health.NodeMissing, health.TimerRate, health.CannotJudge}
+var kindOrder = []health.Kind{health.TopicRate, health.TopicGap, health.TopicLatency, health.TopicMissing, health.NodeMissing, health.TimerRate, health.CannotJudge}
 
 func kindCounts(kinds map[health.Kind]int) string {
 	var parts []string
@@ -151,9 +151,13 @@ func checkLogs(stdout io.Writer, s *spec.Spec, paths []string, skipLast bool) er
 			fmt.Fprintln(stdout, line)
 		}
 		for _, w := range m.Warns {
-			if w.Kind == health.CannotJudge && !noGap[w.Topic] {
-				noGap[w.Topic] = true
-				fmt.Fprintf(os.Stderr, "pulse: the spec sets max_gap_ms for %s but the logs carry no gap data for it (record with --jitter or ROS_TOPIC_STATS_JITTER=1)\n", w.Topic)
+			if w.Kind == health.CannotJudge && !noGap[w.Topic+w.Metric] {
+				noGap[w.Topic+w.Metric] = true
+				if w.Metric == "latency" {
+					fmt.Fprintf(os.Stderr, "pulse: the spec sets max_latency_ms for %s but the logs carry no latency data for it (run with ROS_TOPIC_STATS_LATENCY=1)\n", w.Topic)
+				} else {
+					fmt.Fprintf(os.Stderr, "pulse: the spec sets max_gap_ms for %s but the logs carry no gap data for it (record with --jitter or ROS_TOPIC_STATS_JITTER=1)\n", w.Topic)
+				}
 			}
 		}
 	}

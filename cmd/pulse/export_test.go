@@ -120,7 +120,7 @@ func TestExportWithRealPrometheus(t *testing.T) {
 	graph := exec.Command(sim, "--graph", graphPath, "--duration", "60")
 	graph.Env = append(os.Environ(), "LD_PRELOAD="+filepath.Join(build, "lib/libros2_pulse.so"),
 		"LD_LIBRARY_PATH="+filepath.Join(build, "lib/sim/jazzy"), "ROS_PULSE_DIR="+segs, "ROS_TOPIC_STATS_QUIET=1",
-		"ROS_TOPIC_STATS_JITTER=1")
+		"ROS_TOPIC_STATS_JITTER=1", "ROS_TOPIC_STATS_LATENCY=1")
 	if err := graph.Start(); err != nil {
 		t.Fatal(err)
 	}

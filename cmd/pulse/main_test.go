@@ -366,3 +366,27 @@ func TestCheckLogsVerdictsAndBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A latency rule switches latency tracking on for `pulse run`: LATENCY lines
+// in the log, and the injected 40 ms delay breaks a 30 ms bound, the 25 ms
+// one does not.
+func TestRunWithLatencyRule(t *testing.T) {
+	_, sim, _ := bin(t)
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(spec, []byte("topics:\n  /cam: {max_latency_ms: 30}\n  /imu: {max_latency_ms: 30}\n"), 0o600)
+	graph, _ := filepath.Abs("../../internal/integration/testdata/latency.graph")
+	log := filepath.Join(dir, "run.log")
+	cmd := pulseCmd(t, "run", "--spec", spec, "--period", "500ms", "--record", log, "--no-summary", "--", sim, "--graph", graph, "--duration", "2.5")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	b, _ := os.ReadFile(log)
+	text := string(b)
+	if !strings.Contains(text, "LATENCY /cam n=") || !strings.Contains(text, "LATENCY /imu n=") {
+		t.Fatalf("no LATENCY lines:\n%s", text)
+	}
+	if !strings.Contains(text, "ALERT topic_latency topic=/imu side=recv transport=any max_ms=4") || strings.Contains(text, "topic_latency topic=/cam") {
+		t.Errorf("latency verdicts:\n%s", text)
+	}
+}

@@ -288,8 +288,10 @@ func describe(w *health.Warning) string {
 		return "missing"
 	case health.TimerRate:
 		return fmt.Sprintf("timer %s Hz < %g", hz(w.Value), w.Min)
+	case health.TopicLatency:
+		return fmt.Sprintf("latency %.1f ms > %g ms", w.Value, w.Bound)
 	case health.CannotJudge:
-		return "max_gap_ms set, no gap data"
+		return "max_" + w.Metric + "_ms set, no " + w.Metric + " data"
 	case health.RecvLag:
 		return fmt.Sprintf("%s receives %s of %s Hz", w.Node, hz(w.Value), hz(w.Min))
 	}

@@ -39,7 +39,7 @@ func exposedNames(t *testing.T) map[string]bool {
 	for d := range ch {
 		n := re.FindStringSubmatch(d.String())[1]
 		names[n] = true
-		if strings.HasSuffix(n, "_seconds") && strings.Contains(n, "gap") {
+		if strings.HasSuffix(n, "_seconds") && (strings.Contains(n, "gap") || strings.Contains(n, "latency")) {
 			for _, s := range []string{"_bucket", "_sum", "_count"} {
 				names[n+s] = true
 			}

@@ -55,8 +55,8 @@ var (
 
 // descs are the metric families, one per idea.
 type descs struct {
-	messages, gap, lastAge, nodeUp, procUp, procs, cpuSec, rss, timerFires, timerPeriod, build *prometheus.Desc
-	ruleOK, ruleUnjudgeable, specMin, specMax, dropped                                         *prometheus.Desc
+	messages, gap, latency, lastAge, nodeUp, procUp, procs, cpuSec, rss, timerFires, timerPeriod, build *prometheus.Desc
+	ruleOK, ruleUnjudgeable, specMin, specMax, dropped                                                  *prometheus.Desc
 }
 
 func newDescs(perTopic bool) descs {
@@ -70,6 +70,7 @@ func newDescs(perTopic bool) descs {
 	return descs{
 		messages:        d("messages_total", "Messages published (side=pub, at rcl_publish or rclcpp_intra_publish) or delivered to a callback (side=recv), by transport.", msgL...),
 		gap:             d("message_gap_seconds", "Time between consecutive messages of an endpoint (gap tracking on: ROS_TOPIC_STATS_JITTER=1).", gapL...),
+		latency:         d("message_latency_seconds", "Receive latency of a subscription: take time minus the message's source timestamp (ROS_TOPIC_STATS_LATENCY=1; exact on one host, across hosts as good as their clock sync).", gapL...),
 		lastAge:         d("last_message_age_seconds", "Seconds since the last message of an endpoint or topic side (exact with gap tracking, else at scrape resolution).", gapL...),
 		nodeUp:          d("node_up", "1 while the node's process is alive, 0 once it has exited (kept for the retention time).", "node", "pid"),
 		procUp:          d("process_up", "1 while a probed process is alive, 0 once it has exited.", "pid", "exe"),
@@ -131,7 +132,7 @@ func (c *Collector) Close() {
 
 // Describe sends every family's descriptor.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.d.messages, c.d.gap, c.d.lastAge, c.d.nodeUp, c.d.procUp, c.d.procs, c.d.cpuSec, c.d.rss,
+	for _, d := range []*prometheus.Desc{c.d.messages, c.d.gap, c.d.latency, c.d.lastAge, c.d.nodeUp, c.d.procUp, c.d.procs, c.d.cpuSec, c.d.rss,
 		c.d.timerFires, c.d.timerPeriod, c.d.build, c.d.ruleOK, c.d.ruleUnjudgeable, c.d.specMin, c.d.specMax, c.d.dropped} {
 		ch <- d
 	}
@@ -223,7 +224,7 @@ func (st *series) baseAt(i int) float64 {
 // aggregate collects one per-topic series during a scan.
 type aggregate struct {
 	key    string
-	kind   string // "msg", "gap" or "age"
+	kind   string // "msg", "gap", "latency" or "age"
 	labels []string
 	vals   []float64 // counter: [count]; gap: [count, sum, buckets...]
 	ageS   float64   // smallest age of the side's endpoints; NaN when unknown
@@ -314,10 +315,17 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 		if e.Gap != nil && e.Gap.LastMono != 0 {
 			ages = float64(mono-min(mono, e.Gap.LastMono)) / 1e9 // exact: the probe's own clock
 		}
-		if g := e.Gap; g != nil {
-			vals, st := c.gapValues(id+".gap", g, preexisting)
+		for _, h := range []struct {
+			kind string
+			desc *prometheus.Desc
+			g    *segment.Gap
+		}{{"gap", c.d.gap, e.Gap}, {"latency", c.d.latency, e.Latency}} {
+			if h.g == nil {
+				continue
+			}
+			vals, st := c.gapValues(id+"."+h.kind, h.g, preexisting)
 			if c.opt.PerTopic {
-				a := getAgg(aggs, "gap", e.Name, side)
+				a := getAgg(aggs, h.kind, e.Name, side)
 				st.agg = a
 				for i, v := range vals {
 					for len(a.vals) <= i {
@@ -326,7 +334,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 					a.vals[i] += v - st.baseAt(i)
 				}
 			} else {
-				ch <- gapHistogram(c.d.gap, vals, created(e), e.Name, node, pid, side)
+				ch <- gapHistogram(h.desc, vals, created(e), e.Name, node, pid, side)
 			}
 		}
 		if !math.IsNaN(ages) {
@@ -416,9 +424,13 @@ func (c *Collector) emitAggregates(ch chan<- prometheus.Metric, aggs map[string]
 		switch a.kind {
 		case "msg":
 			emit(ch, c.d.messages, prometheus.CounterValue, a.vals[0], time.Time{}, a.labels...)
-		case "gap":
+		case "gap", "latency":
+			desc := c.d.gap
+			if a.kind == "latency" {
+				desc = c.d.latency
+			}
 			if len(a.vals) == 2+segment.GapBuckets {
-				ch <- gapHistogram(c.d.gap, a.vals, time.Time{}, a.labels...)
+				ch <- gapHistogram(desc, a.vals, time.Time{}, a.labels...)
 			}
 		case "age":
 			if !math.IsNaN(a.ageS) {
@@ -488,11 +500,14 @@ func (v *verdicts) collect(c *Collector, ch chan<- prometheus.Metric) {
 			bad[ruleKey("rate", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
 		case health.TopicGap:
 			bad[ruleKey("gap", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
+		case health.TopicLatency:
+			bad[ruleKey("latency", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
 		case health.TopicMissing:
-			bad[ruleKey("rate", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
-			bad[ruleKey("gap", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
+			for _, kind := range []string{"rate", "gap", "latency"} {
+				bad[ruleKey(kind, w.Topic, string(w.Side), string(w.Transport), "", "")] = true
+			}
 		case health.CannotJudge:
-			unjudgeable[ruleKey("gap", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
+			unjudgeable[ruleKey(w.Metric, w.Topic, string(w.Side), string(w.Transport), "", "")] = true
 		case health.NodeMissing:
 			bad[ruleKey("node", "", "", "", w.Node, "")] = true
 		case health.TimerRate:
@@ -523,6 +538,9 @@ func (v *verdicts) collect(c *Collector, ch chan<- prometheus.Metric) {
 		}
 		if r.HasGap() {
 			rule("gap", r.Topic, side, tr, "", "")
+		}
+		if r.HasLatency() {
+			rule("latency", r.Topic, side, tr, "", "")
 		}
 	}
 	for _, n := range v.spec.Nodes {

@@ -247,7 +247,7 @@ func TestSpecVerdicts(t *testing.T) {
 	defer c.Close()
 	c.SetVerdicts(s, []health.Warning{
 		{Kind: health.TopicRate, Topic: "/scan", Side: spec.Recv, Transport: spec.Any},
-		{Kind: health.CannotJudge, Topic: "/scan", Side: spec.Recv, Transport: spec.Any},
+		{Kind: health.CannotJudge, Topic: "/scan", Side: spec.Recv, Transport: spec.Any, Metric: "gap"},
 		{Kind: health.NodeMissing, Node: "/b"},
 		{Kind: health.TimerRate, Node: "/ctl", Timer: 0},
 	})

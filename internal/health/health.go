@@ -28,7 +28,8 @@ const (
 	TopicMissing Kind = "topic_missing" // no live endpoint on the rule's side
 	NodeMissing  Kind = "node_missing"
 	TimerRate    Kind = "timer_rate"
-	CannotJudge  Kind = "cannot_judge" // a gap rule without gap data
+	TopicLatency Kind = "topic_latency" // a receive latency above max_latency_ms
+	CannotJudge  Kind = "cannot_judge"  // a gap or latency rule without the data (Metric says which)
 )
 
 // Warning is one violated (or unjudgeable) rule in one window.
@@ -42,14 +43,15 @@ type Warning struct {
 	Timer     int     // the timer's ordinal in its node; -1 for every timer / not a timer
 	Value     float64 // Hz, or ms for gaps
 	Min, Max  float64 // the bounds of a rate rule (Max +Inf when unbounded)
-	Bound     float64 // max_gap_ms
+	Bound     float64 // max_gap_ms, or max_latency_ms for latency verdicts
+	Metric    string  // for CannotJudge: "gap" or "latency"
 	Since     time.Time
 	Age       time.Duration // how long the violation has lasted, as of this window
 }
 
 // Key identifies a warning across windows, for its age.
 func (w *Warning) Key() string {
-	return fmt.Sprintf("%s|%s|%s|%s|%s|%d|%d", w.Kind, w.Topic, w.Side, w.Transport, w.Node, w.Pid, w.Timer)
+	return fmt.Sprintf("%s|%s|%s|%s|%s|%d|%d|%s", w.Kind, w.Topic, w.Side, w.Transport, w.Node, w.Pid, w.Timer, w.Metric)
 }
 
 // Evaluator keeps what judging needs across windows: nodes ever seen, the
@@ -189,11 +191,23 @@ func (e *Evaluator) topic(r spec.TopicRule, w *window.Window) []Warning {
 		switch {
 		case !g.HasData:
 			x := base
-			x.Kind = CannotJudge
+			x.Kind, x.Metric = CannotJudge, "gap"
 			out = append(out, x)
 		case g.MaxDtMs() > r.MaxGapMs:
 			x := base
 			x.Kind, x.Value = TopicGap, g.MaxDtMs()
+			out = append(out, x)
+		}
+	}
+	if r.HasLatency() {
+		switch g := t.Latency; {
+		case !g.HasData:
+			x := base
+			x.Kind, x.Metric, x.Bound = CannotJudge, "latency", r.MaxLatMs
+			out = append(out, x)
+		case g.N > 0 && g.MaxMs > r.MaxLatMs:
+			x := base
+			x.Kind, x.Value, x.Bound = TopicLatency, g.MaxMs, r.MaxLatMs
 			out = append(out, x)
 		}
 	}
@@ -220,6 +234,6 @@ func (e *Evaluator) timer(r spec.TimerRule, w *window.Window) []Warning {
 
 // Sort orders warnings as the spec lists them: topics, nodes, timers; stable.
 func Sort(ws []Warning) {
-	rank := map[Kind]int{TopicRate: 0, TopicGap: 0, TopicMissing: 0, CannotJudge: 0, NodeMissing: 1, TimerRate: 2}
+	rank := map[Kind]int{TopicRate: 0, TopicGap: 0, TopicLatency: 0, TopicMissing: 0, CannotJudge: 0, NodeMissing: 1, TimerRate: 2}
 	sort.SliceStable(ws, func(i, j int) bool { return rank[ws[i].Kind] < rank[ws[j].Kind] })
 }

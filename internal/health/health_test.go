@@ -200,3 +200,25 @@ func TestJudgeLogsSkipsTransients(t *testing.T) {
 		t.Errorf("sliver: %d judged, %d bad; want 2 and 0", j, b)
 	}
 }
+
+// A latency rule: over the bound is topic_latency with the window's maximum;
+// without latency data it cannot be judged (never a pass); a window with no
+// take has nothing to judge.
+func TestLatencyRule(t *testing.T) {
+	s := mustSpec(t, "topics:\n  /cam: {max_latency_ms: 30}\n")
+	lat := func(g window.GapStats) []Warning {
+		return judge(New(s), win([]window.Topic{{Name: "/cam", SubCount: 1, RecvInter: 30, Latency: g}}, nil, nil))
+	}
+	if ws := lat(window.GapStats{HasData: true, N: 30, MaxMs: 41.0}); len(ws) != 1 || ws[0].Kind != TopicLatency || ws[0].Value != 41 || ws[0].Bound != 30 {
+		t.Errorf("over the bound: %+v", ws)
+	}
+	if ws := lat(window.GapStats{HasData: true, N: 30, MaxMs: 12}); len(ws) != 0 {
+		t.Errorf("under the bound: %+v", ws)
+	}
+	if ws := lat(window.GapStats{HasData: true, N: 0}); len(ws) != 0 {
+		t.Errorf("no take in the window: %+v", ws)
+	}
+	if ws := lat(window.GapStats{}); len(ws) != 1 || ws[0].Kind != CannotJudge || ws[0].Metric != "latency" {
+		t.Errorf("no latency data: %+v", ws)
+	}
+}

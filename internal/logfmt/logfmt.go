@@ -103,8 +103,14 @@ func alertLine(w *health.Warning) string {
 		fmt.Fprintf(&b, " hz=%s min_hz=%s max_hz=%s", hz(w.Value), bound(w.Min), bound(w.Max))
 	case health.TopicGap:
 		fmt.Fprintf(&b, " max_dt_ms=%s max_gap_ms=%s", ms(w.Value), bound(w.Bound))
+	case health.TopicLatency:
+		fmt.Fprintf(&b, " max_ms=%s max_latency_ms=%s", ms(w.Value), bound(w.Bound))
 	case health.CannotJudge:
-		fmt.Fprintf(&b, " max_gap_ms=%s reason=no_gap_data", bound(w.Bound))
+		if w.Metric == "latency" {
+			fmt.Fprintf(&b, " max_latency_ms=%s reason=no_latency_data", bound(w.Bound))
+		} else {
+			fmt.Fprintf(&b, " max_gap_ms=%s reason=no_gap_data", bound(w.Bound))
+		}
 	case health.RecvLag:
 		fmt.Fprintf(&b, " hz=%s pub_hz=%s", hz(w.Value), hz(w.Min))
 	}
@@ -113,7 +119,7 @@ func alertLine(w *health.Warning) string {
 }
 
 // lines decides, once for both formats, which lines a topic gets.
-type lines struct{ topic, pub, recv, pubGap, recvGap bool }
+type lines struct{ topic, pub, recv, pubGap, recvGap, latency bool }
 
 func decide(t *window.Topic, opt Options) lines {
 	var l lines
@@ -123,6 +129,7 @@ func decide(t *window.Topic, opt Options) lines {
 	// Gap lines need gap data; a zero maximum means "not measured" (upstream).
 	l.pubGap = t.PubGap.HasData && t.PubGap.MaxDtMs() > 0
 	l.recvGap = t.RecvGap.HasData && t.RecvGap.MaxDtMs() > 0
+	l.latency = t.Latency.HasData && t.Latency.N > 0 // a new line kind: the window's receive latency
 	return l
 }
 
@@ -185,6 +192,11 @@ func renderText(w *window.Window, opt Options) []byte {
 		if l.recvGap {
 			fmt.Fprintf(&b, "JITTER %s recv max_dt_ms=%s\n", name, ms(t.RecvGap.MaxDtMs()))
 			periodLine(&b, name, "recv", &t.RecvGap)
+		}
+		if l.latency {
+			g := &t.Latency
+			fmt.Fprintf(&b, "LATENCY %s n=%d mean_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s max_ms=%s\n",
+				name, g.N, ms(g.MeanMs), ms(g.P50Ms), ms(g.P90Ms), ms(g.P99Ms), ms(g.MaxMs))
 		}
 	}
 	for _, tm := range w.Timers {
@@ -263,8 +275,14 @@ func jsonWarn(b *strings.Builder, w *health.Warning) {
 		}
 	case health.TopicGap:
 		fmt.Fprintf(b, `,"max_dt_ms":%s,"max_gap_ms":%s`, ms(w.Value), bound(w.Bound))
+	case health.TopicLatency:
+		fmt.Fprintf(b, `,"max_ms":%s,"max_latency_ms":%s`, ms(w.Value), bound(w.Bound))
 	case health.CannotJudge:
-		fmt.Fprintf(b, `,"max_gap_ms":%s`, bound(w.Bound))
+		if w.Metric == "latency" {
+			fmt.Fprintf(b, `,"max_latency_ms":%s`, bound(w.Bound))
+		} else {
+			fmt.Fprintf(b, `,"max_gap_ms":%s`, bound(w.Bound))
+		}
 	case health.RecvLag:
 		fmt.Fprintf(b, `,"hz":%s,"pub_hz":%s`, hz(w.Value), hz(w.Min))
 	}
@@ -278,7 +296,7 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 	for i := range w.Topics {
 		t := &w.Topics[i]
 		l := decide(t, opt)
-		if !l.topic && !l.pub && !l.recv && !l.pubGap && !l.recvGap {
+		if !l.topic && !l.pub && !l.recv && !l.pubGap && !l.recvGap && !l.latency {
 			continue
 		}
 		if !first {
@@ -340,6 +358,24 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 		b.WriteString(`{"node":`)
 		jsonString(&b, tm.Node)
 		fmt.Fprintf(&b, `,"timer":%d,"period_ms":%s,"hz":%s}`, tm.Ordinal, ms(tm.PeriodMs), hz(tm.Hz))
+	}
+	// Receive latency: a new array (old readers ignore unknown keys).
+	b.WriteString(`],"latencies":[`)
+	first = true
+	for i := range w.Topics {
+		t := &w.Topics[i]
+		if !decide(t, opt).latency {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.WriteString(`{"topic":`)
+		jsonString(&b, t.Name)
+		g := &t.Latency
+		fmt.Fprintf(&b, `,"n":%d,"mean_ms":%s,"p50_ms":%s,"p90_ms":%s,"p99_ms":%s,"max_ms":%s}`,
+			g.N, ms(g.MeanMs), ms(g.P50Ms), ms(g.P90Ms), ms(g.P99Ms), ms(g.MaxMs))
 	}
 	// Period statistics: a new array (old readers ignore unknown keys).
 	b.WriteString(`],"periods":[`)

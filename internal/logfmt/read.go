@@ -259,7 +259,7 @@ func (b *builder) textLine(s string) bool {
 	switch kind {
 	case "WARN", "ALERT", "LOAN":
 		return true // verdicts are re-judged from the numbers; loans are not modelled
-	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "TIMER", "NODE", "PROC":
+	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "TIMER", "NODE", "PROC":
 	default:
 		return true // a line kind from a newer writer
 	}
@@ -335,6 +335,19 @@ func (b *builder) textLine(s string) bool {
 		}
 		g.HasData, g.N = true, n
 		g.MeanMs, g.StddevMs, g.P50Ms, g.P90Ms, g.P99Ms, g.OpenMs = v[0], v[1], v[2], v[3], v[4], v[5]
+	case "LATENCY":
+		kv, ok := keyvals(f[2:], "n", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms")
+		if !ok {
+			return false
+		}
+		n, err := strconv.ParseUint(kv["n"], 10, 64)
+		v, ok := numbers(kv, "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms")
+		if err != nil || !ok {
+			return false
+		}
+		t := b.topic(name)
+		t.SubCount = max(t.SubCount, 1)
+		t.Latency = window.GapStats{HasData: true, N: n, MeanMs: v[0], P50Ms: v[1], P90Ms: v[2], P99Ms: v[3], MaxMs: v[4]}
 	case "TIMER":
 		kv, ok := keyvals(f[2:], "timer", "period_ms", "hz")
 		if !ok {
@@ -389,6 +402,15 @@ type jsonWindow struct {
 		PeriodMs float64 `json:"period_ms"`
 		Hz       float64 `json:"hz"`
 	} `json:"timers"`
+	Latencies []struct {
+		Topic  string  `json:"topic"`
+		N      uint64  `json:"n"`
+		MeanMs float64 `json:"mean_ms"`
+		P50Ms  float64 `json:"p50_ms"`
+		P90Ms  float64 `json:"p90_ms"`
+		P99Ms  float64 `json:"p99_ms"`
+		MaxMs  float64 `json:"max_ms"`
+	} `json:"latencies"`
 	Periods []struct {
 		Topic    string  `json:"topic"`
 		Side     string  `json:"side"`
@@ -466,6 +488,14 @@ func parseJSONWindow(line []byte) (*window.Window, bool) {
 		}
 		g.HasData, g.N = true, p.N
 		g.MeanMs, g.StddevMs, g.P50Ms, g.P90Ms, g.P99Ms, g.OpenMs = p.MeanMs, p.StddevMs, p.P50Ms, p.P90Ms, p.P99Ms, p.SilentMs
+	}
+	for _, l := range j.Latencies {
+		if l.MeanMs < 0 || l.P50Ms < 0 || l.P90Ms < 0 || l.P99Ms < 0 || l.MaxMs < 0 {
+			return nil, false
+		}
+		t := b.topic(l.Topic)
+		t.SubCount = max(t.SubCount, 1)
+		t.Latency = window.GapStats{HasData: true, N: l.N, MeanMs: l.MeanMs, P50Ms: l.P50Ms, P90Ms: l.P90Ms, P99Ms: l.P99Ms, MaxMs: l.MaxMs}
 	}
 	for _, tm := range j.Timers {
 		if tm.Timer < 0 || tm.PeriodMs < 0 || tm.Hz < 0 {

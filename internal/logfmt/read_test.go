@@ -39,6 +39,9 @@ func TestReadRoundTrip(t *testing.T) {
 			chatter.RecvGap.N != 19 || chatter.RecvGap.P99Ms != 851.968 || chatter.RecvGap.OpenMs != 901.2 {
 			t.Errorf("%s: /chatter gaps %+v %+v", f, chatter.PubGap, chatter.RecvGap)
 		}
+		if l := chatter.Latency; !l.HasData || l.N != 19 || l.MeanMs != 1.25 || l.P99Ms != 3.584 || l.MaxMs != 3.584 {
+			t.Errorf("%s: /chatter latency %+v", f, l)
+		}
 		if img := got.Topic("/camera/image"); img == nil || img.PubIntra != 30 || img.PubAny != 30 || img.RecvIntra != 30 {
 			t.Errorf("%s: /camera/image %+v", f, img)
 		}

@@ -88,6 +88,9 @@ func Run(ctx context.Context, argv []string, opt Options) (int, error) {
 	if opt.Recorder.Spec != nil && opt.Recorder.Spec.NeedsGaps() {
 		opt.Env = append(opt.Env, "ROS_TOPIC_STATS_JITTER=1") // a declared gap rule is never left unchecked
 	}
+	if opt.Recorder.Spec != nil && opt.Recorder.Spec.NeedsLatency() {
+		opt.Env = append(opt.Env, "ROS_TOPIC_STATS_LATENCY=1") // nor a latency rule
+	}
 	if own {
 		opt.Recorder.Retain = -1 // the whole directory goes at the end
 	}

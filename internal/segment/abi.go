@@ -11,7 +11,7 @@ package segment
 const (
 	Magic                 = 0x45534c5550325352 // "RS2PULSE" as a little-endian u64
 	ABIMajor              = 1
-	ABIMinor              = 1
+	ABIMinor              = 2
 	HeaderSize            = 4096
 	MaxSections           = 8
 	ExeMax                = 256
@@ -29,6 +29,7 @@ const (
 	SectionEndpoints      = 2
 	SectionLanes          = 3
 	SectionGaps           = 4
+	SectionLatency        = 5 // receive latency, rp_gap layout (ABI 1.2)
 	GapBuckets            = 384
 	GapSubBits            = 4
 	GapIntraPublisher     = 1

@@ -59,6 +59,7 @@ type Endpoint struct {
 	Flags       uint32
 	Counts      [CountersPerEndpoint]uint64
 	Gap         *Gap // nil unless the process runs with gap tracking
+	Latency     *Gap // a subscription's receive latency; nil unless latency tracking is on (LastMono is then CLOCK_REALTIME)
 }
 
 // Gap is an endpoint's inter-arrival histogram (see rp_gap in segment.h).
@@ -169,7 +170,7 @@ func parse(mem []byte, names *NameCache) (*Snapshot, error) {
 		return nil, fmt.Errorf("section count %d exceeds %d", h.SectionCount, MaxSections)
 	}
 
-	var nodesSec, epSec, laneSec, gapSec *rawSection
+	var nodesSec, epSec, laneSec, gapSec, latSec *rawSection
 	type span struct{ lo, hi uint64 }
 	var spans []span
 	for i := uint32(0); i < h.SectionCount; i++ {
@@ -197,6 +198,8 @@ func parse(mem []byte, names *NameCache) (*Snapshot, error) {
 			slot = &laneSec
 		case SectionGaps:
 			slot = &gapSec
+		case SectionLatency:
+			slot = &latSec
 		default:
 			continue // a later minor version's section: not ours to read
 		}
@@ -219,6 +222,9 @@ func parse(mem []byte, names *NameCache) (*Snapshot, error) {
 	}
 	if gapSec != nil && (gapSec.Count != h.EndpointCapacity || gapSec.Stride < uint64(unsafe.Sizeof(rawGap{}))) {
 		return nil, errors.New("gap section does not match the endpoint table")
+	}
+	if latSec != nil && (latSec.Count != h.EndpointCapacity || latSec.Stride < uint64(unsafe.Sizeof(rawGap{}))) {
+		return nil, errors.New("latency section does not match the endpoint table")
 	}
 
 	snap := &Snapshot{
@@ -312,14 +318,22 @@ func parse(mem []byte, names *NameCache) (*Snapshot, error) {
 			}
 		}
 		if gapSec != nil {
-			g := (*rawGap)(unsafe.Pointer(&mem[gapSec.Offset+uint64(i)*gapSec.Stride]))
-			ep.Gap = &Gap{LastMono: load64(&g.LastMonoNs), SumNs: load64(&g.SumNs),
-				IntraPublisher: load32(&g.Flags)&GapIntraPublisher != 0}
-			for b := range ep.Gap.Buckets {
-				ep.Gap.Buckets[b] = load32(&g.Buckets[b])
-			}
+			ep.Gap = readGap(mem, gapSec, i)
+		}
+		if latSec != nil && ep.Kind == KindSubscription {
+			ep.Latency = readGap(mem, latSec, i)
 		}
 		snap.Endpoints = append(snap.Endpoints, ep)
 	}
 	return snap, nil
+}
+
+// readGap copies record i of a histogram section (rp_gap layout).
+func readGap(mem []byte, sec *rawSection, i uint32) *Gap {
+	g := (*rawGap)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
+	out := &Gap{LastMono: load64(&g.LastMonoNs), SumNs: load64(&g.SumNs), IntraPublisher: load32(&g.Flags)&GapIntraPublisher != 0}
+	for b := range out.Buckets {
+		out.Buckets[b] = load32(&g.Buckets[b])
+	}
+	return out
 }

@@ -8,6 +8,7 @@
 //	  /cmd_vel:                                      # several rules
 //	    - {min_hz: 18, side: pub}
 //	    - {max_gap_ms: 200, side: recv}
+//	  /camera/image: {max_latency_ms: 50}              # receive latency (recv side)
 //	nodes: [/controller, /base_driver]               # must be alive
 //	timers:
 //	  /controller: {min_hz: 90}                      # every timer of the node
@@ -56,6 +57,7 @@ type TopicRule struct {
 	MinHz     float64
 	MaxHz     float64 // +Inf when unbounded
 	MaxGapMs  float64 // +Inf when unbounded
+	MaxLatMs  float64 // max_latency_ms, receive side only; +Inf when unbounded
 	Line      int
 }
 
@@ -64,6 +66,9 @@ func (r TopicRule) HasRate() bool { return r.MinHz > 0 || !math.IsInf(r.MaxHz, 1
 
 // HasGap reports whether the rule bounds the gap.
 func (r TopicRule) HasGap() bool { return !math.IsInf(r.MaxGapMs, 1) }
+
+// HasLatency reports whether the rule bounds the receive latency.
+func (r TopicRule) HasLatency() bool { return !math.IsInf(r.MaxLatMs, 1) }
 
 // TimerRule requires a node's timer(s) to fire at least MinHz.
 type TimerRule struct {
@@ -84,6 +89,16 @@ type Spec struct {
 func (s *Spec) NeedsGaps() bool {
 	for _, r := range s.Topics {
 		if r.HasGap() {
+			return true
+		}
+	}
+	return false
+}
+
+// NeedsLatency reports whether any rule needs latency tracking in the probes.
+func (s *Spec) NeedsLatency() bool {
+	for _, r := range s.Topics {
+		if r.HasLatency() {
 			return true
 		}
 	}
@@ -266,7 +281,7 @@ func (s *Spec) parseTopics(n *yaml.Node) error {
 }
 
 func parseTopicRule(topic string, n *yaml.Node) (TopicRule, error) {
-	r := TopicRule{Topic: topic, Side: Recv, Transport: Any, MaxHz: math.Inf(1), MaxGapMs: math.Inf(1), Line: n.Line}
+	r := TopicRule{Topic: topic, Side: Recv, Transport: Any, MaxHz: math.Inf(1), MaxGapMs: math.Inf(1), MaxLatMs: math.Inf(1), Line: n.Line}
 	pairs, err := mapping(n, "rule of "+topic)
 	if err != nil {
 		return r, err
@@ -284,6 +299,10 @@ func parseTopicRule(topic string, n *yaml.Node) (TopicRule, error) {
 			if r.MaxGapMs, err = number(k, v); err == nil && r.MaxGapMs == 0 {
 				err = errAt(v, "max_gap_ms must be greater than 0")
 			}
+		case "max_latency_ms":
+			if r.MaxLatMs, err = number(k, v); err == nil && r.MaxLatMs == 0 {
+				err = errAt(v, "max_latency_ms must be greater than 0")
+			}
 		case "side":
 			if v.Kind != yaml.ScalarNode || (v.Value != "pub" && v.Value != "recv") {
 				err = errAt(v, "side must be pub or recv, not %q", v.Value)
@@ -295,20 +314,23 @@ func parseTopicRule(topic string, n *yaml.Node) (TopicRule, error) {
 			}
 			r.Transport, transportSet = Transport(v.Value), true
 		default:
-			err = errAt(k, "topic %s: unknown key %q (expected min_hz, max_hz, max_gap_ms, side, transport)", topic, k.Value)
+			err = errAt(k, "topic %s: unknown key %q (expected min_hz, max_hz, max_gap_ms, max_latency_ms, side, transport)", topic, k.Value)
 		}
 		if err != nil {
 			return r, err
 		}
 	}
 	switch {
-	case !r.HasRate() && !r.HasGap():
-		return r, errAt(n, "topic %s: a rule needs min_hz, max_hz or max_gap_ms", topic)
+	case !r.HasRate() && !r.HasGap() && !r.HasLatency():
+		return r, errAt(n, "topic %s: a rule needs min_hz, max_hz, max_gap_ms or max_latency_ms", topic)
+	case r.HasLatency() && r.Side == Pub:
+		return r, errAt(n, "topic %s: max_latency_ms is measured where messages are received: it needs side recv", topic)
 	case r.MinHz > r.MaxHz:
 		return r, errAt(n, "topic %s: min_hz %g is above max_hz %g", topic, r.MinHz, r.MaxHz)
 	case !r.HasRate() && transportSet:
-		// The gap series merges transports: a transport would constrain nothing.
-		return r, errAt(n, "topic %s: a gap-only rule cannot choose a transport", topic)
+		// The gap series merges transports, and latency is inter-process only
+		// (intra-process deliveries never reach rmw_take): a transport would constrain nothing.
+		return r, errAt(n, "topic %s: a gap or latency rule without a rate cannot choose a transport", topic)
 	}
 	return r, nil
 }

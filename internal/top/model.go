@@ -568,6 +568,10 @@ func (m Model) focusView(f *Frame, w int) []string {
 			if len(t.Pubs)+len(t.Subs) == 0 {
 				out = append(out, styleDim.Render(" (a log carries totals only, not endpoints)"))
 			}
+			if l := t.Latency; l.HasData && l.N > 0 {
+				out = append(out, "", cell(fmt.Sprintf(" receive latency: n %d, mean %.2f ms, p50 %.2f, p99 %.2f, max %.2f ms",
+					l.N, l.MeanMs, l.P50Ms, l.P99Ms, l.MaxMs), w, false))
+			}
 		}
 	case "node":
 		node, pidText, _ := strings.Cut(name, "@")

@@ -183,7 +183,12 @@ func describe(w *health.Warning) string {
 			timer = fmt.Sprintf("timer %d", w.Timer)
 		}
 		return fmt.Sprintf("%s %s %.1f Hz < %g", w.Node, timer, w.Value, w.Min)
+	case health.TopicLatency:
+		return fmt.Sprintf("%s latency %.1f ms > %g ms", w.Topic, w.Value, w.Bound)
 	case health.CannotJudge:
+		if w.Metric == "latency" {
+			return fmt.Sprintf("%s: max_latency_ms %g set, no latency data (ROS_TOPIC_STATS_LATENCY=1)", w.Topic, w.Bound)
+		}
 		return fmt.Sprintf("%s: max_gap_ms %g set, no gap data (--jitter)", w.Topic, w.Bound)
 	case health.RecvLag:
 		return fmt.Sprintf("%s%s receives %.1f of %.1f Hz", w.Topic, who, w.Value, w.Min)

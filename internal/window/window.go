@@ -57,6 +57,7 @@ type Topic struct {
 	Pubs, Subs           []EndpointRate
 	Exposure             float64  // longest time any endpoint of the topic was measured in this window
 	PubGap, RecvGap      GapStats // merged over the side's live endpoints; HasData false without gap tracking
+	Latency              GapStats // receive latency merged over the subscriptions; HasData false without latency tracking
 }
 
 // Stalled reports a side that has counted before and, with a live endpoint,
@@ -154,7 +155,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 		return max(seconds(t2-min(t2, max(t1, created))), min(MinExposure, w.Seconds))
 	}
 	topics := make(map[string]*Topic, len(sizes))
-	gapAccs := map[string]*[2]gapAcc{} // per topic: publish side, receive side
+	gapAccs := map[string]*[3]gapAcc{} // per topic: publish gaps, receive gaps, receive latency
 	liveNodes := map[string]bool{}
 	for _, s := range cur.Snapshots {
 		p := procOf(s)
@@ -225,21 +226,22 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 				topics[e.Name] = t
 			}
 			t.Exposure = max(t.Exposure, exposure)
-			if e.Gap != nil && !e.Retired() {
+			if (e.Gap != nil || e.Latency != nil) && !e.Retired() {
 				acc := gapAccs[e.Name]
 				if acc == nil {
-					acc = new([2]gapAcc)
+					acc = new([3]gapAcc)
 					gapAccs[e.Name] = acc
 				}
-				var prevGap *segment.Gap
+				var prevGap, prevLat *segment.Gap
 				if base != nil {
-					prevGap = base.Gap
+					prevGap, prevLat = base.Gap, base.Latency
 				}
 				side := 0
 				if e.Kind == segment.KindSubscription {
 					side = 1
 				}
 				acc[side].add(prevGap, e.Gap, t2, s.Alive)
+				acc[2].add(prevLat, e.Latency, t2, false) // no "silence" for a latency: its clock is realtime
 			}
 			if e.Kind == segment.KindPublisher {
 				t.Pubs = append(t.Pubs, r)
@@ -264,7 +266,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 	}
 	for name, t := range topics {
 		if acc := gapAccs[name]; acc != nil {
-			t.PubGap, t.RecvGap = acc[0].stats(), acc[1].stats()
+			t.PubGap, t.RecvGap, t.Latency = acc[0].stats(), acc[1].stats(), acc[2].stats()
 		}
 		w.Topics = append(w.Topics, *t)
 	}

@@ -338,7 +338,7 @@ static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t g
 {
     if ((++tls_misses & 63) == 0 && atomic_load_explicit(&g_lanes, memory_order_acquire) != NULL)
         atomic_fetch_add_explicit(&g_seg.header->cache_misses, 64, memory_order_relaxed); /* g_lanes publishes g_seg */
-    bool complete = true;
+    bool complete = true, counted = true;
     uint64_t ep = 0;
     switch (kind) {
     case KEY_PUB: ep = rp_map_get(&g_pubs, handle); break;
@@ -353,7 +353,7 @@ static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t g
          */
         ep = rp_map_get(&g_rmw_subs, handle);
         if (ep != 0 && (atomic_load_explicit(&g_seg.endpoints[ep - 1].flags, memory_order_acquire) & RP_EP_RCLCPP))
-            ep = 0;
+            counted = false; /* ... but its latency is measured here, for every client library */
         break;
     }
     uintptr_t counters = 0;
@@ -361,8 +361,12 @@ static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t g
     if (ep != 0) {
         _Atomic uint64_t *lane = thread_lane();
         if (lane != NULL) {
-            counters = (uintptr_t)(lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT) | (tls_lane_shared ? SHARED_LANE_BIT : 0);
-            gap = g_seg.gaps != NULL ? &g_seg.gaps[ep - 1] : NULL; /* thread_lane() published g_seg */
+            if (counted)
+                counters = (uintptr_t)(lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT) | (tls_lane_shared ? SHARED_LANE_BIT : 0);
+            if (kind != KEY_TAKE)
+                gap = g_seg.gaps != NULL ? &g_seg.gaps[ep - 1] : NULL; /* thread_lane() published g_seg */
+            else if (g_seg.gaps != NULL || g_seg.latency != NULL)
+                gap = (struct rp_gap *)(uintptr_t)ep; /* a take slot holds the endpoint: two histograms may apply */
         }
     }
     /*
@@ -414,6 +418,29 @@ static void record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot)
     }
 }
 
+/* One realtime read: how old the message was when taken (same host: exact). */
+static void record_latency(struct rp_gap *g, int64_t source_ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    if (now <= source_ns) /* clocks of two hosts disagree: no sample rather than a false one */
+        return;
+    uint64_t d = (uint64_t)(now - source_ns);
+    atomic_store_explicit(&g->last_mono_ns, (uint64_t)now, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g->sum_ns, d, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g->buckets[gap_bucket(d)], 1, memory_order_relaxed);
+}
+
+/* The opt-in work of a take: gap tracking when counted here, latency for all. */
+static void take_extras(uintptr_t ep, bool counted, int64_t source_ns)
+{
+    if (counted && g_seg.gaps != NULL)
+        record_gap(&g_seg.gaps[ep - 1], KEY_TAKE, RP_SLOT_INTER);
+    if (g_seg.latency != NULL && source_ns > 0)
+        record_latency(&g_seg.latency[ep - 1], source_ns);
+}
+
 static inline void count(uintptr_t handle, unsigned kind, unsigned counter_slot)
 {
     uint32_t gen = atomic_load_explicit(&g_gen, memory_order_acquire);
@@ -431,6 +458,26 @@ static inline void count(uintptr_t handle, unsigned kind, unsigned counter_slot)
         if (UNLIKELY(hit->gap != NULL)) /* gap tracking off: no clock read at all */
             record_gap(hit->gap, kind, counter_slot);
     }
+}
+
+/* rmw_take: counted for subscriptions no rclcpp object delivers for; the
+ * latency of every subscription when latency tracking is on. */
+static inline void take(uintptr_t handle, int64_t source_ns)
+{
+    uint32_t gen = atomic_load_explicit(&g_gen, memory_order_acquire);
+    uintptr_t key = handle ^ KEY_TAKE;
+    struct tls_slot *set = tls_cache[tls_set(key)].way;
+    struct tls_slot *hit;
+    if (LIKELY(set[0].key == key && set[0].gen == gen))
+        hit = &set[0];
+    else if (set[1].key == key && set[1].gen == gen)
+        hit = &set[1];
+    else if ((hit = resolve_slow(handle, KEY_TAKE, gen, set)) == NULL)
+        return;
+    if (hit->counters != 0)
+        bump(hit->counters + RP_SLOT_INTER * sizeof(uint64_t));
+    if (UNLIKELY(hit->gap != NULL)) /* gaps and latency off: no clock read at all */
+        take_extras((uintptr_t)hit->gap, hit->counters != 0, source_ns);
 }
 
 /* ---------------------------------------------------------------- init-time bookkeeping */
@@ -654,7 +701,7 @@ EXPORT __attribute__((hot)) void ros_trace_rmw_take(const void *rmw_subscription
                                                     int64_t source_timestamp, const bool taken)
 {
     if (LIKELY(taken && rmw_subscription_handle != NULL))
-        count((uintptr_t)rmw_subscription_handle, KEY_TAKE, RP_SLOT_INTER);
+        take((uintptr_t)rmw_subscription_handle, source_timestamp);
     FORWARD_THROUGH(g_hot.real_rmw_take, rmw_take, (const void *, const void *, int64_t, const bool),
                     (rmw_subscription_handle, message, source_timestamp, taken));
 }

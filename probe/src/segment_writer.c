@@ -74,6 +74,8 @@ void rp_config_load(struct rp_config *cfg)
     cfg->quiet = quiet != NULL && strcmp(quiet, "1") == 0;
     const char *jitter = getenv("ROS_TOPIC_STATS_JITTER");
     cfg->gaps = jitter != NULL && strcmp(jitter, "1") == 0; /* exactly "1", like upstream */
+    const char *latency = getenv("ROS_TOPIC_STATS_LATENCY");
+    cfg->latency = latency != NULL && strcmp(latency, "1") == 0;
 
     cfg->endpoint_capacity = RP_DEFAULT_ENDPOINTS;
     const char *eps = getenv("ROS_PULSE_MAX_ENDPOINTS");
@@ -168,13 +170,15 @@ static void read_identity(struct rp_header *h)
     }
 }
 
-uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes, bool gaps)
+uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes, bool gaps, bool latency)
 {
     uint64_t off = RP_HEADER_SIZE;
     off = ALIGN64(off + (uint64_t)node_cap * sizeof(struct rp_node));
     off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_endpoint));
     off = ALIGN64(off + (uint64_t)lanes * ep_cap * RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t));
     if (gaps)
+        off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_gap));
+    if (latency)
         off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_gap));
     return off;
 }
@@ -187,7 +191,7 @@ bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint
         return false;
 
     const uint32_t lanes = RP_LANES;
-    const uint64_t size = rp_segment_size(cfg->node_capacity, cfg->endpoint_capacity, lanes, cfg->gaps);
+    const uint64_t size = rp_segment_size(cfg->node_capacity, cfg->endpoint_capacity, lanes, cfg->gaps, cfg->latency);
     const int pid = (int)getpid();
 
     int fd = -1;
@@ -247,11 +251,15 @@ bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint
     s[2] = (struct rp_section){RP_SECTION_LANES, lanes, off,
                                (uint64_t)cfg->endpoint_capacity * RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t)};
     h->section_count = 3;
+    off = ALIGN64(off + (uint64_t)lanes * cfg->endpoint_capacity * RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t));
     if (cfg->gaps) {
-        off = ALIGN64(off + (uint64_t)lanes * cfg->endpoint_capacity * RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t));
-        s[3] = (struct rp_section){RP_SECTION_GAPS, cfg->endpoint_capacity, off, sizeof(struct rp_gap)};
-        h->section_count = 4;
+        s[h->section_count++] = (struct rp_section){RP_SECTION_GAPS, cfg->endpoint_capacity, off, sizeof(struct rp_gap)};
         seg->gaps = (struct rp_gap *)((char *)mem + off);
+        off = ALIGN64(off + (uint64_t)cfg->endpoint_capacity * sizeof(struct rp_gap));
+    }
+    if (cfg->latency) {
+        s[h->section_count++] = (struct rp_section){RP_SECTION_LATENCY, cfg->endpoint_capacity, off, sizeof(struct rp_gap)};
+        seg->latency = (struct rp_gap *)((char *)mem + off);
     }
 
     seg->header = h;

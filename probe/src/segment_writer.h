@@ -16,7 +16,8 @@
 
 struct rp_config {
     bool quiet;
-    bool gaps; /* ROS_TOPIC_STATS_JITTER=1: inter-arrival histograms (one clock read per message) */
+    bool gaps;    /* ROS_TOPIC_STATS_JITTER=1: inter-arrival histograms (one clock read per message) */
+    bool latency; /* ROS_TOPIC_STATS_LATENCY=1: receive latency histograms (one realtime read per take) */
     bool dir_explicit;
     uint32_t endpoint_capacity;
     uint32_t node_capacity;
@@ -28,7 +29,8 @@ struct rp_segment {
     struct rp_node *nodes;
     struct rp_endpoint *endpoints;
     _Atomic uint64_t *lanes;
-    struct rp_gap *gaps; /* NULL unless gap tracking is on */
+    struct rp_gap *gaps;    /* NULL unless gap tracking is on */
+    struct rp_gap *latency; /* NULL unless latency tracking is on */
     uint64_t size;
     int fd;
     char path[4200];
@@ -41,7 +43,7 @@ void rp_config_load(struct rp_config *cfg);
 void rp_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 uint64_t rp_now_mono_ns(void);
-uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes, bool gaps);
+uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes, bool gaps, bool latency);
 
 /* Creates, reserves, maps and locks a new segment. On failure prints why and returns false. */
 bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint32_t distro);

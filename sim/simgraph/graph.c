@@ -188,17 +188,21 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             }
         } else if (strcmp(kw, "sub") == 0 || strcmp(kw, "reuse_sub") == 0) {
             bool reuse = kw[0] == 'r';
-            bool cost = !reuse && nt == 3 && strncmp(tok[2], "cost=", 5) == 0;
-            if (nt != (reuse ? 4 : cost ? 3 : 2) || g->nsubs >= G_MAX_SUBS || !valid_name(tok[1]) ||
+            if ((reuse ? nt != 4 : nt < 2) || g->nsubs >= G_MAX_SUBS || !valid_name(tok[1]) ||
                 (reuse && !valid_name(tok[2])))
-                FAIL("usage: sub TOPIC [cost=MS] | reuse_sub OLD NEW AT_S");
+                FAIL("usage: sub TOPIC [cost=MS] [delay=MS] | reuse_sub OLD NEW AT_S");
             struct g_sub *s = &g->subs[g->nsubs++];
             memset(s, 0, sizeof *s);
             s->node = node;
             s->reuse_at = -1;
             snprintf(s->topic, sizeof s->topic, "%s", tok[1]);
-            if (cost && !parse_num(tok[2] + 5, 0.001, 10000, &s->cost_ms))
-                FAIL("bad callback cost '%s' (milliseconds)", tok[2]);
+            for (int i = 2; !reuse && i < nt; i++) {
+                if (strncmp(tok[i], "cost=", 5) == 0 && parse_num(tok[i] + 5, 0.001, 10000, &s->cost_ms))
+                    continue;
+                if (strncmp(tok[i], "delay=", 6) == 0 && parse_num(tok[i] + 6, 0.001, 100000, &s->delay_ms))
+                    continue;
+                FAIL("bad sub option '%s' (cost=MS or delay=MS)", tok[i]);
+            }
             if (reuse) {
                 snprintf(s->reuse_topic, sizeof s->reuse_topic, "%s", tok[2]);
                 if (!parse_num(tok[3], 0.001, 1e6, &s->reuse_at))

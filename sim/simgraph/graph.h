@@ -52,7 +52,8 @@ struct g_sub {
     char topic[G_NAME];
     char reuse_topic[G_NAME];
     double reuse_at;
-    double cost_ms; /* cost=MS: each callback takes MS ms; the socket queue (KEEP_LAST-like) drops the excess */
+    double cost_ms;  /* cost=MS: each callback takes MS ms; the socket queue (KEEP_LAST-like) drops the excess */
+    double delay_ms; /* delay=MS: messages arrive MS ms after their source timestamp (a known latency) */
 };
 
 struct g_timer {

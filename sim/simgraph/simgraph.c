@@ -443,7 +443,8 @@ static void deliver_socket(int s, const struct msg *m)
         ros_trace_rclcpp_executor_execute(handle);
     else /* rclpy's wait set wakes before the sample is ready: a take that takes nothing */
         ros_trace_rmw_take(rmw, r->scratch, 0, false);
-    ros_trace_rmw_take(rmw, r->scratch, m->src_real_ns, true);
+    /* delay=MS: the message is that much older than "now" when taken (a known latency) */
+    ros_trace_rmw_take(rmw, r->scratch, m->src_real_ns - (int64_t)(gs->delay_ms * 1e6), true);
     ros_trace_rcl_take(r->scratch);
     if (gn->py)
         return; /* rclpy: rmw_take and rcl_take only */

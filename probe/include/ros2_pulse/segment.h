@@ -41,7 +41,7 @@
 
 #define RP_MAGIC UINT64_C(0x45534c5550325352) /* "RS2PULSE" read as little-endian u64 */
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 1
+#define RP_ABI_MINOR 2
 
 #define RP_HEADER_SIZE 4096u
 #define RP_MAX_SECTIONS 8u
@@ -71,7 +71,8 @@ enum rp_section_kind {
     RP_SECTION_NODES = 1,
     RP_SECTION_ENDPOINTS = 2,
     RP_SECTION_LANES = 3,
-    RP_SECTION_GAPS = 4, /* only with ROS_TOPIC_STATS_JITTER=1: endpoint_capacity x rp_gap */
+    RP_SECTION_GAPS = 4,    /* only with ROS_TOPIC_STATS_JITTER=1: endpoint_capacity x rp_gap */
+    RP_SECTION_LATENCY = 5, /* only with ROS_TOPIC_STATS_LATENCY=1: endpoint_capacity x rp_gap, see below */
     /* reserved for a later minor version: 5 latency histograms */
 };
 
@@ -137,6 +138,15 @@ struct rp_gap {
  * are taken from the intra-process tracepoint only, so one message is one gap.
  */
 #define RP_GAP_INTRA_PUBLISHER 1u
+
+/*
+ * RP_SECTION_LATENCY (ABI 1.2) reuses struct rp_gap for a subscription's
+ * receive latency: at every rmw_take that took a message with a source
+ * timestamp, d = CLOCK_REALTIME now - source timestamp (ns) goes into the
+ * same log-linear buckets, sum_ns sums d, and last_mono_ns holds the
+ * CLOCK_REALTIME of the last sample (not monotonic: the name is the struct's).
+ * Exact on one host; across hosts only as good as their clock sync.
+ */
 
 struct rp_section {
     uint32_t kind;
