@@ -33,11 +33,11 @@ run() { # graph duration
   LD_PRELOAD="$rt:$out/lib/libros2_pulse.so" "$out/bin/simgraph" --graph "$1" --duration "$2" --start-delay 0.05
 }
 graphs=(demo stress internal/integration/testdata/selfloop.graph internal/integration/testdata/reuse.graph
-        internal/integration/testdata/fork.graph)
+        internal/integration/testdata/fork.graph internal/integration/testdata/latency.graph internal/integration/testdata/rclpy_sub.graph)
 for g in "${graphs[@]}"; do
   run "$g" 2 || { echo "FAIL: $lane on $g"; exit 1; }
-  # and with gap tracking, whose hot path adds atomics shared between threads
-  ROS_TOPIC_STATS_JITTER=1 run "$g" 1 || { echo "FAIL: $lane on $g with gap tracking"; exit 1; }
+  # and with gap and latency tracking, whose hot paths add atomics shared between threads
+  ROS_TOPIC_STATS_JITTER=1 ROS_TOPIC_STATS_LATENCY=1 run "$g" 1 || { echo "FAIL: $lane on $g with gap and latency tracking"; exit 1; }
 done
 storms=200
 [[ $lane == tsan ]] && storms=50
@@ -45,5 +45,5 @@ for ((i = 0; i < storms; i++)); do
   run internal/integration/testdata/storm.graph 0.02 || { echo "FAIL: $lane exit storm run $i"; exit 1; }
 done
 rm -f "$segdir"/*.pulse
-echo "sanitize $lane: ${#graphs[@]} graphs (gap tracking off and on) and $storms exit storms clean"
+echo "sanitize $lane: ${#graphs[@]} graphs (gap and latency tracking off and on) and $storms exit storms clean"
 echo "$(( ${#graphs[@]} + 1 )) passed, 0 failed"
