@@ -16,7 +16,7 @@ import (
 )
 
 // HotpathLegs in report order; see bench/hotpath/hotpath.c.
-var HotpathLegs = []string{"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb", "probe_take", "probe_take_cpp", "probe_gap", "probe_cb_gap"}
+var HotpathLegs = []string{"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb", "probe_take", "probe_take_cpp", "probe_gap", "probe_cb_gap", "probe_take_lat", "probe_take_cpp_lat"}
 
 // HotpathOptions configure RunHotpath.
 type HotpathOptions struct {
@@ -38,16 +38,18 @@ type HotpathRow struct {
 	InstrPerMsg        float64 // single-threaded, callgrind; NaN when not measured
 }
 
-func hotpathEnv(dir string, gaps bool) []string {
-	env := append(os.Environ(), "ROS_PULSE_DIR="+dir, "ROS_TOPIC_STATS_QUIET=1", "ROS_PULSE_MAX_ENDPOINTS=20000")
-	if gaps {
-		env = append(env, "ROS_TOPIC_STATS_JITTER=1")
-	}
-	return env
+func hotpathEnv(dir string, extra ...string) []string {
+	return append(append(os.Environ(), "ROS_PULSE_DIR="+dir, "ROS_TOPIC_STATS_QUIET=1", "ROS_PULSE_MAX_ENDPOINTS=20000"), extra...)
 }
 
-// gapLeg maps the probe legs run with gap tracking on to their report names.
-var gapLeg = map[string]string{"probe": "probe_gap", "probe_cb": "probe_cb_gap"}
+// trackedLegs are probe legs run again in a process with a tracking switch
+// on (the switches are process-wide), under their report names.
+var trackedLegs = []struct{ base, name, env string }{
+	{"probe", "probe_gap", "ROS_TOPIC_STATS_JITTER=1"},
+	{"probe_cb", "probe_cb_gap", "ROS_TOPIC_STATS_JITTER=1"},
+	{"probe_take", "probe_take_lat", "ROS_TOPIC_STATS_LATENCY=1"},
+	{"probe_take_cpp", "probe_take_cpp_lat", "ROS_TOPIC_STATS_LATENCY=1"},
+}
 
 // RunHotpath runs every shape in its own process (fresh probe state) and,
 // with valgrind, counts instructions per message for each leg.
@@ -61,17 +63,25 @@ func RunHotpath(o HotpathOptions) ([]HotpathRow, error) {
 	for _, t := range o.Threads {
 		for _, e := range o.Endpoints {
 			fmt.Fprintf(o.Log, "hotpath: %d thread(s), %d endpoint(s) per thread\n", t, e)
-			samples, err := runHotpathShape(o, dir, t, e, false, "")
+			samples, err := runHotpathShape(o, dir, t, e, "", "")
 			if err != nil {
 				return nil, err
 			}
-			// The probe legs again, in a process with gap tracking on (a process-wide switch).
-			gaps, err := runHotpathShape(o, dir, t, e, true, "probe,probe_cb")
-			if err != nil {
-				return nil, err
+			// The probe legs again, one process per tracking switch.
+			byEnv := map[string][]string{}
+			for _, tl := range trackedLegs {
+				byEnv[tl.env] = append(byEnv[tl.env], tl.base)
 			}
-			for leg, name := range gapLeg {
-				samples[name] = gaps[leg]
+			for env, legs := range byEnv {
+				tracked, err := runHotpathShape(o, dir, t, e, env, strings.Join(legs, ","))
+				if err != nil {
+					return nil, err
+				}
+				for _, tl := range trackedLegs {
+					if tl.env == env {
+						samples[tl.name] = tracked[tl.base]
+					}
+				}
 			}
 			floor, _ := MeanSEM(samples["floor"])
 			for _, leg := range HotpathLegs {
@@ -103,14 +113,17 @@ func RunHotpath(o HotpathOptions) ([]HotpathRow, error) {
 	return rows, nil
 }
 
-func runHotpathShape(o HotpathOptions, dir string, threads, endpoints int, gaps bool, legs string) (map[string][]float64, error) {
+func runHotpathShape(o HotpathOptions, dir string, threads, endpoints int, env, legs string) (map[string][]float64, error) {
 	args := []string{"--threads", strconv.Itoa(threads), "--endpoints", strconv.Itoa(endpoints),
 		"--msgs", strconv.FormatInt(o.Msgs, 10), "--reps", strconv.Itoa(o.Reps)}
 	if legs != "" {
 		args = append(args, "--legs", legs)
 	}
 	cmd := exec.Command(o.Binary, args...)
-	cmd.Env = hotpathEnv(dir, gaps)
+	cmd.Env = hotpathEnv(dir)
+	if env != "" {
+		cmd.Env = hotpathEnv(dir, env)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -152,17 +165,17 @@ var collected = regexp.MustCompile(`Collected : (\d+)`)
 // instructionsPerMessage runs one leg single-threaded under callgrind at two
 // message counts; the difference cancels setup and teardown exactly.
 func instructionsPerMessage(o HotpathOptions, dir, leg string, endpoints int) (float64, error) {
-	run, gaps := leg, false
-	for base, name := range gapLeg {
-		if leg == name {
-			run, gaps = base, true
+	run, env := leg, []string(nil)
+	for _, tl := range trackedLegs {
+		if leg == tl.name {
+			run, env = tl.base, []string{tl.env}
 		}
 	}
 	count := func(msgs int64) (float64, error) {
 		cmd := exec.Command(o.Valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", o.Binary,
 			"--legs", run, "--threads", "1", "--endpoints", strconv.Itoa(endpoints),
 			"--msgs", strconv.FormatInt(msgs, 10), "--reps", "1")
-		cmd.Env = hotpathEnv(dir, gaps)
+		cmd.Env = hotpathEnv(dir, env...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {

@@ -24,9 +24,11 @@ func TestTimerRates(t *testing.T) {
 	g.wait()
 	for i, w := range ws[:len(ws)-1] {
 		// /self_loop: its plain 100 Hz timer first, then the timer that publishes /loop at 50 Hz.
+		// A timer woken late catches up on its absolute schedule, so one window
+		// can hold an extra firing that the next one lacks: two messages of slack.
 		for ord, hz := range []float64{100, 50} {
 			tm := timer(w, "/self_loop", ord)
-			if tm == nil || tm.PeriodMs != 1000/hz || !within(tm.Hz, hz, tm.Exposure, 1) {
+			if tm == nil || tm.PeriodMs != 1000/hz || !within(tm.Hz, hz, tm.Exposure, 2) {
 				t.Errorf("window %d: /self_loop timer %d = %+v, want %.0f Hz", i, ord, tm, hz)
 			}
 		}
