@@ -26,6 +26,33 @@ func benchFile(dir, name string, write func(f *os.File) error) error {
 	return f.Close()
 }
 
+// simulator finds simgraph, the Jazzy stand-in tracetools and the probe.
+func simulator() (sim, simlib, lib string, err error) {
+	if sim, err = locate.Simgraph(); err != nil {
+		return
+	}
+	if simlib, err = locate.SimTracetoolsDir("jazzy"); err != nil {
+		return
+	}
+	lib, err = locate.ProbeLib()
+	return
+}
+
+// report writes dir/name.csv and dir/name.png and prints the table.
+func report(dir, name string, writeCSV func(*os.File) error, plot func(png string) error, table string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := benchFile(dir, name+".csv", writeCSV); err != nil {
+		return err
+	}
+	if err := plot(filepath.Join(dir, name+".png")); err != nil {
+		return err
+	}
+	fmt.Print(table)
+	return nil
+}
+
 func benchCmd() *cobra.Command {
 	var out string
 	c := &cobra.Command{
@@ -94,15 +121,7 @@ func benchCmd() *cobra.Command {
 		Short: "All-in CPU of simgraph's stress and flat-out graphs: no probe, null shim, probe, probe with gaps",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sim, err := locate.Simgraph()
-			if err != nil {
-				return err
-			}
-			simlib, err := locate.SimTracetoolsDir("jazzy")
-			if err != nil {
-				return err
-			}
-			lib, err := locate.ProbeLib()
+			sim, simlib, lib, err := simulator()
 			if err != nil {
 				return err
 			}
@@ -150,17 +169,8 @@ func benchCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := mkOut(); err != nil {
-				return err
-			}
-			if err := benchFile(out, "reader.csv", func(f *os.File) error { return bench.WriteReaderCSV(f, rows) }); err != nil {
-				return err
-			}
-			if err := bench.PlotReader(rows, filepath.Join(out, "reader.png")); err != nil {
-				return err
-			}
-			fmt.Print(bench.ReaderTable(rows))
-			return nil
+			return report(out, "reader", func(f *os.File) error { return bench.WriteReaderCSV(f, rows) },
+				func(png string) error { return bench.PlotReader(rows, png) }, bench.ReaderTable(rows))
 		},
 	}
 	reader.Flags().IntSliceVar(&procs, "procs", []int{1, 10, 100, 1000}, "processes in the directory")
@@ -191,15 +201,7 @@ func benchCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sim, err := locate.Simgraph()
-			if err != nil {
-				return err
-			}
-			simlib, err := locate.SimTracetoolsDir("jazzy")
-			if err != nil {
-				return err
-			}
-			lib, err := locate.ProbeLib()
+			sim, simlib, lib, err := simulator()
 			if err != nil {
 				return err
 			}
@@ -209,18 +211,9 @@ func benchCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := mkOut(); err != nil {
-				return err
-			}
 			rows := bench.CompareViewers(trials)
-			if err := benchFile(out, "viewers.csv", func(f *os.File) error { return bench.WriteViewersCSV(f, trials) }); err != nil {
-				return err
-			}
-			if err := bench.PlotViewers(rows, vGraph, filepath.Join(out, "viewers.png")); err != nil {
-				return err
-			}
-			fmt.Print(bench.ViewersTable(vGraph, vPeriod, vTrials, rows))
-			return nil
+			return report(out, "viewers", func(f *os.File) error { return bench.WriteViewersCSV(f, trials) },
+				func(png string) error { return bench.PlotViewers(rows, vGraph, png) }, bench.ViewersTable(vGraph, vPeriod, vTrials, rows))
 		},
 	}
 	viewers.Flags().IntVar(&vTrials, "trials", 6, "paired trials (N)")
@@ -241,17 +234,8 @@ func benchCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := mkOut(); err != nil {
-				return err
-			}
-			if err := benchFile(out, "export.csv", func(f *os.File) error { return bench.WriteExportCSV(f, rows) }); err != nil {
-				return err
-			}
-			if err := bench.PlotExport(rows, filepath.Join(out, "export.png")); err != nil {
-				return err
-			}
-			fmt.Print(bench.ExportTable(eInterval, rows))
-			return nil
+			return report(out, "export", func(f *os.File) error { return bench.WriteExportCSV(f, rows) },
+				func(png string) error { return bench.PlotExport(rows, png) }, bench.ExportTable(eInterval, rows))
 		},
 	}
 	exp.Flags().IntSliceVar(&eProcs, "procs", []int{10, 100, 300}, "processes in the directory")

@@ -86,7 +86,7 @@ func level(msgs []subMsg, name string) []int {
 // level, the bridge outlives its subscriber going away and coming back, and a
 // bad ROS_DOMAIN_ID is one clear error.
 func TestBridgeOverRealDDS(t *testing.T) {
-	pulse, sim, _ := bin(t)
+	pulse, _, _ := bin(t)
 	if _, err := os.Stat(filepath.Join(filepath.Dir(pulse), "pulse-bridge")); err != nil {
 		t.Fatal("pulse-bridge is not built: apt-get install cyclonedds-dev cyclonedds-tools, then make bridge")
 	}
@@ -102,15 +102,7 @@ func TestBridgeOverRealDDS(t *testing.T) {
 	os.WriteFile(graphPath, []byte(strings.Replace(string(demo), "pub /scan 10 thread size=8000", "pub /scan 10 thread size=8000 stall=8:100", 1)), 0o600)
 	specPath := filepath.Join(dir, "spec.yaml")
 	os.WriteFile(specPath, []byte("topics:\n  /scan: {min_hz: 9, max_hz: 11}\nnodes: [/controller]\n"), 0o600)
-	segs := filepath.Join(dir, "segs")
-	os.Mkdir(segs, 0o700)
-	build := filepath.Dir(filepath.Dir(sim))
-	graph := exec.Command(sim, "--graph", graphPath, "--duration", "30")
-	graph.Env = append(os.Environ(), "LD_PRELOAD="+filepath.Join(build, "lib/libros2_pulse.so"),
-		"LD_LIBRARY_PATH="+filepath.Join(build, "lib/sim/jazzy"), "ROS_PULSE_DIR="+segs, "ROS_TOPIC_STATS_QUIET=1")
-	if err := graph.Start(); err != nil {
-		t.Fatal(err)
-	}
+	graph, segs := startGraph(t, dir, graphPath, "30")
 	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
 
 	br := exec.Command(pulse, "bridge", "--spec", specPath, "--period", "1s")

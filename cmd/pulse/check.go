@@ -53,6 +53,20 @@ func (t *tally) add(warns []health.Warning) {
 	}
 }
 
+// verdict ends a check: the summary on stderr and the exit status of the
+// worst window; nothing judged is "cannot judge" (2), saying why.
+func (t *tally) verdict(whyNothing string) error {
+	if t.judged == 0 {
+		fmt.Fprintln(os.Stderr, "pulse: cannot judge: "+whyNothing)
+		return exitError{2}
+	}
+	fmt.Fprintf(os.Stderr, "pulse check: %s\n", t.summary())
+	if t.worst != 0 {
+		return exitError{t.worst}
+	}
+	return nil
+}
+
 // summary is the closing line: "2 of 9 judged windows unhealthy (3 topic_rate, 1 node_missing)".
 func (t *tally) summary() string {
 	if t.unhealthy == 0 {
@@ -161,15 +175,7 @@ func checkLogs(stdout io.Writer, s *spec.Spec, paths []string, skipLast bool) er
 			}
 		}
 	}
-	if t.judged == 0 {
-		fmt.Fprintln(os.Stderr, "pulse: cannot judge: no window was judged (the first window, final slivers and --skip-last are never judged)")
-		return exitError{2}
-	}
-	fmt.Fprintf(os.Stderr, "pulse check: %s\n", t.summary())
-	if t.worst != 0 {
-		return exitError{t.worst}
-	}
-	return nil
+	return t.verdict("no window was judged (the first window, final slivers and --skip-last are never judged)")
 }
 
 func checkCmd() *cobra.Command {
@@ -288,13 +294,5 @@ func checkLive(stdout io.Writer, opt recorder.Options, dir string, forD time.Dur
 		return err
 	}
 	notify("STOPPING=1")
-	if t.judged == 0 {
-		fmt.Fprintln(os.Stderr, "pulse: cannot judge: no complete window was judged (run longer than two periods)")
-		return exitError{2}
-	}
-	fmt.Fprintf(os.Stderr, "pulse check: %s\n", t.summary())
-	if t.worst != 0 {
-		return exitError{t.worst}
-	}
-	return nil
+	return t.verdict("no complete window was judged (run longer than two periods)")
 }

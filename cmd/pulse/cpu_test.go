@@ -19,19 +19,10 @@ import (
 // known share of a core, names it by its node, finds an unprobed ROS process
 // by its __node:= remap, and --summary reads its own CSV back.
 func TestCPUAgreesWithProc(t *testing.T) {
-	_, sim, _ := bin(t)
 	dir := t.TempDir()
 	graphPath, csvPath := filepath.Join(dir, "burn.graph"), filepath.Join(dir, "cpu.csv")
 	os.WriteFile(graphPath, []byte("process burner burn=0.3\n  node /burner\n    pub /heartbeat 10\n"), 0o600)
-	segs := filepath.Join(dir, "segs")
-	os.Mkdir(segs, 0o700)
-	build := filepath.Dir(filepath.Dir(sim))
-	graph := exec.Command(sim, "--graph", graphPath, "--duration", "14")
-	graph.Env = append(os.Environ(), "LD_PRELOAD="+filepath.Join(build, "lib/libros2_pulse.so"),
-		"LD_LIBRARY_PATH="+filepath.Join(build, "lib/sim/jazzy"), "ROS_PULSE_DIR="+segs, "ROS_TOPIC_STATS_QUIET=1")
-	if err := graph.Start(); err != nil {
-		t.Fatal(err)
-	}
+	graph, segs := startGraph(t, dir, graphPath, "14")
 	defer graph.Wait()
 	py := exec.Command("python3", "-c", "import time\nwhile True: time.sleep(0.2)", "--ros-args", "-r", "__node:=py_sleeper")
 	if err := py.Start(); err != nil {

@@ -104,7 +104,6 @@ func TestExportWithRealPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal("prometheus is needed for this test (apt-get install prometheus; .ci/run does)")
 	}
-	_, sim, _ := bin(t)
 	dir := t.TempDir()
 	demo, err := os.ReadFile("../../sim/graphs/demo.graph")
 	if err != nil {
@@ -114,16 +113,7 @@ func TestExportWithRealPrometheus(t *testing.T) {
 		"\nprocess doomed kill=17\n  node /doomed\n    pub /heartbeat 5 thread\n"
 	graphPath := filepath.Join(dir, "g.graph")
 	os.WriteFile(graphPath, []byte(graphText), 0o600)
-	segs := filepath.Join(dir, "segs")
-	os.Mkdir(segs, 0o700)
-	build := filepath.Dir(filepath.Dir(sim))
-	graph := exec.Command(sim, "--graph", graphPath, "--duration", "60")
-	graph.Env = append(os.Environ(), "LD_PRELOAD="+filepath.Join(build, "lib/libros2_pulse.so"),
-		"LD_LIBRARY_PATH="+filepath.Join(build, "lib/sim/jazzy"), "ROS_PULSE_DIR="+segs, "ROS_TOPIC_STATS_QUIET=1",
-		"ROS_TOPIC_STATS_JITTER=1", "ROS_TOPIC_STATS_LATENCY=1")
-	if err := graph.Start(); err != nil {
-		t.Fatal(err)
-	}
+	graph, segs := startGraph(t, dir, graphPath, "60", "ROS_TOPIC_STATS_JITTER=1", "ROS_TOPIC_STATS_LATENCY=1")
 	t0 := time.Now()
 	specPath := filepath.Join(dir, "spec.yaml")
 	os.WriteFile(specPath, []byte("topics:\n  /tf: {min_hz: 45, max_hz: 55, side: pub}\n  /odom: {min_hz: 45}\nnodes: [/controller]\n"), 0o600)

@@ -25,21 +25,11 @@ type verdicts struct {
 // so the graph's own exit is never judged.
 func scenario(t *testing.T, graphText, specText, period string, jitter bool, format string) verdicts {
 	t.Helper()
-	_, sim, _ := bin(t)
 	dir := t.TempDir()
 	graphPath, specPath, logPath := filepath.Join(dir, "g.graph"), filepath.Join(dir, "spec.yaml"), filepath.Join(dir, "run.log")
 	os.WriteFile(graphPath, []byte(graphText), 0o600)
 	os.WriteFile(specPath, []byte(specText), 0o600)
-	segs := filepath.Join(dir, "segs")
-	os.Mkdir(segs, 0o700)
-	build := filepath.Dir(filepath.Dir(sim))
-	graph := exec.Command(sim, "--graph", graphPath, "--duration", "5")
-	graph.Env = append(os.Environ(), "LD_PRELOAD="+filepath.Join(build, "lib/libros2_pulse.so"),
-		"LD_LIBRARY_PATH="+filepath.Join(build, "lib/sim/jazzy"), "ROS_PULSE_DIR="+segs, "ROS_TOPIC_STATS_QUIET=1",
-		"ROS_TOPIC_STATS_JITTER="+map[bool]string{true: "1", false: "0"}[jitter])
-	if err := graph.Start(); err != nil {
-		t.Fatal(err)
-	}
+	graph, segs := startGraph(t, dir, graphPath, "5", "ROS_TOPIC_STATS_JITTER="+map[bool]string{true: "1", false: "0"}[jitter])
 	defer graph.Wait()
 	span := "4s"
 	live := pulseCmd(t, "check", "--live", "--spec", specPath, "--period", period, "--for", span)

@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,17 +15,8 @@ import (
 // transport and rate, the rclpy subscriber included; the DOT output is
 // accepted by Graphviz itself.
 func TestGraphLive(t *testing.T) {
-	_, sim, _ := bin(t)
 	dir := t.TempDir()
-	segs := filepath.Join(dir, "segs")
-	os.Mkdir(segs, 0o700)
-	build := filepath.Dir(filepath.Dir(sim))
-	g := exec.Command(sim, "--graph", "demo", "--duration", "6")
-	g.Env = append(os.Environ(), "LD_PRELOAD="+filepath.Join(build, "lib/libros2_pulse.so"),
-		"LD_LIBRARY_PATH="+filepath.Join(build, "lib/sim/jazzy"), "ROS_PULSE_DIR="+segs, "ROS_TOPIC_STATS_QUIET=1")
-	if err := g.Start(); err != nil {
-		t.Fatal(err)
-	}
+	g, segs := startGraph(t, dir, "demo", "6")
 	defer g.Wait()
 	time.Sleep(time.Second)
 	run := func(format string) []byte {

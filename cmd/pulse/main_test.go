@@ -236,7 +236,6 @@ func TestRunWithSpecWarns(t *testing.T) {
 // runCheck runs `pulse check --live --watchdog` against a running graph with
 // NOTIFY_SOCKET pointing at a unix datagram socket of ours, as systemd's.
 func runCheck(t *testing.T, specText string) (code int, stdout string, notes []string) {
-	_, sim, _ := bin(t)
 	dir := t.TempDir()
 	specPath := filepath.Join(dir, "spec.yaml")
 	os.WriteFile(specPath, []byte(specText), 0o600)
@@ -264,14 +263,7 @@ func runCheck(t *testing.T, specText string) (code int, stdout string, notes []s
 			}
 		}
 	}()
-	segs := filepath.Join(dir, "segs")
-	os.Mkdir(segs, 0o700)
-	graph := exec.Command(sim, "--duration", "4")
-	graph.Env = append(os.Environ(), "LD_PRELOAD="+filepath.Join(filepath.Dir(filepath.Dir(sim)), "lib/libros2_pulse.so"),
-		"LD_LIBRARY_PATH="+filepath.Join(filepath.Dir(filepath.Dir(sim)), "lib/sim/jazzy"), "ROS_PULSE_DIR="+segs, "ROS_TOPIC_STATS_QUIET=1")
-	if err := graph.Start(); err != nil {
-		t.Fatal(err)
-	}
+	graph, segs := startGraph(t, dir, "", "4")
 	defer graph.Wait()
 	cmd := pulseCmd(t, "check", "--live", "--watchdog", "--spec", specPath, "--period", "500ms", "--for", "3s")
 	cmd.Env = append(cmd.Env, "NOTIFY_SOCKET="+sock, "ROS_PULSE_DIR="+segs)
@@ -389,4 +381,26 @@ func TestRunWithLatencyRule(t *testing.T) {
 	if !strings.Contains(text, "ALERT topic_latency topic=/imu side=recv transport=any max_ms=4") || strings.Contains(text, "topic_latency topic=/cam") {
 		t.Errorf("latency verdicts:\n%s", text)
 	}
+}
+
+// startGraph starts simgraph (graph "" is its default, the demo robot) for
+// duration seconds under the probe, with the Jazzy stand-in tracetools, its
+// own segment directory in dir (returned) and extra environment.
+func startGraph(t *testing.T, dir, graph, duration string, env ...string) (*exec.Cmd, string) {
+	t.Helper()
+	_, sim, _ := bin(t)
+	segs := filepath.Join(dir, "segs")
+	os.Mkdir(segs, 0o700)
+	build := filepath.Dir(filepath.Dir(sim))
+	args := []string{"--duration", duration}
+	if graph != "" {
+		args = append([]string{"--graph", graph}, args...)
+	}
+	cmd := exec.Command(sim, args...)
+	cmd.Env = append(append(os.Environ(), "LD_PRELOAD="+filepath.Join(build, "lib/libros2_pulse.so"),
+		"LD_LIBRARY_PATH="+filepath.Join(build, "lib/sim/jazzy"), "ROS_PULSE_DIR="+segs, "ROS_TOPIC_STATS_QUIET=1"), env...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, segs
 }

@@ -64,7 +64,7 @@ func TestTopInTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("tmux is needed for the real-terminal test of pulse top (apt-get install tmux)")
 	}
-	pulse, sim, _ := bin(t)
+	pulse, _, _ := bin(t)
 	dir := t.TempDir()
 	graphPath, specPath := filepath.Join(dir, "g.graph"), filepath.Join(dir, "spec.yaml")
 	os.WriteFile(graphPath, []byte(`process drivers
@@ -82,16 +82,7 @@ process consumer
     sub /heartbeat
 `), 0o600)
 	os.WriteFile(specPath, []byte("topics:\n  /imu: {min_hz: 45}\nnodes: [/doomed, /consumer]\n"), 0o600)
-	segs := filepath.Join(dir, "segs")
-	os.Mkdir(segs, 0o700)
-	build := filepath.Dir(filepath.Dir(sim))
-	graph := exec.Command(sim, "--graph", graphPath, "--duration", "20")
-	graph.Env = append(os.Environ(), "LD_PRELOAD="+filepath.Join(build, "lib/libros2_pulse.so"),
-		"LD_LIBRARY_PATH="+filepath.Join(build, "lib/sim/jazzy"), "ROS_PULSE_DIR="+segs, "ROS_TOPIC_STATS_QUIET=1",
-		"ROS_TOPIC_STATS_JITTER=1")
-	if err := graph.Start(); err != nil {
-		t.Fatal(err)
-	}
+	graph, segs := startGraph(t, dir, graphPath, "20", "ROS_TOPIC_STATS_JITTER=1")
 	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
 
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("pulse-test-%d", os.Getpid())}

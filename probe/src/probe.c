@@ -441,18 +441,25 @@ static void take_extras(uintptr_t ep, bool counted, int64_t source_ns)
         record_latency(&g_seg.latency[ep - 1], source_ns);
 }
 
-static inline void count(uintptr_t handle, unsigned kind, unsigned counter_slot)
+/* The thread-cache slot of (handle, kind), resolved on a miss; NULL while
+ * the chain is not complete (not counted, not cached). */
+static inline struct tls_slot *lookup(uintptr_t handle, unsigned kind)
 {
     uint32_t gen = atomic_load_explicit(&g_gen, memory_order_acquire);
     uintptr_t key = handle ^ kind;
     struct tls_slot *set = tls_cache[tls_set(key)].way;
-    struct tls_slot *hit;
     if (LIKELY(set[0].key == key && set[0].gen == gen))
-        hit = &set[0];
-    else if (set[1].key == key && set[1].gen == gen)
-        hit = &set[1];
-    else if ((hit = resolve_slow(handle, kind, gen, set)) == NULL)
-        return; /* chain not complete yet: not counted, not cached */
+        return &set[0];
+    if (set[1].key == key && set[1].gen == gen)
+        return &set[1];
+    return resolve_slow(handle, kind, gen, set);
+}
+
+static inline void count(uintptr_t handle, unsigned kind, unsigned counter_slot)
+{
+    struct tls_slot *hit = lookup(handle, kind);
+    if (hit == NULL)
+        return;
     if (hit->counters != 0) {
         bump(hit->counters + counter_slot * sizeof(uint64_t));
         if (UNLIKELY(hit->gap != NULL)) /* gap tracking off: no clock read at all */
@@ -464,15 +471,8 @@ static inline void count(uintptr_t handle, unsigned kind, unsigned counter_slot)
  * latency of every subscription when latency tracking is on. */
 static inline void take(uintptr_t handle, int64_t source_ns)
 {
-    uint32_t gen = atomic_load_explicit(&g_gen, memory_order_acquire);
-    uintptr_t key = handle ^ KEY_TAKE;
-    struct tls_slot *set = tls_cache[tls_set(key)].way;
-    struct tls_slot *hit;
-    if (LIKELY(set[0].key == key && set[0].gen == gen))
-        hit = &set[0];
-    else if (set[1].key == key && set[1].gen == gen)
-        hit = &set[1];
-    else if ((hit = resolve_slow(handle, KEY_TAKE, gen, set)) == NULL)
+    struct tls_slot *hit = lookup(handle, KEY_TAKE);
+    if (hit == NULL)
         return;
     if (hit->counters != 0)
         bump(hit->counters + RP_SLOT_INTER * sizeof(uint64_t));
