@@ -221,9 +221,7 @@ window.`,
 				}
 				return checkLogs(cmd.OutOrStdout(), s, args, skipLast)
 			}
-			if !cmd.Flags().Changed("period") && os.Getenv("ROS_TOPIC_STATISTICS_PUBLISH_PERIOD") == "" {
-				f.period = "1s"
-			}
+			f.defaultPeriod(cmd, "1s")
 			opt, err := f.options()
 			if err != nil {
 				return err

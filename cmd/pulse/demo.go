@@ -42,9 +42,7 @@ Without a terminal it stops after --duration (default 15s); on a terminal it run
 q or Ctrl-C unless --duration is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("period") && os.Getenv("ROS_TOPIC_STATISTICS_PUBLISH_PERIOD") == "" {
-				f.period = "1s" // a demo wants to be watched
-			}
+			f.defaultPeriod(cmd, "1s") // a demo wants to be watched
 			opt, err := f.options()
 			if err != nil {
 				return err

@@ -40,9 +40,7 @@ counts, so Prometheus's rate() does the rest and a restart of export loses nothi
 It listens on loopback unless told otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("period") && os.Getenv("ROS_TOPIC_STATISTICS_PUBLISH_PERIOD") == "" {
-				f.period = "5s"
-			}
+			f.defaultPeriod(cmd, "5s")
 			opt, err := f.options()
 			if err != nil {
 				return err

@@ -72,6 +72,14 @@ func addRecordFlags(c *cobra.Command, f *recordFlags, outName, outHelp string) {
 	c.Flags().StringVar(&f.specPath, "spec", os.Getenv("ROS_TOPIC_STATS_EXPECTED"), "expected-rate spec (YAML) to judge every window (env ROS_TOPIC_STATS_EXPECTED)")
 }
 
+// defaultPeriod gives a view its own default window period, unless
+// --period or ROS_TOPIC_STATISTICS_PUBLISH_PERIOD chose one.
+func (f *recordFlags) defaultPeriod(cmd *cobra.Command, period string) {
+	if !cmd.Flags().Changed("period") && os.Getenv("ROS_TOPIC_STATISTICS_PUBLISH_PERIOD") == "" {
+		f.period = period
+	}
+}
+
 func (f *recordFlags) options() (recorder.Options, error) {
 	period, err := config.ParsePeriod(f.period)
 	if err != nil {

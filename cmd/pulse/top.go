@@ -34,9 +34,7 @@ with the same screens, one window per --period; paused, ←/→ step through it.
 			if !isTerminal(os.Stdout) || !isTerminal(os.Stdin) {
 				return errors.New("top needs a terminal; use `pulse record` for a log")
 			}
-			if !cmd.Flags().Changed("period") && os.Getenv("ROS_TOPIC_STATISTICS_PUBLISH_PERIOD") == "" {
-				f.period = "1s"
-			}
+			f.defaultPeriod(cmd, "1s")
 			opt, err := f.options()
 			if err != nil {
 				return err

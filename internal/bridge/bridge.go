@@ -108,7 +108,7 @@ func Statistics(w *window.Window) []Metrics {
 		}
 		for _, e := range eps {
 			if !e.Alive || e.Total[0]+e.Total[1] == 0 {
-				continue // rclpy subscriptions are not counted yet: silence from birth says nothing
+				continue // deliveries no tracepoint sees (loaned takes, Humble raw takes): silence from birth says nothing
 			}
 			hz := e.Inter + e.Intra
 			n := float64(e.Delta[0] + e.Delta[1])

@@ -18,8 +18,9 @@ const RecvLag Kind = "recv_lag"
 // publish "any transport" rate) for Windows consecutive windows, beyond one
 // message of counting slack. Publishers on other machines are invisible, so
 // only a shortfall is a verdict, never a surplus. A subscription that has
-// never delivered is not judged: rclpy subscriptions fire no delivery
-// tracepoint, so silence from birth cannot be told from "not counted".
+// never delivered is not judged: loaned takes and Humble's raw (serialized)
+// takes fire no tracepoint, so silence from birth cannot be told from "not
+// counted".
 type LagDetector struct {
 	Fraction float64 // default 0.9
 	Windows  int     // default 3

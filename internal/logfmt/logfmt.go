@@ -296,7 +296,7 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 	for i := range w.Topics {
 		t := &w.Topics[i]
 		l := decide(t, opt)
-		if !l.topic && !l.pub && !l.recv && !l.pubGap && !l.recvGap && !l.latency {
+		if !l.topic && !l.pub && !l.recv && !l.pubGap && !l.recvGap {
 			continue
 		}
 		if !first {

@@ -6,6 +6,7 @@ package top
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"time"
 
@@ -102,7 +103,6 @@ type Model struct {
 	width, height int
 	pane          int
 	cursor        [2]int
-	offset        [2]int
 	sortBy        [2]int
 	filter        textinput.Model
 	filtering     bool
@@ -425,7 +425,7 @@ func (m Model) tables(f *Frame, w int) []string {
 	out = append(out, styleTitle.Render(fmt.Sprintf("Topics (sort: %s)", sortTopicNames[m.sortBy[0]]))+m.paneMark(paneTopics))
 	out = append(out, styleHeader.Render(cell(" TOPIC", nameW, false)+cell("PUB Hz", 9, true)+cell("RECV Hz", 9, true)+
 		cell("INTRA", 6, true)+cell("GAP ms", 8, true)+cell("SILENT", 8, true)+" "+cell("RATE", sparkW, false)+cell("STATUS", 6, true)))
-	start := scroll(m.cursor[0], m.offset[0], topicRowsN, len(m.topics))
+	start := scroll(m.cursor[0], topicRowsN, len(m.topics))
 	for i := start; i < len(m.topics) && i < start+topicRowsN; i++ {
 		r := m.topics[i]
 		intra := "-"
@@ -464,7 +464,7 @@ func (m Model) tables(f *Frame, w int) []string {
 	out = append(out, styleTitle.Render(fmt.Sprintf("Nodes (sort: %s)", sortNodeNames[m.sortBy[1]]))+m.paneMark(paneNodes))
 	out = append(out, styleHeader.Render(cell(" NODE", nodeW, false)+cell("PID", 8, true)+cell("STATE", 8, true)+
 		cell("CPU%", 7, true)+cell("RSS MiB", 9, true)+"  "+cell("TOPICS (out → in)", max(4, w-nodeW-34), false)))
-	start = scroll(m.cursor[1], m.offset[1], nodeRowsN, len(m.nodes))
+	start = scroll(m.cursor[1], nodeRowsN, len(m.nodes))
 	for i := start; i < len(m.nodes) && i < start+nodeRowsN; i++ {
 		r := m.nodes[i]
 		mark := " "
@@ -513,7 +513,7 @@ func (m Model) paneMark(p int) string {
 }
 
 // scroll returns the first visible row so that cursor stays in view.
-func scroll(cursor, offset, visible, total int) int {
+func scroll(cursor, visible, total int) int {
 	if cursor < visible {
 		return 0
 	}
@@ -521,11 +521,7 @@ func scroll(cursor, offset, visible, total int) int {
 }
 
 func sortWarnings(ws []health.Warning) {
-	for i := 1; i < len(ws); i++ {
-		for j := i; j > 0 && ws[j].Age > ws[j-1].Age; j-- {
-			ws[j], ws[j-1] = ws[j-1], ws[j]
-		}
-	}
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].Age > ws[j].Age })
 }
 
 // fmtAge prints a duration the way a person reads an age: 840ms, 12.3s, 4m05s.
