@@ -314,3 +314,75 @@ func TestExitStorm(t *testing.T) {
 		}
 	}
 }
+
+// One executor thread cycling through more handles than the thread cache
+// starts with (500 publishers and their 500 timers, round robin) must still
+// count every message exactly, and once the thread has grown its cache it
+// must stop missing (before the cache could grow, every lookup missed). With
+// the default segment (512 endpoints) about half of them are dropped: the
+// rest still count exactly, and a dropped timer's callback must not miss on
+// every firing either (it used to walk three maps each time, uncached).
+func TestWideExecutorThreadGrowsItsCache(t *testing.T) {
+	graphFile := "testdata/wide.graph"
+	for _, tc := range []struct {
+		name     string
+		capacity string
+		dropped  bool
+	}{{"room for all", "2048", false}, {"segment full", "", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			report := filepath.Join(t.TempDir(), "calls.txt")
+			env := []string{"SIM_TRACETOOLS_REPORT=" + report}
+			if tc.capacity != "" {
+				env = append(env, "ROS_PULSE_MAX_ENDPOINTS="+tc.capacity)
+			}
+			g := sim(t, graphFile, "jazzy", 3*time.Second, env...)
+			time.Sleep(1500 * time.Millisecond) // the thread has grown by now (~0.3 s)
+			midPubs, midMisses, _ := wideTotals(scan(t, g.dir))
+			g.wait()
+			calls := reportCounts(t, report)
+			pubs, misses, dropped := wideTotals(scan(t, g.dir))
+			wide, timerFires := 0, uint64(0)
+			for _, snap := range scan(t, g.dir).Snapshots {
+				for _, e := range snap.Endpoints {
+					if e.Kind == segment.KindPublisher && strings.HasPrefix(e.Name, "/wide_") && e.Counts[segment.SlotInter] >= 50 {
+						wide++
+					}
+					if e.Kind == segment.KindTimer {
+						timerFires += e.Counts[segment.SlotInter]
+					}
+				}
+			}
+			if tc.dropped != (dropped > 0) {
+				t.Fatalf("%d endpoints dropped", dropped)
+			}
+			if pubs != calls["rcl_publish"] || (!tc.dropped && timerFires+1 < calls["callback_start"]) {
+				t.Errorf("counted %d publishes and %d timer firings; the real functions saw %d and %d callbacks",
+					pubs, timerFires, calls["rcl_publish"], calls["callback_start"])
+			}
+			if wide != 500 { // publishers come before their timers: with a full segment, timers are dropped
+				t.Errorf("%d of 500 publishers counted >= 50 messages in 3 s at 20 Hz", wide)
+			}
+			// Steady state: two lookups (timer callback, publish) per message; a few
+			// per cent still share a set three ways (4 sets per endpoint).
+			lookups := 2 * (pubs - midPubs)
+			if lookups < 20000 || (misses-midMisses)*20 > lookups {
+				t.Errorf("%d thread-cache misses for %d lookups in the last 1.5 s (%d before)", misses-midMisses, lookups, midMisses)
+			}
+			t.Logf("last 1.5 s: %d lookups, %d misses; %d misses before; %d endpoints dropped", lookups, misses-midMisses, midMisses, dropped)
+		})
+	}
+}
+
+// wideTotals sums publishes, thread-cache misses and dropped endpoints over a scan.
+func wideTotals(s *segment.Scan) (pubs, misses, dropped uint64) {
+	for _, snap := range s.Snapshots {
+		misses += snap.CacheMisses
+		dropped += snap.DroppedEndpoints
+		for _, e := range snap.Endpoints {
+			if e.Kind == segment.KindPublisher {
+				pubs += e.Counts[segment.SlotInter]
+			}
+		}
+	}
+	return pubs, misses, dropped
+}

@@ -7,7 +7,8 @@
  * after the segment is created, and no destructor.
  *
  * Per message (rcl_publish, rclcpp_intra_publish, callback_start, rmw_take):
- *   handle -> thread-local cache (256 slots, generation-tagged) -> counter
+ *   handle -> thread-local cache (256 slots, more once a thread outgrows
+ *   them; generation-tagged) -> counter
  *   in this thread's lane -> one plain increment.
  * A cache miss walks lock-free maps. Init tracepoints (rare) take a mutex,
  * update the maps and bump the generation, which invalidates every thread's
@@ -88,9 +89,20 @@ static uint32_t g_pending_count;
 /* ---------------------------------------------------------------- thread-local cache */
 
 enum { KEY_PUB = 1, KEY_CALLBACK = 2, KEY_TAKE = 3 };
-/* 128 sets x 2 ways: a thread's whole working set of handles fits, and two
- * handles that hash to one set do not evict each other (upstream KI #13/#15). */
+/*
+ * 2-way sets (two handles that hash to one set do not evict each other,
+ * upstream KI #13/#15). Every thread starts with 128 sets (8 KiB, static
+ * TLS): a usual thread's whole working set fits. A thread that keeps
+ * evicting live entries, thousands a second (it cycles through more handles
+ * than that, e.g. one executor serving a thousand subscriptions), grows once
+ * to a heap cache of 4 sets per endpoint of the process (1024-4096 sets,
+ * 64-256 KiB; more would cost TLB misses), so its misses stop. Threads that
+ * never need it never pay.
+ */
 #define TLS_SETS 128u
+#define TLS_BIG_MIN 1024u
+#define TLS_BIG_MAX 4096u
+#define TLS_GROW_EVICTIONS 4096u /* live entries evicted within a second before a thread grows */
 
 struct tls_slot {
     uintptr_t key;
@@ -104,14 +116,29 @@ struct tls_set {
 } __attribute__((aligned(64))); /* a lookup touches one cache line */
 
 static __thread struct tls_set tls_cache[TLS_SETS];
+static __thread struct tls_set *tls_big; /* NULL until this thread grows */
+static __thread uint32_t tls_big_shift;  /* 64 - log2(its sets) */
+static __thread bool tls_grow_tried;
+static __thread uint32_t tls_evictions;       /* in this counting period */
+static __thread uint64_t tls_evict_mark_ns;   /* when they started */
 static __thread uint32_t tls_misses; /* flushed to the header every 64: no shared atomic per miss */
 static __thread _Atomic uint64_t *tls_lane;
 static __thread bool tls_lane_shared;
+static pthread_key_t g_cache_key; /* frees a grown cache when its thread exits */
+static void release_cache(void *big);
 
-static inline uint32_t tls_set(uintptr_t p)
+/* The two ways of key's set, in whichever cache this thread has. */
+static inline struct tls_slot *tls_ways(uintptr_t key)
 {
-    /* Multiplicative hashing spreads handles allocated at any stride over all sets. */
-    return (uint32_t)(((uint64_t)p * UINT64_C(0x9E3779B97F4A7C15)) >> 57);
+    /*
+     * Multiplicative hashing spreads handles allocated at any stride over all
+     * sets; folding high bits in first breaks its one blind spot, keys a
+     * Fibonacci number apart (seen: allocations 46368 bytes apart shared sets).
+     */
+    uint64_t h = ((uint64_t)key ^ ((uint64_t)key >> 21)) * UINT64_C(0x9E3779B97F4A7C15);
+    if (LIKELY(tls_big == NULL))
+        return tls_cache[h >> 57].way;
+    return tls_big[h >> tls_big_shift].way;
 }
 
 /*
@@ -237,6 +264,7 @@ static void process_init(void)
     g_distro = detect_distro();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     pthread_key_create(&g_lane_key, release_lane);
+    pthread_key_create(&g_cache_key, release_cache);
 }
 
 /* Caller holds g_mutex. Creates the segment on the first init tracepoint (or after fork). */
@@ -312,10 +340,9 @@ static inline uintptr_t impl_of(const void *rcl_handle)
     return impl != NULL ? (uintptr_t)impl : (uintptr_t)rcl_handle;
 }
 
-static uint64_t callback_endpoint(uintptr_t cb, bool *complete)
+static uint64_t callback_endpoint(uintptr_t cb)
 {
     uint64_t owner = rp_map_get(&g_callbacks, cb);
-    *complete = true;
     if (owner == 0)
         return 0; /* never announced: not ours to count (no chain will ever exist) */
     uintptr_t ptr = (uintptr_t)owner & ~(uintptr_t)CB_TAG_MASK;
@@ -329,20 +356,78 @@ static uint64_t callback_endpoint(uintptr_t cb, bool *complete)
     case CB_TAG_TIMER: ep = rp_map_get(&g_timers, ptr); break;
     case CB_TAG_SERVICE: ep = rp_map_get(&g_services, ptr); break;
     }
-    if (ep == 0)
-        *complete = false; /* e.g. intra-process: callback_added before its chain; retry next time */
+    /*
+     * 0 also when the chain is not complete yet (an intra-process
+     * subscription announces its callback first) or its endpoint was dropped
+     * (segment full). Cached as "ignore" all the same: the init that
+     * completes a chain bumps the generation, which drops this entry, and a
+     * dropped endpoint must not cost a three-map walk per message forever.
+     */
     return ep;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Counts one eviction of a live entry; true when TLS_GROW_EVICTIONS came within a second. */
+static bool evictions_call_for_growth(void)
+{
+    if (tls_grow_tried)
+        return false;
+    if (tls_evictions++ == 0) {
+        tls_evict_mark_ns = mono_ns(); /* a counting period starts */
+        return false;
+    }
+    if (tls_evictions < TLS_GROW_EVICTIONS)
+        return false;
+    tls_evictions = 0;
+    return mono_ns() - tls_evict_mark_ns < 1000000000u;
+}
+
+/*
+ * Moves this thread to a big cache, empty: its entries are re-resolved on
+ * first use. Once per thread; if the allocation fails it stays small for good.
+ */
+static void grow_cache(void)
+{
+    tls_grow_tried = true;
+    pthread_once(&g_process_once, process_init); /* g_cache_key */
+    uint64_t endpoints = 0;
+    if (atomic_load_explicit(&g_lanes, memory_order_acquire) != NULL) /* publishes g_seg */
+        endpoints = atomic_load_explicit(&g_seg.header->endpoint_count, memory_order_relaxed) +
+                    atomic_load_explicit(&g_seg.header->dropped_endpoints, memory_order_relaxed);
+    uint32_t sets = TLS_BIG_MIN, shift = 64 - 10;
+    for (; sets < TLS_BIG_MAX && sets < 4 * endpoints; sets <<= 1)
+        shift--;
+    struct tls_set *big = aligned_alloc(64, sets * sizeof *big);
+    if (big == NULL)
+        return;
+    memset(big, 0, sets * sizeof *big);
+    tls_big_shift = shift;
+    tls_big = big;
+    pthread_setspecific(g_cache_key, big);
+}
+
+/* Thread exit: a tracepoint fired by a later destructor must find the small cache. */
+static void release_cache(void *big)
+{
+    tls_big = NULL;
+    free(big);
 }
 
 static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t gen, struct tls_slot *set)
 {
     if ((++tls_misses & 63) == 0 && atomic_load_explicit(&g_lanes, memory_order_acquire) != NULL)
         atomic_fetch_add_explicit(&g_seg.header->cache_misses, 64, memory_order_relaxed); /* g_lanes publishes g_seg */
-    bool complete = true, counted = true;
+    bool counted = true;
     uint64_t ep = 0;
     switch (kind) {
     case KEY_PUB: ep = rp_map_get(&g_pubs, handle); break;
-    case KEY_CALLBACK: ep = callback_endpoint(handle, &complete); break;
+    case KEY_CALLBACK: ep = callback_endpoint(handle); break;
     case KEY_TAKE:
         /*
          * rmw_take counts only subscriptions no rclcpp object delivers for
@@ -375,11 +460,13 @@ static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t g
      * re-resolved too often, never served stale. The newest entry takes
      * way 0 and the previous one moves to way 1.
      */
-    if (complete) {
-        set[1] = set[0];
-        set[0] = (struct tls_slot){handle ^ kind, gen, counters, gap};
+    if (set[1].key != 0 && set[1].gen == gen && evictions_call_for_growth()) {
+        grow_cache();
+        set = tls_ways(handle ^ kind);
     }
-    return complete ? set : NULL;
+    set[1] = set[0];
+    set[0] = (struct tls_slot){handle ^ kind, gen, counters, gap};
+    return set;
 }
 
 static inline uint32_t gap_bucket(uint64_t d)
@@ -407,9 +494,7 @@ static void record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot)
             return; /* the rcl_publish of a message already timed by rclcpp_intra_publish */
         }
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t now = mono_ns();
     uint64_t prev = atomic_exchange_explicit(&g->last_mono_ns, now, memory_order_relaxed);
     if (prev != 0 && now > prev) {
         uint64_t d = now - prev;
@@ -441,13 +526,12 @@ static void take_extras(uintptr_t ep, bool counted, int64_t source_ns)
         record_latency(&g_seg.latency[ep - 1], source_ns);
 }
 
-/* The thread-cache slot of (handle, kind), resolved on a miss; NULL while
- * the chain is not complete (not counted, not cached). */
+/* The thread-cache slot of (handle, kind), resolved on a miss. */
 static inline struct tls_slot *lookup(uintptr_t handle, unsigned kind)
 {
     uint32_t gen = atomic_load_explicit(&g_gen, memory_order_acquire);
     uintptr_t key = handle ^ kind;
-    struct tls_slot *set = tls_cache[tls_set(key)].way;
+    struct tls_slot *set = tls_ways(key);
     if (LIKELY(set[0].key == key && set[0].gen == gen))
         return &set[0];
     if (set[1].key == key && set[1].gen == gen)
@@ -457,9 +541,7 @@ static inline struct tls_slot *lookup(uintptr_t handle, unsigned kind)
 
 static inline void count(uintptr_t handle, unsigned kind, unsigned counter_slot)
 {
-    struct tls_slot *hit = lookup(handle, kind);
-    if (hit == NULL)
-        return;
+    const struct tls_slot *hit = lookup(handle, kind);
     if (hit->counters != 0) {
         bump(hit->counters + counter_slot * sizeof(uint64_t));
         if (UNLIKELY(hit->gap != NULL)) /* gap tracking off: no clock read at all */
@@ -471,9 +553,7 @@ static inline void count(uintptr_t handle, unsigned kind, unsigned counter_slot)
  * latency of every subscription when latency tracking is on. */
 static inline void take(uintptr_t handle, int64_t source_ns)
 {
-    struct tls_slot *hit = lookup(handle, KEY_TAKE);
-    if (hit == NULL)
-        return;
+    const struct tls_slot *hit = lookup(handle, KEY_TAKE);
     if (hit->counters != 0)
         bump(hit->counters + RP_SLOT_INTER * sizeof(uint64_t));
     if (UNLIKELY(hit->gap != NULL)) /* gaps and latency off: no clock read at all */

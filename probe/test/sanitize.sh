@@ -33,7 +33,8 @@ run() { # graph duration
   LD_PRELOAD="$rt:$out/lib/libros2_pulse.so" "$out/bin/simgraph" --graph "$1" --duration "$2" --start-delay 0.05
 }
 graphs=(demo stress internal/integration/testdata/selfloop.graph internal/integration/testdata/reuse.graph
-        internal/integration/testdata/fork.graph internal/integration/testdata/latency.graph internal/integration/testdata/rclpy_sub.graph)
+        internal/integration/testdata/fork.graph internal/integration/testdata/latency.graph internal/integration/testdata/rclpy_sub.graph
+        internal/integration/testdata/wide.graph)
 for g in "${graphs[@]}"; do
   run "$g" 2 || { echo "FAIL: $lane on $g"; exit 1; }
   # and with gap and latency tracking, whose hot paths add atomics shared between threads
