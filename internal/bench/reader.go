@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/csv"
 	"fmt"
+	"github.com/prometheus/procfs"
 	"io"
 	"os"
 	"os/exec"
@@ -25,6 +26,7 @@ type ReaderRow struct {
 	CPUms, CPUmsSEM  float64 // CPU per sample (scan, window, render)
 	CorePct          float64 // share of one core at a 1 s period
 	MaxRSSKiB        int64
+	AnonKiB          int64 // private memory (RssAnon) after the last sample: RSS less the binary's pages and the shared segments
 }
 
 // MakeDirectory fills dir with procs synthetic segments of endpoints endpoints
@@ -77,7 +79,13 @@ func MeasureReader(dir string, samples int, out io.Writer) error {
 	m, s := MeanSEM(per[min(1, len(per)-1):]) // the first sample maps every file
 	var ru unix.Rusage
 	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
-	fmt.Fprintf(out, "cpu_ms=%.4f,%.4f maxrss_kib=%d\n", m, s, ru.Maxrss)
+	var anon uint64
+	if p, err := procfs.Self(); err == nil {
+		if st, err := p.NewStatus(); err == nil {
+			anon = st.RssAnon / 1024
+		}
+	}
+	fmt.Fprintf(out, "cpu_ms=%.4f,%.4f maxrss_kib=%d anon_kib=%d\n", m, s, ru.Maxrss, anon)
 	return nil
 }
 
@@ -101,12 +109,12 @@ func RunReader(self string, procs, endpoints []int, samples int, log io.Writer) 
 			}
 			var r ReaderRow
 			r.Procs, r.Endpoints = p, e
-			if _, err := fmtSscanf(string(out), &r.CPUms, &r.CPUmsSEM, &r.MaxRSSKiB); err != nil {
+			if _, err := fmtSscanf(string(out), &r.CPUms, &r.CPUmsSEM, &r.MaxRSSKiB, &r.AnonKiB); err != nil {
 				return rows, fmt.Errorf("reader sample output %q: %v", out, err)
 			}
 			r.CorePct = r.CPUms / 1000 * 100 // one sample per second
 			rows = append(rows, r)
-			fmt.Fprintf(log, "reader: %d processes x %d endpoints: %.3f ms CPU per sample, %d KiB RSS\n", p, e, r.CPUms, r.MaxRSSKiB)
+			fmt.Fprintf(log, "reader: %d processes x %d endpoints: %.3f ms CPU per sample, %d KiB RSS (%d KiB private)\n", p, e, r.CPUms, r.MaxRSSKiB, r.AnonKiB)
 		}
 	}
 	return rows, nil
@@ -115,9 +123,9 @@ func RunReader(self string, procs, endpoints []int, samples int, log io.Writer) 
 // WriteReaderCSV writes rows as CSV.
 func WriteReaderCSV(w io.Writer, rows []ReaderRow) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"processes", "endpoints_per_process", "cpu_ms_per_sample", "sem", "core_pct_at_1s", "max_rss_kib"})
+	cw.Write([]string{"processes", "endpoints_per_process", "cpu_ms_per_sample", "sem", "core_pct_at_1s", "max_rss_kib", "private_kib"})
 	for _, r := range rows {
-		cw.Write([]string{strconv.Itoa(r.Procs), strconv.Itoa(r.Endpoints), f3(r.CPUms), f3(r.CPUmsSEM), f3(r.CorePct), strconv.FormatInt(r.MaxRSSKiB, 10)})
+		cw.Write([]string{strconv.Itoa(r.Procs), strconv.Itoa(r.Endpoints), f3(r.CPUms), f3(r.CPUmsSEM), f3(r.CorePct), strconv.FormatInt(r.MaxRSSKiB, 10), strconv.FormatInt(r.AnonKiB, 10)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -126,10 +134,11 @@ func WriteReaderCSV(w io.Writer, rows []ReaderRow) error {
 // ReaderTable renders rows as Markdown and names the largest directory sampled under 50 ms.
 func ReaderTable(rows []ReaderRow) string {
 	var b strings.Builder
-	b.WriteString("\n| processes | endpoints each | CPU per sample | % of a core at 1 s | max RSS |\n|---|---|---|---|---|\n")
+	b.WriteString("\n| processes | endpoints each | CPU per sample | % of a core at 1 s | max RSS | private |\n|---|---|---|---|---|---|\n")
 	best := -1
 	for i, r := range rows {
-		fmt.Fprintf(&b, "| %d | %d | %s ms | %.3f %% | %.1f MiB |\n", r.Procs, r.Endpoints, pm(r.CPUms, r.CPUmsSEM, 3), r.CorePct, float64(r.MaxRSSKiB)/1024)
+		fmt.Fprintf(&b, "| %d | %d | %s ms | %.3f %% | %.1f MiB | %.1f MiB |\n", r.Procs, r.Endpoints, pm(r.CPUms, r.CPUmsSEM, 3), r.CorePct,
+			float64(r.MaxRSSKiB)/1024, float64(r.AnonKiB)/1024)
 		if r.CPUms < 50 && (best < 0 || r.Procs*r.Endpoints > rows[best].Procs*rows[best].Endpoints) {
 			best = i
 		}
@@ -141,6 +150,6 @@ func ReaderTable(rows []ReaderRow) string {
 	return b.String()
 }
 
-func fmtSscanf(s string, cpu, sem *float64, rss *int64) (int, error) {
-	return fmt.Sscanf(strings.TrimSpace(s), "cpu_ms=%f,%f maxrss_kib=%d", cpu, sem, rss)
+func fmtSscanf(s string, cpu, sem *float64, rss, anon *int64) (int, error) {
+	return fmt.Sscanf(strings.TrimSpace(s), "cpu_ms=%f,%f maxrss_kib=%d anon_kib=%d", cpu, sem, rss, anon)
 }

@@ -22,8 +22,8 @@ func TestMakeDirectoryAndMeasure(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cpu, sem float64
-	var rss int64
-	if _, err := fmtSscanf(out.String(), &cpu, &sem, &rss); err != nil || rss <= 0 {
+	var rss, anon int64
+	if _, err := fmtSscanf(out.String(), &cpu, &sem, &rss, &anon); err != nil || rss <= 0 || anon <= 0 || anon > rss {
 		t.Fatalf("%q: %v", out.String(), err)
 	}
 }

@@ -287,7 +287,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 			emit(ch, c.d.timerPeriod, prometheus.GaugeValue, float64(e.Aux)/1e9, time.Time{}, node, pid, ord)
 			continue
 		}
-		if e.Kind != segment.KindPublisher && e.Kind != segment.KindSubscription || e.Retired() || window.Builtin[e.Name] {
+		if e.Kind != segment.KindPublisher && e.Kind != segment.KindSubscription || e.Retired() || window.IsBuiltin(e.Name) {
 			continue
 		}
 		side := sideOf(e.Kind)

@@ -9,8 +9,8 @@ import (
 )
 
 // Latency at rmw_take, for rclpy and rclcpp subscriptions alike: each
-// topic's percentiles and maximum fall in the histogram bucket of the
-// injected delay, and its mean (from the exact sum) within a millisecond.
+// topic's median falls in the histogram bucket of the injected delay, its
+// mean (from the exact sum) within a millisecond, and no percentile below it.
 // Off by default: no latency data, no realtime clock read.
 func TestLatencyMatchesInjectedDelay(t *testing.T) {
 	g := sim(t, "testdata/latency.graph", "jazzy", 4*time.Second, "ROS_TOPIC_STATS_LATENCY=1")
@@ -25,9 +25,16 @@ func TestLatencyMatchesInjectedDelay(t *testing.T) {
 				t.Fatalf("window %d: no latency for %s: %+v", i, topic, tp)
 			}
 			l := tp.Latency
-			// A bucket spans 1/16 of its lower bound; the socket hop adds well under a millisecond.
+			// A bucket spans 1/16 of its lower bound; the socket hop adds well
+			// under a millisecond. The tail also measures real wake-up delays of
+			// the subscriber (a loaded machine showed +4 ms): the median must
+			// sit in the injected delay's bucket, the tail only never below it.
 			for name, v := range map[string]float64{"p50": l.P50Ms, "p99": l.P99Ms, "max": l.MaxMs} {
-				if v < delay || v > delay*(1+1.0/16)+1 {
+				slack := 1.0
+				if name != "p50" {
+					slack = 10
+				}
+				if v < delay || v > delay*(1+1.0/16)+slack {
 					t.Errorf("window %d %s latency %s = %.3f ms, injected %g ms", i, topic, name, v, delay)
 				}
 			}

@@ -117,6 +117,7 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 				r.writeErr = msg
 				fmt.Fprintf(r.opt.Warn, "pulse: cannot write window (%v); counts are kept and the next window will cover this one\n", err)
 			}
+			r.reader.Recycle(scan)
 			return w, nil // keep prev: nothing counted is lost
 		}
 		if r.writeErr != "" {
@@ -124,6 +125,7 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 			r.writeErr = ""
 		}
 	}
+	r.reader.Recycle(r.prev) // the window holds no part of a scan
 	r.prev = scan
 	if r.opt.OnWindow != nil {
 		r.opt.OnWindow(w, warns, final)

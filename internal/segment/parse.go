@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"sort"
+	"strconv"
 	"sync/atomic"
 	"unsafe"
 )
@@ -93,10 +95,30 @@ type Snapshot struct {
 	Corrupt          int // records skipped because they failed validation
 
 	Alive bool // set by Reader: the probe's lock is held
+
+	key string // Key(), kept by the Reader per mapping
 }
 
 // Key identifies one process image's segment across snapshots.
-func (s *Snapshot) Key() string { return fmt.Sprintf("%s@%d", s.Path, s.StartMono) }
+func (s *Snapshot) Key() string {
+	if s.key != "" {
+		return s.key
+	}
+	return s.Path + "@" + strconv.FormatUint(s.StartMono, 10)
+}
+
+// FindEndpoint returns the endpoint with record index i in eps, which a
+// snapshot lists in index order (records not ready yet are skipped), or nil.
+func FindEndpoint(eps []Endpoint, i int) *Endpoint {
+	if i < len(eps) && eps[i].Index == i { // no record skipped before it: the usual case
+		return &eps[i]
+	}
+	j := sort.Search(len(eps), func(j int) bool { return eps[j].Index >= i })
+	if j < len(eps) && eps[j].Index == i {
+		return &eps[j]
+	}
+	return nil
+}
 
 // ErrNotReady means the segment is still being created (no magic yet).
 var ErrNotReady = errors.New("segment is still being initialised")
@@ -118,11 +140,13 @@ func cString(b []byte) (string, bool) {
 // loads, and nothing read from mem is trusted without a bounds check.
 func Parse(mem []byte) (*Snapshot, error) { return parse(mem, nil) }
 
-// NameCache keeps the names already read from one mapping. A record's name
-// never changes once the record is published, so a reader that keeps a
-// segment mapped converts each name once instead of every scan.
-type NameCache struct {
+// mappingCache is what a reader keeps per mapping between scans. A record's
+// name never changes once the record is published, so each name is converted
+// once instead of every scan; spare is an endpoint list handed back by
+// Reader.Recycle for the next parse to fill.
+type mappingCache struct {
 	nodes, endpoints []*string
+	spare            []Endpoint
 }
 
 func cached(list *[]*string, i uint32, read func() (string, bool)) (string, bool) {
@@ -139,9 +163,9 @@ func cached(list *[]*string, i uint32, read func() (string, bool)) (string, bool
 	return v, ok
 }
 
-func parse(mem []byte, names *NameCache) (*Snapshot, error) {
+func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 	if names == nil {
-		names = &NameCache{}
+		names = &mappingCache{}
 	}
 	if len(mem) < HeaderSize {
 		return nil, fmt.Errorf("truncated: %d bytes, the header alone is %d", len(mem), HeaderSize)
@@ -289,7 +313,11 @@ func parse(mem []byte, names *NameCache) (*Snapshot, error) {
 	if epCount > h.EndpointCapacity {
 		return nil, fmt.Errorf("endpoint count %d exceeds capacity %d", epCount, h.EndpointCapacity)
 	}
-	snap.Endpoints = make([]Endpoint, 0, epCount)
+	if cap(names.spare) >= int(epCount) {
+		snap.Endpoints, names.spare = names.spare[:0], nil
+	} else {
+		snap.Endpoints = make([]Endpoint, 0, epCount)
+	}
 	for i := uint32(0); i < epCount; i++ {
 		off := epSec.Offset + uint64(i)*epSec.Stride
 		r := (*rawEndpoint)(unsafe.Pointer(&mem[off]))

@@ -49,7 +49,9 @@ type mapping struct {
 	mem   []byte
 	dev   uint64
 	ino   uint64
-	names NameCache
+	names mappingCache
+	key   string // the last snapshot's Key(): one string per mapping, not per scan
+	keyAt uint64 // the StartMono it was made for
 }
 
 // Reader keeps segments of one directory mapped between scans. It is not
@@ -114,6 +116,21 @@ func (r *Reader) Scan() (*Scan, error) {
 	return scan, nil
 }
 
+// Recycle hands back a scan the caller is done with: later scans fill its
+// endpoint lists instead of allocating new ones (they were most of a scan's
+// garbage). Neither the scan nor its snapshots may be used afterwards.
+func (r *Reader) Recycle(s *Scan) {
+	if s == nil {
+		return
+	}
+	for _, snap := range s.Snapshots {
+		if m := r.maps[snap.Path]; m != nil && cap(snap.Endpoints) > cap(m.names.spare) {
+			m.names.spare = snap.Endpoints[:0]
+		}
+		snap.Endpoints = nil
+	}
+}
+
 func (r *Reader) read(path string) (*Snapshot, error) {
 	var st unix.Stat_t
 	if err := unix.Lstat(path, &st); err != nil {
@@ -141,6 +158,10 @@ func (r *Reader) read(path string) (*Snapshot, error) {
 	}
 	snap.Path = path
 	snap.Alive = lockHeld(m.file)
+	if m.key == "" || m.keyAt != snap.StartMono {
+		m.key, m.keyAt = snap.Key(), snap.StartMono
+	}
+	snap.key = m.key
 	return snap, nil
 }
 
@@ -179,7 +200,7 @@ func mapFile(path string) (*mapping, error) {
 
 // parseGuarded turns a fault on the mapping (the file was truncated under
 // us: SIGBUS) into an error instead of a crash.
-func parseGuarded(mem []byte, names *NameCache) (snap *Snapshot, err error) {
+func parseGuarded(mem []byte, names *mappingCache) (snap *Snapshot, err error) {
 	old := debug.SetPanicOnFault(true)
 	defer func() {
 		debug.SetPanicOnFault(old)

@@ -24,8 +24,9 @@ import (
 // MinExposure is the shortest time a young endpoint's count is divided by.
 const MinExposure = 0.2
 
-// Builtin topics every node carries; hidden from windows unless asked for.
-var Builtin = map[string]bool{"/rosout": true, "/parameter_events": true}
+// IsBuiltin reports the topics every node carries, hidden from windows unless
+// asked for. A comparison, not a map: it runs for every endpoint of every scan.
+func IsBuiltin(topic string) bool { return topic == "/rosout" || topic == "/parameter_events" }
 
 // Options shape a window.
 type Options struct {
@@ -118,44 +119,64 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 	t2 := cur.Mono
 	w := &Window{TsNs: tsNs, Seconds: seconds(t2 - min(t1, t2))}
 
-	// The previous counts of each segment, by endpoint record index.
-	before := map[string][]*segment.Endpoint{}
+	// The previous reading of each segment.
+	before := map[string]*segment.Snapshot{}
 	if prev != nil {
 		for _, s := range prev.Snapshots {
-			byIndex := make([]*segment.Endpoint, 0, len(s.Endpoints))
-			for i := range s.Endpoints {
-				e := &s.Endpoints[i]
-				for len(byIndex) <= e.Index {
-					byIndex = append(byIndex, nil)
-				}
-				byIndex[e.Index] = e
-			}
-			before[s.Key()] = byIndex
+			before[s.Key()] = s
 		}
 	}
 
-	// Size every topic's endpoint lists up front: appends were most of a sample's cost.
-	sizes := map[string][2]int{}
+	// First pass: number the topics and size their endpoint lists, so the
+	// second pass neither hashes a name again nor grows a slice (map work
+	// and appends were most of a sample's cost).
+	index := map[string]int32{}
+	var sizes [][2]int
+	endpoints := 0
+	for _, s := range cur.Snapshots {
+		endpoints += len(s.Endpoints)
+	}
+	topicOf := make([]int32, 0, endpoints) // per pub/sub endpoint in scan order: its topic, or -1 when hidden
+	rates := 0
 	for _, s := range cur.Snapshots {
 		for i := range s.Endpoints {
 			e := &s.Endpoints[i]
-			n := sizes[e.Name]
-			switch e.Kind {
-			case segment.KindPublisher:
-				n[0]++
-			case segment.KindSubscription:
-				n[1]++
+			if e.Kind != segment.KindPublisher && e.Kind != segment.KindSubscription {
+				continue
 			}
-			sizes[e.Name] = n
+			if IsBuiltin(e.Name) && !opt.ShowBuiltin {
+				topicOf = append(topicOf, -1)
+				continue
+			}
+			ti, ok := index[e.Name]
+			if !ok {
+				ti = int32(len(sizes))
+				index[e.Name] = ti
+				sizes = append(sizes, [2]int{})
+			}
+			sizes[ti][e.Kind-segment.KindPublisher]++
+			topicOf = append(topicOf, ti)
+			rates++
 		}
+	}
+	// Every topic's lists are cut from one slab: one allocation, not two per topic.
+	slab := make([]EndpointRate, rates)
+	cut := func(n int) []EndpointRate {
+		part := slab[:0:n]
+		slab = slab[n:]
+		return part
+	}
+	w.Topics = make([]Topic, len(sizes))
+	for name, ti := range index {
+		w.Topics[ti] = Topic{Name: name, Pubs: cut(sizes[ti][0]), Subs: cut(sizes[ti][1])}
 	}
 	// An endpoint created inside the window is measured from its creation,
 	// with a floor so one early message does not read as a huge rate.
 	exposureOf := func(created uint64) float64 {
 		return max(seconds(t2-min(t2, max(t1, created))), min(MinExposure, w.Seconds))
 	}
-	topics := make(map[string]*Topic, len(sizes))
-	gapAccs := map[string]*[3]gapAcc{} // per topic: publish gaps, receive gaps, receive latency
+	gapAccs := make([]*[3]gapAcc, len(sizes)) // per topic: publish gaps, receive gaps, receive latency
+	next := 0                                 // position in topicOf
 	liveNodes := map[string]bool{}
 	for _, s := range cur.Snapshots {
 		p := procOf(s)
@@ -167,6 +188,10 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 		w.Procs = append(w.Procs, p)
 
 		old, known := before[s.Key()]
+		var oldEps []segment.Endpoint
+		if known {
+			oldEps = old.Endpoints
+		}
 		// A segment older than the previous scan that the scan could not read
 		// has no baseline: count it from the next window on, never its history.
 		noBaseline := prev != nil && !known && s.StartMono < t1
@@ -174,21 +199,24 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 		// record, itself when there is no baseline (nothing counted), or nil
 		// for an endpoint born in this window (everything counted).
 		baseline := func(e *segment.Endpoint) *segment.Endpoint {
-			if e.Index < len(old) && old[e.Index] != nil && old[e.Index].Kind == e.Kind && old[e.Index].Name == e.Name {
-				return old[e.Index]
+			if o := segment.FindEndpoint(oldEps, e.Index); o != nil && o.Kind == e.Kind && o.Name == e.Name {
+				return o
 			}
 			if noBaseline {
 				return e
 			}
 			return nil
 		}
-		ordinals := map[string]int{}
+		var ordinals map[string]int // timers per node, made on the first timer
 		for i := range s.Endpoints {
 			e := &s.Endpoints[i]
 			base := baseline(e)
 			exposure := exposureOf(e.CreatedMono)
 			if e.Kind == segment.KindTimer && e.Node >= 0 && s.Alive && !e.Retired() {
 				node := s.Nodes[e.Node].Name
+				if ordinals == nil {
+					ordinals = map[string]int{}
+				}
 				tm := Timer{Node: node, Ordinal: ordinals[node], Pid: s.Pid, PeriodMs: float64(e.Aux) / 1e6}
 				ordinals[node]++
 				tm.Delta = e.Counts[segment.SlotInter]
@@ -204,7 +232,9 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			if e.Kind != segment.KindPublisher && e.Kind != segment.KindSubscription {
 				continue
 			}
-			if Builtin[e.Name] && !opt.ShowBuiltin {
+			ti := topicOf[next]
+			next++
+			if ti < 0 {
 				continue
 			}
 			total := [2]uint64{e.Counts[segment.SlotInter], e.Counts[segment.SlotIntra]}
@@ -219,18 +249,13 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			if exposure > 0 {
 				r.Inter, r.Intra = float64(delta[0])/exposure, float64(delta[1])/exposure
 			}
-			t := topics[e.Name]
-			if t == nil {
-				n := sizes[e.Name]
-				t = &Topic{Name: e.Name, Pubs: make([]EndpointRate, 0, n[0]), Subs: make([]EndpointRate, 0, n[1])}
-				topics[e.Name] = t
-			}
+			t := &w.Topics[ti]
 			t.Exposure = max(t.Exposure, exposure)
 			if (e.Gap != nil || e.Latency != nil) && !e.Retired() {
-				acc := gapAccs[e.Name]
+				acc := gapAccs[ti]
 				if acc == nil {
 					acc = new([3]gapAcc)
-					gapAccs[e.Name] = acc
+					gapAccs[ti] = acc
 				}
 				var prevGap, prevLat *segment.Gap
 				if base != nil {
@@ -264,11 +289,11 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			}
 		}
 	}
-	for name, t := range topics {
-		if acc := gapAccs[name]; acc != nil {
+	for ti, acc := range gapAccs {
+		if acc != nil {
+			t := &w.Topics[ti]
 			t.PubGap, t.RecvGap, t.Latency = acc[0].stats(), acc[1].stats(), acc[2].stats()
 		}
-		w.Topics = append(w.Topics, *t)
 	}
 	sort.Slice(w.Topics, func(i, j int) bool { return w.Topics[i].Name < w.Topics[j].Name })
 	for n := range liveNodes {
