@@ -200,3 +200,25 @@ func TestFaultSlowSubscriber(t *testing.T) {
 	}
 	expectHealthy(t, scenario(t, strings.Replace(graph, "%s", "2", 1), spec, "500ms", false, "text"))
 }
+
+// A best-effort subscriber that loses a fifth of /points breaks a 5 % loss
+// bound; the ALERT names it. Upstream's grammar has no loss WARN line.
+func TestFaultLossySubscriber(t *testing.T) {
+	const graph = "process drivers\n  node /drivers\n    pub /points 100 thread\nprocess consumer\n  node /consumer\n    sub /points drop=%s\n"
+	const spec = "topics:\n  /points: {max_loss_pct: 5}\n"
+	v := scenario(t, strings.Replace(graph, "%s", "0.2", 1), spec, "1s", false, "text")
+	expectFault(t, v, nil, 0, 0, "topic_loss")
+	re := regexp.MustCompile(`(?m)^ALERT topic_loss topic=/points side=recv transport=any node=/consumer pid=\d+ loss_pct=(\d+\.\d{3}) max_loss_pct=5 for_s=`)
+	for name, out := range map[string]string{"live": v.live, "log": v.log} {
+		got := values(t, out, re)
+		if len(got) == 0 {
+			t.Errorf("%s: no loss ALERT naming the subscription:\n%s", name, out)
+		}
+		for _, x := range got {
+			if x < 18 || x > 22 {
+				t.Errorf("%s: loss %.3f %%, injected 20 %%", name, x)
+			}
+		}
+	}
+	expectHealthy(t, scenario(t, strings.Replace(graph, "%s", "0.01", 1), spec, "1s", false, "jsonl"))
+}

@@ -29,7 +29,8 @@ const (
 	NodeMissing  Kind = "node_missing"
 	TimerRate    Kind = "timer_rate"
 	TopicLatency Kind = "topic_latency" // a receive latency above max_latency_ms
-	CannotJudge  Kind = "cannot_judge"  // a gap or latency rule without the data (Metric says which)
+	TopicLoss    Kind = "topic_loss"    // a subscription that lost more than max_loss_pct
+	CannotJudge  Kind = "cannot_judge"  // a gap, latency or loss rule without the data (Metric says which)
 )
 
 // Warning is one violated (or unjudgeable) rule in one window.
@@ -41,10 +42,10 @@ type Warning struct {
 	Node      string
 	Pid       int     // the subscription's (or timer's) process; 0 for machine-wide warnings
 	Timer     int     // the timer's ordinal in its node; -1 for every timer / not a timer
-	Value     float64 // Hz, or ms for gaps
+	Value     float64 // Hz, ms for gaps and latency, % for loss
 	Min, Max  float64 // the bounds of a rate rule (Max +Inf when unbounded)
-	Bound     float64 // max_gap_ms, or max_latency_ms for latency verdicts
-	Metric    string  // for CannotJudge: "gap" or "latency"
+	Bound     float64 // max_gap_ms, max_latency_ms or max_loss_pct
+	Metric    string  // for CannotJudge: "gap", "latency" or "loss"
 	Since     time.Time
 	Age       time.Duration // how long the violation has lasted, as of this window
 }
@@ -211,6 +212,34 @@ func (e *Evaluator) topic(r spec.TopicRule, w *window.Window) []Warning {
 			out = append(out, x)
 		}
 	}
+	if r.HasLoss() {
+		out = append(out, lossVerdicts(base, r, t)...)
+	}
+	return out
+}
+
+// lossVerdicts judges every subscription judged for loss in the window. A
+// topic with no publisher on this machine cannot be judged: its messages
+// come from elsewhere, and what was sent is unknown.
+func lossVerdicts(base Warning, r spec.TopicRule, t *window.Topic) []Warning {
+	base.Bound = r.MaxLossPct
+	if t.PubCount == 0 {
+		base.Kind, base.Metric = CannotJudge, "loss"
+		return []Warning{base}
+	}
+	var out []Warning
+	for _, s := range t.Subs {
+		if s.LossJudged && s.LossPct > r.MaxLossPct {
+			x := base
+			x.Kind, x.Value, x.Pid, x.Node = TopicLoss, s.LossPct, s.Pid, s.Node
+			out = append(out, x)
+		}
+	}
+	if len(t.Subs) == 0 && t.Loss.Judged > 0 && t.Loss.WorstPct > r.MaxLossPct { // read from a log: the worst one only
+		x := base
+		x.Kind, x.Value, x.Pid, x.Node = TopicLoss, t.Loss.WorstPct, t.Loss.Pid, t.Loss.Node
+		out = append(out, x)
+	}
 	return out
 }
 
@@ -234,6 +263,6 @@ func (e *Evaluator) timer(r spec.TimerRule, w *window.Window) []Warning {
 
 // Sort orders warnings as the spec lists them: topics, nodes, timers; stable.
 func Sort(ws []Warning) {
-	rank := map[Kind]int{TopicRate: 0, TopicGap: 0, TopicLatency: 0, TopicMissing: 0, CannotJudge: 0, NodeMissing: 1, TimerRate: 2}
+	rank := map[Kind]int{TopicRate: 0, TopicGap: 0, TopicLatency: 0, TopicLoss: 0, TopicMissing: 0, CannotJudge: 0, NodeMissing: 1, TimerRate: 2}
 	sort.SliceStable(ws, func(i, j int) bool { return rank[ws[i].Kind] < rank[ws[j].Kind] })
 }

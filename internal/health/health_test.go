@@ -222,3 +222,28 @@ func TestLatencyRule(t *testing.T) {
 		t.Errorf("no latency data: %+v", ws)
 	}
 }
+
+// A loss rule judges every subscription the window judged for loss, names
+// the lossy one, ignores late joiners, and cannot judge a topic whose
+// publishers are all elsewhere. From a log, only the worst one is known.
+func TestLossRule(t *testing.T) {
+	s := mustSpec(t, "topics:\n  /pts: {max_loss_pct: 2}\n")
+	subs := []window.EndpointRate{
+		{Pid: 10, Node: "/ok", Alive: true, LossJudged: true, LossPct: 1},
+		{Pid: 11, Node: "/lossy", Alive: true, LossJudged: true, LossPct: 20},
+		{Pid: 12, Node: "/late", Alive: true, LossPct: 50}, // not judged: joined in the window
+	}
+	ws := judge(New(s), win([]window.Topic{{Name: "/pts", PubCount: 1, SubCount: 3, RecvInter: 30, Subs: subs,
+		Loss: window.Loss{Judged: 2, WorstPct: 20, Node: "/lossy", Pid: 11}}}, nil, nil))
+	if len(ws) != 1 || ws[0].Kind != TopicLoss || ws[0].Value != 20 || ws[0].Bound != 2 || ws[0].Node != "/lossy" || ws[0].Pid != 11 {
+		t.Errorf("one lossy subscription: %+v", ws)
+	}
+	ws = judge(New(s), win([]window.Topic{{Name: "/pts", PubCount: 0, SubCount: 1, RecvInter: 30, Subs: subs[:1]}}, nil, nil))
+	if len(ws) != 1 || ws[0].Kind != CannotJudge || ws[0].Metric != "loss" {
+		t.Errorf("no publisher on this machine: %+v", ws)
+	}
+	fromLog := window.Topic{Name: "/pts", PubCount: 1, SubCount: 1, RecvInter: 30, Loss: window.Loss{Judged: 3, WorstPct: 7.5, Node: "/lossy", Pid: 11}}
+	if ws := judge(New(s), win([]window.Topic{fromLog}, nil, nil)); len(ws) != 1 || ws[0].Kind != TopicLoss || ws[0].Value != 7.5 || ws[0].Pid != 11 {
+		t.Errorf("from a log: %+v", ws)
+	}
+}

@@ -105,10 +105,15 @@ func alertLine(w *health.Warning) string {
 		fmt.Fprintf(&b, " max_dt_ms=%s max_gap_ms=%s", ms(w.Value), bound(w.Bound))
 	case health.TopicLatency:
 		fmt.Fprintf(&b, " max_ms=%s max_latency_ms=%s", ms(w.Value), bound(w.Bound))
+	case health.TopicLoss:
+		fmt.Fprintf(&b, " loss_pct=%s max_loss_pct=%s", pct(w.Value), bound(w.Bound))
 	case health.CannotJudge:
-		if w.Metric == "latency" {
+		switch w.Metric {
+		case "latency":
 			fmt.Fprintf(&b, " max_latency_ms=%s reason=no_latency_data", bound(w.Bound))
-		} else {
+		case "loss":
+			fmt.Fprintf(&b, " max_loss_pct=%s reason=no_local_publisher", bound(w.Bound))
+		default:
 			fmt.Fprintf(&b, " max_gap_ms=%s reason=no_gap_data", bound(w.Bound))
 		}
 	case health.RecvLag:
@@ -119,7 +124,7 @@ func alertLine(w *health.Warning) string {
 }
 
 // lines decides, once for both formats, which lines a topic gets.
-type lines struct{ topic, pub, recv, pubGap, recvGap, latency bool }
+type lines struct{ topic, pub, recv, pubGap, recvGap, latency, loss bool }
 
 func decide(t *window.Topic, opt Options) lines {
 	var l lines
@@ -130,10 +135,23 @@ func decide(t *window.Topic, opt Options) lines {
 	l.pubGap = t.PubGap.HasData && t.PubGap.MaxDtMs() > 0
 	l.recvGap = t.RecvGap.HasData && t.RecvGap.MaxDtMs() > 0
 	l.latency = t.Latency.HasData && t.Latency.N > 0 // a new line kind: the window's receive latency
+	// A new line kind, only for a loss: a line per topic per window would
+	// grow every log for what is usually 0. No line reads as nothing lost.
+	l.loss = t.Loss.Judged > 0 && pct(t.Loss.WorstPct) != pct(0)
 	return l
 }
 
 func ms(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+func pct(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+// dash stands in for an empty name in the text grammar.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return textName(s)
+}
 
 // periodLine is the new line kind carrying a side's period statistics.
 func periodLine(b *strings.Builder, name, side string, g *window.GapStats) {
@@ -197,6 +215,10 @@ func renderText(w *window.Window, opt Options) []byte {
 			g := &t.Latency
 			fmt.Fprintf(&b, "LATENCY %s n=%d mean_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s max_ms=%s\n",
 				name, g.N, ms(g.MeanMs), ms(g.P50Ms), ms(g.P90Ms), ms(g.P99Ms), ms(g.MaxMs))
+		}
+		if l.loss {
+			fmt.Fprintf(&b, "LOSS %s published=%d judged=%d worst_pct=%s node=%s pid=%d\n",
+				name, t.Published, t.Loss.Judged, pct(t.Loss.WorstPct), dash(t.Loss.Node), t.Loss.Pid)
 		}
 	}
 	for _, tm := range w.Timers {
@@ -277,10 +299,15 @@ func jsonWarn(b *strings.Builder, w *health.Warning) {
 		fmt.Fprintf(b, `,"max_dt_ms":%s,"max_gap_ms":%s`, ms(w.Value), bound(w.Bound))
 	case health.TopicLatency:
 		fmt.Fprintf(b, `,"max_ms":%s,"max_latency_ms":%s`, ms(w.Value), bound(w.Bound))
+	case health.TopicLoss:
+		fmt.Fprintf(b, `,"loss_pct":%s,"max_loss_pct":%s`, pct(w.Value), bound(w.Bound))
 	case health.CannotJudge:
-		if w.Metric == "latency" {
+		switch w.Metric {
+		case "latency":
 			fmt.Fprintf(b, `,"max_latency_ms":%s`, bound(w.Bound))
-		} else {
+		case "loss":
+			fmt.Fprintf(b, `,"max_loss_pct":%s`, bound(w.Bound))
+		default:
 			fmt.Fprintf(b, `,"max_gap_ms":%s`, bound(w.Bound))
 		}
 	case health.RecvLag:
@@ -376,6 +403,24 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 		g := &t.Latency
 		fmt.Fprintf(&b, `,"n":%d,"mean_ms":%s,"p50_ms":%s,"p90_ms":%s,"p99_ms":%s,"max_ms":%s}`,
 			g.N, ms(g.MeanMs), ms(g.P50Ms), ms(g.P90Ms), ms(g.P99Ms), ms(g.MaxMs))
+	}
+	// Subscription loss: a new array, only for topics that lost messages.
+	b.WriteString(`],"losses":[`)
+	first = true
+	for i := range w.Topics {
+		t := &w.Topics[i]
+		if !decide(t, opt).loss {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.WriteString(`{"topic":`)
+		jsonString(&b, t.Name)
+		fmt.Fprintf(&b, `,"published":%d,"judged":%d,"worst_pct":%s,"node":`, t.Published, t.Loss.Judged, pct(t.Loss.WorstPct))
+		jsonString(&b, t.Loss.Node)
+		fmt.Fprintf(&b, `,"pid":%d}`, t.Loss.Pid)
 	}
 	// Period statistics: a new array (old readers ignore unknown keys).
 	b.WriteString(`],"periods":[`)

@@ -214,6 +214,14 @@ func newBuilder(w *window.Window) *builder {
 	return &builder{w: w, topics: map[string]*window.Topic{}}
 }
 
+// loss records a topic's worst subscription loss: a log writes it only when
+// something was lost, and only with a publisher on the machine.
+func (b *builder) loss(name string, published uint64, l window.Loss) {
+	t := b.topic(name)
+	t.Published, t.Loss = published, l
+	t.PubCount, t.SubCount = max(t.PubCount, 1), max(t.SubCount, 1)
+}
+
 func (b *builder) topic(name string) *window.Topic {
 	t := b.topics[name]
 	if t == nil {
@@ -259,7 +267,7 @@ func (b *builder) textLine(s string) bool {
 	switch kind {
 	case "WARN", "ALERT", "LOAN":
 		return true // verdicts are re-judged from the numbers; loans are not modelled
-	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "TIMER", "NODE", "PROC":
+	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC":
 	default:
 		return true // a line kind from a newer writer
 	}
@@ -348,6 +356,23 @@ func (b *builder) textLine(s string) bool {
 		t := b.topic(name)
 		t.SubCount = max(t.SubCount, 1)
 		t.Latency = window.GapStats{HasData: true, N: n, MeanMs: v[0], P50Ms: v[1], P90Ms: v[2], P99Ms: v[3], MaxMs: v[4]}
+	case "LOSS":
+		kv, ok := keyvals(f[2:], "published", "judged", "worst_pct", "node", "pid")
+		if !ok {
+			return false
+		}
+		published, err1 := strconv.ParseUint(kv["published"], 10, 64)
+		judged, err2 := strconv.Atoi(kv["judged"])
+		pid, err3 := strconv.Atoi(kv["pid"])
+		worst, ok := number(kv["worst_pct"])
+		node, nameOK := unescapeName(kv["node"])
+		if err1 != nil || err2 != nil || err3 != nil || !ok || !nameOK || judged < 1 || pid < 0 || worst > 100 {
+			return false
+		}
+		if node == "-" {
+			node = ""
+		}
+		b.loss(name, published, window.Loss{Judged: judged, WorstPct: worst, Node: node, Pid: pid})
 	case "TIMER":
 		kv, ok := keyvals(f[2:], "timer", "period_ms", "hz")
 		if !ok {
@@ -411,6 +436,14 @@ type jsonWindow struct {
 		P99Ms  float64 `json:"p99_ms"`
 		MaxMs  float64 `json:"max_ms"`
 	} `json:"latencies"`
+	Losses []struct {
+		Topic     string  `json:"topic"`
+		Published uint64  `json:"published"`
+		Judged    int     `json:"judged"`
+		WorstPct  float64 `json:"worst_pct"`
+		Node      string  `json:"node"`
+		Pid       int     `json:"pid"`
+	} `json:"losses"`
 	Periods []struct {
 		Topic    string  `json:"topic"`
 		Side     string  `json:"side"`
@@ -496,6 +529,12 @@ func parseJSONWindow(line []byte) (*window.Window, bool) {
 		t := b.topic(l.Topic)
 		t.SubCount = max(t.SubCount, 1)
 		t.Latency = window.GapStats{HasData: true, N: l.N, MeanMs: l.MeanMs, P50Ms: l.P50Ms, P90Ms: l.P90Ms, P99Ms: l.P99Ms, MaxMs: l.MaxMs}
+	}
+	for _, l := range j.Losses {
+		if l.Judged < 1 || l.Pid < 0 || l.WorstPct < 0 || l.WorstPct > 100 {
+			return nil, false
+		}
+		b.loss(l.Topic, l.Published, window.Loss{Judged: l.Judged, WorstPct: l.WorstPct, Node: l.Node, Pid: l.Pid})
 	}
 	for _, tm := range j.Timers {
 		if tm.Timer < 0 || tm.PeriodMs < 0 || tm.Hz < 0 {

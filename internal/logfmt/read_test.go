@@ -42,6 +42,9 @@ func TestReadRoundTrip(t *testing.T) {
 		if l := chatter.Latency; !l.HasData || l.N != 19 || l.MeanMs != 1.25 || l.P99Ms != 3.584 || l.MaxMs != 3.584 {
 			t.Errorf("%s: /chatter latency %+v", f, l)
 		}
+		if l := chatter.Loss; chatter.Published != 20 || l != (window.Loss{Judged: 1, WorstPct: 5, Node: "/listener", Pid: 200}) {
+			t.Errorf("%s: /chatter loss %d %+v", f, chatter.Published, l)
+		}
 		if img := got.Topic("/camera/image"); img == nil || img.PubIntra != 30 || img.PubAny != 30 || img.RecvIntra != 30 {
 			t.Errorf("%s: /camera/image %+v", f, img)
 		}

@@ -9,6 +9,7 @@
 //	    - {min_hz: 18, side: pub}
 //	    - {max_gap_ms: 200, side: recv}
 //	  /camera/image: {max_latency_ms: 50}              # receive latency (recv side)
+//	  /points: {max_loss_pct: 1}                     # every subscription's loss (recv side)
 //	nodes: [/controller, /base_driver]               # must be alive
 //	timers:
 //	  /controller: {min_hz: 90}                      # every timer of the node
@@ -51,14 +52,15 @@ const (
 
 // TopicRule is one rule on one topic. Unset bounds are 0 and +Inf.
 type TopicRule struct {
-	Topic     string
-	Side      Side
-	Transport Transport
-	MinHz     float64
-	MaxHz     float64 // +Inf when unbounded
-	MaxGapMs  float64 // +Inf when unbounded
-	MaxLatMs  float64 // max_latency_ms, receive side only; +Inf when unbounded
-	Line      int
+	Topic      string
+	Side       Side
+	Transport  Transport
+	MinHz      float64
+	MaxHz      float64 // +Inf when unbounded
+	MaxGapMs   float64 // +Inf when unbounded
+	MaxLatMs   float64 // max_latency_ms, receive side only; +Inf when unbounded
+	MaxLossPct float64 // max_loss_pct, receive side only; +Inf when unbounded
+	Line       int
 }
 
 // HasRate reports whether the rule bounds the rate.
@@ -69,6 +71,9 @@ func (r TopicRule) HasGap() bool { return !math.IsInf(r.MaxGapMs, 1) }
 
 // HasLatency reports whether the rule bounds the receive latency.
 func (r TopicRule) HasLatency() bool { return !math.IsInf(r.MaxLatMs, 1) }
+
+// HasLoss reports whether the rule bounds each subscription's loss.
+func (r TopicRule) HasLoss() bool { return !math.IsInf(r.MaxLossPct, 1) }
 
 // TimerRule requires a node's timer(s) to fire at least MinHz.
 type TimerRule struct {
@@ -281,7 +286,7 @@ func (s *Spec) parseTopics(n *yaml.Node) error {
 }
 
 func parseTopicRule(topic string, n *yaml.Node) (TopicRule, error) {
-	r := TopicRule{Topic: topic, Side: Recv, Transport: Any, MaxHz: math.Inf(1), MaxGapMs: math.Inf(1), MaxLatMs: math.Inf(1), Line: n.Line}
+	r := TopicRule{Topic: topic, Side: Recv, Transport: Any, MaxHz: math.Inf(1), MaxGapMs: math.Inf(1), MaxLatMs: math.Inf(1), MaxLossPct: math.Inf(1), Line: n.Line}
 	pairs, err := mapping(n, "rule of "+topic)
 	if err != nil {
 		return r, err
@@ -303,6 +308,10 @@ func parseTopicRule(topic string, n *yaml.Node) (TopicRule, error) {
 			if r.MaxLatMs, err = number(k, v); err == nil && r.MaxLatMs == 0 {
 				err = errAt(v, "max_latency_ms must be greater than 0")
 			}
+		case "max_loss_pct":
+			if r.MaxLossPct, err = number(k, v); err == nil && r.MaxLossPct >= 100 {
+				err = errAt(v, "max_loss_pct must be below 100")
+			}
 		case "side":
 			if v.Kind != yaml.ScalarNode || (v.Value != "pub" && v.Value != "recv") {
 				err = errAt(v, "side must be pub or recv, not %q", v.Value)
@@ -314,23 +323,26 @@ func parseTopicRule(topic string, n *yaml.Node) (TopicRule, error) {
 			}
 			r.Transport, transportSet = Transport(v.Value), true
 		default:
-			err = errAt(k, "topic %s: unknown key %q (expected min_hz, max_hz, max_gap_ms, max_latency_ms, side, transport)", topic, k.Value)
+			err = errAt(k, "topic %s: unknown key %q (expected min_hz, max_hz, max_gap_ms, max_latency_ms, max_loss_pct, side, transport)", topic, k.Value)
 		}
 		if err != nil {
 			return r, err
 		}
 	}
 	switch {
-	case !r.HasRate() && !r.HasGap() && !r.HasLatency():
-		return r, errAt(n, "topic %s: a rule needs min_hz, max_hz, max_gap_ms or max_latency_ms", topic)
+	case !r.HasRate() && !r.HasGap() && !r.HasLatency() && !r.HasLoss():
+		return r, errAt(n, "topic %s: a rule needs min_hz, max_hz, max_gap_ms, max_latency_ms or max_loss_pct", topic)
 	case r.HasLatency() && r.Side == Pub:
 		return r, errAt(n, "topic %s: max_latency_ms is measured where messages are received: it needs side recv", topic)
+	case r.HasLoss() && r.Side == Pub:
+		return r, errAt(n, "topic %s: max_loss_pct is measured where messages are received: it needs side recv", topic)
 	case r.MinHz > r.MaxHz:
 		return r, errAt(n, "topic %s: min_hz %g is above max_hz %g", topic, r.MinHz, r.MaxHz)
 	case !r.HasRate() && transportSet:
-		// The gap series merges transports, and latency is inter-process only
-		// (intra-process deliveries never reach rmw_take): a transport would constrain nothing.
-		return r, errAt(n, "topic %s: a gap or latency rule without a rate cannot choose a transport", topic)
+		// The gap series merges transports, latency is inter-process only
+		// (intra-process deliveries never reach rmw_take) and loss counts
+		// every delivery: a transport would constrain nothing.
+		return r, errAt(n, "topic %s: a gap, latency or loss rule without a rate cannot choose a transport", topic)
 	}
 	return r, nil
 }

@@ -43,6 +43,12 @@ type EndpointRate struct {
 	Total    [2]uint64 // cumulative counts
 	Exposure float64   // seconds this endpoint was measured over
 	Alive    bool
+	// Subscriptions: the share (%) of the messages this machine's publishers
+	// sent on the topic in this window that it did not receive. Judged only
+	// for a live subscription that existed for the whole window, with a
+	// baseline, and clamped at 0 (remote publishers deliver more).
+	LossPct    float64
+	LossJudged bool
 }
 
 // Topic is the machine-wide view of one topic.
@@ -59,6 +65,48 @@ type Topic struct {
 	Exposure             float64  // longest time any endpoint of the topic was measured in this window
 	PubGap, RecvGap      GapStats // merged over the side's live endpoints; HasData false without gap tracking
 	Latency              GapStats // receive latency merged over the subscriptions; HasData false without latency tracking
+	Published            uint64   // messages sent in the window by this machine's publishers (each once: max of its inter and intra counts)
+	Loss                 Loss     // the worst judged subscription
+}
+
+// Loss is a topic's worst subscription loss in one window.
+type Loss struct {
+	Judged   int     // subscriptions judged
+	WorstPct float64 // the largest loss among them, %
+	Node     string  // the subscription with that loss
+	Pid      int
+}
+
+// judgeLoss compares each subscription's deliveries with the messages the
+// machine published on its topic in the window. Only a subscription that
+// lived through the whole window is judged: a late joiner missed messages it
+// was never meant to get, and a TransientLocal one may get more. In-flight
+// messages at the window edges move a few messages between neighbouring
+// windows; they never accumulate.
+func judgeLoss(w *Window, baseline bool) {
+	for ti := range w.Topics {
+		t := &w.Topics[ti]
+		for _, p := range t.Pubs {
+			t.Published += max(p.Delta[0], p.Delta[1])
+		}
+		if !baseline || t.PubCount == 0 {
+			continue
+		}
+		for si := range t.Subs {
+			s := &t.Subs[si]
+			if !s.Alive || s.Exposure < w.Seconds*0.999 {
+				continue
+			}
+			s.LossJudged = true
+			if got := s.Delta[0] + s.Delta[1]; t.Published > got {
+				s.LossPct = 100 * float64(t.Published-got) / float64(t.Published)
+			}
+			if t.Loss.Judged == 0 || s.LossPct > t.Loss.WorstPct {
+				t.Loss.WorstPct, t.Loss.Node, t.Loss.Pid = s.LossPct, s.Node, s.Pid
+			}
+			t.Loss.Judged++
+		}
+	}
 }
 
 // Stalled reports a side that has counted before and, with a live endpoint,
@@ -289,6 +337,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			}
 		}
 	}
+	judgeLoss(w, prev != nil)
 	for ti, acc := range gapAccs {
 		if acc != nil {
 			t := &w.Topics[ti]

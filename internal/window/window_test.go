@@ -108,3 +108,41 @@ func TestBuiltinTopicsHidden(t *testing.T) {
 		t.Errorf("ShowBuiltin: %+v", w.Topics)
 	}
 }
+
+// Loss: each subscription that lived through the window is compared with the
+// messages the machine published (each publish once, whatever its
+// transports); late joiners and the first window are not judged, and a
+// subscription fed by a remote publisher too reads 0, never negative.
+func TestLossPerSubscription(t *testing.T) {
+	prev := &segment.Scan{Mono: 10 * sec, Snapshots: []*segment.Snapshot{
+		snap("p", 1*sec, true, ep(0, segment.KindPublisher, "/t", 1*sec, 1000, 1000), ep(1, segment.KindSubscription, "/t", 1*sec, 0, 1000)),
+		snap("s1", 1*sec, true, ep(0, segment.KindSubscription, "/t", 1*sec, 900, 0)),
+		snap("s2", 1*sec, true, ep(0, segment.KindSubscription, "/t", 1*sec, 1500, 0)),
+	}}
+	cur := &segment.Scan{Mono: 12 * sec, Snapshots: []*segment.Snapshot{
+		snap("p", 1*sec, true, ep(0, segment.KindPublisher, "/t", 1*sec, 1100, 1100), ep(1, segment.KindSubscription, "/t", 1*sec, 0, 1100)),
+		snap("s1", 1*sec, true, ep(0, segment.KindSubscription, "/t", 1*sec, 980, 0)), // 80 of 100: 20 % lost
+		snap("s2", 1*sec, true, ep(0, segment.KindSubscription, "/t", 1*sec, 1650, 0)), // 150 of 100: a remote publisher too
+		snap("late", 11*sec, true, ep(0, segment.KindSubscription, "/t", 11*sec, 10, 0)),
+	}}
+	w := Compute(prev, cur, 0, 0, Options{})
+	tp := w.Topic("/t")
+	if tp.Published != 100 {
+		t.Fatalf("published %d, want 100 (inter and intra of one publish are one message)", tp.Published)
+	}
+	want := map[string]struct {
+		judged bool
+		pct    float64
+	}{"/np": {true, 0}, "/ns1": {true, 20}, "/ns2": {true, 0}, "/nlate": {false, 0}}
+	for _, s := range tp.Subs {
+		if wnt := want[s.Node]; s.LossJudged != wnt.judged || !near(s.LossPct, wnt.pct) {
+			t.Errorf("%s: judged %v loss %.2f %%, want %v %.2f", s.Node, s.LossJudged, s.LossPct, wnt.judged, wnt.pct)
+		}
+	}
+	if tp.Loss.Judged != 3 || !near(tp.Loss.WorstPct, 20) || tp.Loss.Node != "/ns1" || tp.Loss.Pid != 2 {
+		t.Errorf("topic loss %+v", tp.Loss)
+	}
+	if first := Compute(nil, cur, 0, 0, Options{}).Topic("/t"); first.Loss.Judged != 0 {
+		t.Errorf("the first window has no baseline, yet judged %+v", first.Loss)
+	}
+}

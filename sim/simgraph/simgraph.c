@@ -103,6 +103,7 @@ struct sub_rt {
     const char *topic;
     char *scratch;
     size_t scratch_size;
+    uint64_t received; /* samples that reached this reader, for drop= */
 };
 
 struct timer_rt {
@@ -439,6 +440,13 @@ static void deliver_socket(int s, const struct msg *m)
                                 : NULL;
     if (m->pub >= 0 && m->pub < G.npubs && strcmp(pub_topic ? pub_topic : G.pubs[m->pub].topic, topic) != 0)
         return; /* not matched (the subscription was re-created for another topic) */
+    if (gs->drop > 0) {
+        /* A best-effort reader loses the sample in the network: nothing fires
+         * (no take, no callback). Exactly drop x n of the first n samples. */
+        uint64_t n = __atomic_fetch_add(&r->received, 1, __ATOMIC_RELAXED);
+        if ((uint64_t)((double)(n + 1) * gs->drop) > (uint64_t)((double)n * gs->drop))
+            return;
+    }
     if (!gn->py)
         ros_trace_rclcpp_executor_execute(handle);
     else /* rclpy's wait set wakes before the sample is ready: a take that takes nothing */
