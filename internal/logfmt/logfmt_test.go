@@ -23,9 +23,9 @@ func fixture() *window.Window {
 		Topics: []window.Topic{
 			{Name: "/camera/image", PubIntra: 30, PubAny: 30, RecvIntra: 30, PubIntraSeen: true, RecvSeen: true},
 			{Name: "/chatter", PubInter: 10, PubAny: 10, RecvInter: 9.5, PubInterSeen: true, RecvSeen: true,
-				PubGap:  window.GapStats{HasData: true, N: 20, MeanMs: 100.0004, StddevMs: 0.51284, P50Ms: 100.352, P90Ms: 102.4, P99Ms: 102.4, MaxMs: 102.4, OpenMs: 12.5},
-				RecvGap: window.GapStats{HasData: true, N: 19, MeanMs: 105.26, P50Ms: 100.352, P90Ms: 102.4, P99Ms: 851.968, MaxMs: 851.968, OpenMs: 901.2},
-				Latency: window.GapStats{HasData: true, N: 19, MeanMs: 1.25, P50Ms: 1.088, P90Ms: 2.048, P99Ms: 3.584, MaxMs: 3.584},
+				PubGap:    window.GapStats{HasData: true, N: 20, MeanMs: 100.0004, StddevMs: 0.51284, P50Ms: 100.352, P90Ms: 102.4, P99Ms: 102.4, MaxMs: 102.4, OpenMs: 12.5},
+				RecvGap:   window.GapStats{HasData: true, N: 19, MeanMs: 105.26, P50Ms: 100.352, P90Ms: 102.4, P99Ms: 851.968, MaxMs: 851.968, OpenMs: 901.2},
+				Latency:   window.GapStats{HasData: true, N: 19, MeanMs: 1.25, P50Ms: 1.088, P90Ms: 2.048, P99Ms: 3.584, MaxMs: 3.584},
 				Published: 20, Loss: window.Loss{Judged: 1, WorstPct: 5, Node: "/listener", Pid: 200}},
 			{Name: "/idle", PubCount: 1},
 			{Name: "/stalled_pub", PubInterSeen: true, PubCount: 1},

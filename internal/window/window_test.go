@@ -121,7 +121,7 @@ func TestLossPerSubscription(t *testing.T) {
 	}}
 	cur := &segment.Scan{Mono: 12 * sec, Snapshots: []*segment.Snapshot{
 		snap("p", 1*sec, true, ep(0, segment.KindPublisher, "/t", 1*sec, 1100, 1100), ep(1, segment.KindSubscription, "/t", 1*sec, 0, 1100)),
-		snap("s1", 1*sec, true, ep(0, segment.KindSubscription, "/t", 1*sec, 980, 0)), // 80 of 100: 20 % lost
+		snap("s1", 1*sec, true, ep(0, segment.KindSubscription, "/t", 1*sec, 980, 0)),  // 80 of 100: 20 % lost
 		snap("s2", 1*sec, true, ep(0, segment.KindSubscription, "/t", 1*sec, 1650, 0)), // 150 of 100: a remote publisher too
 		snap("late", 11*sec, true, ep(0, segment.KindSubscription, "/t", 11*sec, 10, 0)),
 	}}
