@@ -97,8 +97,9 @@ func scaledRules(t *testing.T, dir string) string {
 }
 
 // A real Prometheus scrapes pulse export while simgraph runs the demo robot:
-// rate() of every demo topic is within 2 % of its configured rate, a killed
-// process's node goes up == 0, and an injected stall fires the alert.
+// rate() of every demo topic is within 2 % of its configured rate, the loss
+// rule reads an injected 20 % loss, a killed process's node goes up == 0,
+// and an injected stall fires the alert.
 func TestExportWithRealPrometheus(t *testing.T) {
 	prom, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -110,7 +111,8 @@ func TestExportWithRealPrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	graphText := strings.Replace(string(demo), "pub /scan 10 thread size=8000", "pub /scan 10 thread size=8000 stall=20:100", 1) +
-		"\nprocess doomed kill=17\n  node /doomed\n    pub /heartbeat 5 thread\n"
+		"\nprocess doomed kill=17\n  node /doomed\n    pub /heartbeat 5 thread\n" +
+		"\nprocess lossy\n  node /lossy_listener\n    sub /tf drop=0.2\n"
 	graphPath := filepath.Join(dir, "g.graph")
 	os.WriteFile(graphPath, []byte(graphText), 0o600)
 	graph, segs := startGraph(t, dir, graphPath, "60", "ROS_TOPIC_STATS_JITTER=1", "ROS_TOPIC_STATS_LATENCY=1")
@@ -172,6 +174,23 @@ scrape_configs:
 		if math.Abs(got[topic]-hz) > 0.02*hz {
 			t.Errorf("rate() of %s = %.3f, configured %g: more than 2 %% off", topic, got[topic], hz)
 		}
+	}
+	// The loss recording rule: the best-effort /tf listener misses its
+	// injected fifth; the other subscriptions miss nothing.
+	losses := promQuery(t, promAddr, `ros2_pulse:subscription_loss_ratio:rate1m`)
+	for _, r := range losses {
+		want := 0.0
+		if r.Metric["node"] == "/lossy_listener" {
+			want = 0.2
+		}
+		v := sampleValue(r.Value)
+		if math.Abs(v-want) > 0.03 {
+			t.Errorf("loss of %s at %s = %.3f, injected %g", r.Metric["topic"], r.Metric["node"], v, want)
+		}
+		t.Logf("loss of %s at %s: %.4f", r.Metric["topic"], r.Metric["node"], v)
+	}
+	if len(losses) < 5 {
+		t.Errorf("loss ratios for %d subscriptions, want every demo subscription and /tf's: %v", len(losses), losses)
 	}
 	// Every query of the shipped dashboard runs, and those that must show
 	// something on a healthy robot do.

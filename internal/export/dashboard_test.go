@@ -65,6 +65,18 @@ func TestDashboardUsesExposedMetrics(t *testing.T) {
 			}
 		}
 	}
+	// Recorded series come from the shipped rules.
+	rules, err := os.ReadFile("../../deploy/prometheus/ros2_pulse.rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range exprs {
+		for _, m := range regexp.MustCompile(`\bros2_pulse:[a-z0-9_:]+`).FindAllString(e, -1) {
+			if !strings.Contains(string(rules), "record: "+m+"\n") {
+				t.Errorf("the dashboard queries %q, which the shipped rules do not record", m)
+			}
+		}
+	}
 	for _, must := range []string{"ros2_pulse_messages_total", "ros2_pulse_node_up", "ros2_pulse_process_cpu_seconds_total", "ros2_pulse_message_gap_seconds_bucket", "ros2_pulse_spec_rule_ok"} {
 		if !used[must] {
 			t.Errorf("the dashboard never shows %s", must)

@@ -55,20 +55,21 @@ var (
 
 // descs are the metric families, one per idea.
 type descs struct {
-	messages, gap, latency, lastAge, nodeUp, procUp, procs, cpuSec, rss, timerFires, timerPeriod, build *prometheus.Desc
-	ruleOK, ruleUnjudgeable, specMin, specMax, dropped                                                  *prometheus.Desc
+	messages, published, gap, latency, lastAge, nodeUp, procUp, procs, cpuSec, rss, timerFires, timerPeriod, build *prometheus.Desc
+	ruleOK, ruleUnjudgeable, specMin, specMax, dropped                                                             *prometheus.Desc
 }
 
 func newDescs(perTopic bool) descs {
-	msgL, gapL := endpointLabels, gapEndpoint
+	msgL, gapL, pubL := endpointLabels, gapEndpoint, []string{"topic", "node", "pid"}
 	if perTopic {
-		msgL, gapL = topicLabels, gapTopic
+		msgL, gapL, pubL = topicLabels, gapTopic, []string{"topic"}
 	}
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(ns+"_"+name, help, labels, nil)
 	}
 	return descs{
 		messages:        d("messages_total", "Messages published (side=pub, at rcl_publish or rclcpp_intra_publish) or delivered to a callback (side=recv), by transport.", msgL...),
+		published:       d("published_messages_total", "Messages a publisher sent, each once whatever its transports (the larger of its inter and intra counts): what each subscription on this machine should receive, for loss.", pubL...),
 		gap:             d("message_gap_seconds", "Time between consecutive messages of an endpoint (gap tracking on: ROS_TOPIC_STATS_JITTER=1).", gapL...),
 		latency:         d("message_latency_seconds", "Receive latency of a subscription: take time minus the message's source timestamp (ROS_TOPIC_STATS_LATENCY=1; exact on one host, across hosts as good as their clock sync).", gapL...),
 		lastAge:         d("last_message_age_seconds", "Seconds since the last message of an endpoint or topic side (exact with gap tracking, else at scrape resolution).", gapL...),
@@ -132,7 +133,7 @@ func (c *Collector) Close() {
 
 // Describe sends every family's descriptor.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.d.messages, c.d.gap, c.d.latency, c.d.lastAge, c.d.nodeUp, c.d.procUp, c.d.procs, c.d.cpuSec, c.d.rss,
+	for _, d := range []*prometheus.Desc{c.d.messages, c.d.published, c.d.gap, c.d.latency, c.d.lastAge, c.d.nodeUp, c.d.procUp, c.d.procs, c.d.cpuSec, c.d.rss,
 		c.d.timerFires, c.d.timerPeriod, c.d.build, c.d.ruleOK, c.d.ruleUnjudgeable, c.d.specMin, c.d.specMax, c.d.dropped} {
 		ch <- d
 	}
@@ -224,7 +225,7 @@ func (st *series) baseAt(i int) float64 {
 // aggregate collects one per-topic series during a scan.
 type aggregate struct {
 	key    string
-	kind   string // "msg", "gap", "latency" or "age"
+	kind   string // "msg", "pub", "gap", "latency" or "age"
 	labels []string
 	vals   []float64 // counter: [count]; gap: [count, sum, buckets...]
 	ageS   float64   // smallest age of the side's endpoints; NaN when unknown
@@ -312,6 +313,19 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 			}
 			emit(ch, c.d.messages, prometheus.CounterValue, v, created(e), e.Name, node, pid, side, sd.transport)
 		}
+		if e.Kind == segment.KindPublisher {
+			v := float64(max(e.Counts[segment.SlotInter], e.Counts[segment.SlotIntra]))
+			var agg *aggregate
+			if c.opt.PerTopic {
+				agg = getAgg(aggs, "pub", e.Name)
+			}
+			st := c.track(id+".published", []float64{v}, preexisting, agg, now)
+			if agg != nil {
+				agg.vals[0] += v - st.baseAt(0)
+			} else {
+				emit(ch, c.d.published, prometheus.CounterValue, v, created(e), e.Name, node, pid)
+			}
+		}
 		if e.Gap != nil && e.Gap.LastMono != 0 {
 			ages = float64(mono-min(mono, e.Gap.LastMono)) / 1e9 // exact: the probe's own clock
 		}
@@ -361,7 +375,7 @@ func getAgg(aggs map[string]*aggregate, kind string, labels ...string) *aggregat
 	a := aggs[key]
 	if a == nil {
 		a = &aggregate{key: key, kind: kind, labels: labels, ageS: math.NaN()}
-		if kind == "msg" {
+		if kind == "msg" || kind == "pub" {
 			a.vals = []float64{0}
 		}
 		aggs[key] = a
@@ -424,6 +438,8 @@ func (c *Collector) emitAggregates(ch chan<- prometheus.Metric, aggs map[string]
 		switch a.kind {
 		case "msg":
 			emit(ch, c.d.messages, prometheus.CounterValue, a.vals[0], time.Time{}, a.labels...)
+		case "pub":
+			emit(ch, c.d.published, prometheus.CounterValue, a.vals[0], time.Time{}, a.labels...)
 		case "gap", "latency":
 			desc := c.d.gap
 			if a.kind == "latency" {
@@ -502,8 +518,10 @@ func (v *verdicts) collect(c *Collector, ch chan<- prometheus.Metric) {
 			bad[ruleKey("gap", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
 		case health.TopicLatency:
 			bad[ruleKey("latency", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
+		case health.TopicLoss:
+			bad[ruleKey("loss", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
 		case health.TopicMissing:
-			for _, kind := range []string{"rate", "gap", "latency"} {
+			for _, kind := range []string{"rate", "gap", "latency", "loss"} {
 				bad[ruleKey(kind, w.Topic, string(w.Side), string(w.Transport), "", "")] = true
 			}
 		case health.CannotJudge:
@@ -541,6 +559,9 @@ func (v *verdicts) collect(c *Collector, ch chan<- prometheus.Metric) {
 		}
 		if r.HasLatency() {
 			rule("latency", r.Topic, side, tr, "", "")
+		}
+		if r.HasLoss() {
+			rule("loss", r.Topic, side, tr, "", "")
 		}
 	}
 	for _, n := range v.spec.Nodes {

@@ -99,6 +99,8 @@ func TestPerEndpoint(t *testing.T) {
 		{"ros2_pulse_messages_total", map[string]string{"topic": "/scan", "node": "/lidar", "pid": "101", "side": "pub", "transport": "inter"}, 500},
 		{"ros2_pulse_messages_total", map[string]string{"topic": "/scan", "side": "recv", "transport": "intra"}, 250},
 		{"ros2_pulse_messages_total", map[string]string{"topic": "/odom", "side": "pub", "transport": "inter"}, 300},
+		{"ros2_pulse_published_messages_total", map[string]string{"topic": "/scan", "node": "/lidar", "pid": "101"}, 500},
+		{"ros2_pulse_published_messages_total", map[string]string{"topic": "/odom", "node": "/odometry", "pid": "102"}, 300},
 		{"ros2_pulse_timer_fires_total", map[string]string{"node": "/lidar", "pid": "101", "timer": "0"}, 77},
 		{"ros2_pulse_timer_period_seconds", map[string]string{"node": "/lidar"}, 0.01},
 		{"ros2_pulse_node_up", map[string]string{"node": "/helper", "pid": "102"}, 0},
@@ -158,6 +160,9 @@ func TestPerTopicNeverGoesDown(t *testing.T) {
 	f = gather(t, c)
 	if v, _ := find(t, f, "ros2_pulse_messages_total", pub); v != 430 {
 		t.Fatalf("after the restart of the publisher: %v, want 400 + 30", v)
+	}
+	if v, _ := find(t, f, "ros2_pulse_published_messages_total", map[string]string{"topic": "/cmd"}); v != 430 {
+		t.Fatalf("published messages after the restart: %v, want 400 + 30", v)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"ros2_pulse/internal/health"
+	"ros2_pulse/internal/window"
 )
 
 // FrameMsg delivers a new frame to the model.
@@ -396,6 +397,17 @@ func cell(s string, n int, right bool) string {
 	return s + strings.Repeat(" ", pad)
 }
 
+// lossText shows a loss share: whole percent, a decimal under 10 %.
+func lossText(pct float64) string {
+	switch {
+	case math.IsNaN(pct):
+		return "-"
+	case pct < 10:
+		return fmt.Sprintf("%.1f%%", pct)
+	}
+	return fmt.Sprintf("%.0f%%", pct)
+}
+
 func num(v float64, prec int) string {
 	if math.IsNaN(v) {
 		return "-"
@@ -420,11 +432,11 @@ func (m Model) tables(f *Frame, w int) []string {
 
 	var out []string
 	// Topic table.
-	nameW := max(12, w-(9+9+6+8+8+11+6)-1)
+	nameW := max(12, w-(9+9+6+6+8+8+11+6)-1)
 	sparkW := 10
 	out = append(out, styleTitle.Render(fmt.Sprintf("Topics (sort: %s)", sortTopicNames[m.sortBy[0]]))+m.paneMark(paneTopics))
 	out = append(out, styleHeader.Render(cell(" TOPIC", nameW, false)+cell("PUB Hz", 9, true)+cell("RECV Hz", 9, true)+
-		cell("INTRA", 6, true)+cell("GAP ms", 8, true)+cell("SILENT", 8, true)+" "+cell("RATE", sparkW, false)+cell("STATUS", 6, true)))
+		cell("INTRA", 6, true)+cell("LOSS", 6, true)+cell("GAP ms", 8, true)+cell("SILENT", 8, true)+" "+cell("RATE", sparkW, false)+cell("STATUS", 6, true)))
 	start := scroll(m.cursor[0], topicRowsN, len(m.topics))
 	for i := start; i < len(m.topics) && i < start+topicRowsN; i++ {
 		r := m.topics[i]
@@ -448,7 +460,7 @@ func (m Model) tables(f *Frame, w int) []string {
 			recv = "-"
 		}
 		line := cell(mark+r.name, nameW, false) + cell(pub, 9, true) + cell(recv, 9, true) + cell(intra, 6, true) +
-			cell(num(r.gapMs, 0), 8, true) + cell(silent, 8, true) + " " + spark(r.spark, sparkW)
+			cell(lossText(r.lossPct), 6, true) + cell(num(r.gapMs, 0), 8, true) + cell(silent, 8, true) + " " + spark(r.spark, sparkW)
 		status := styleStatus[r.status].Render(cell(r.status.String(), 6, true))
 		if m.pane == paneTopics && i == m.cursor[0] {
 			line = styleSelected.Render(line)
@@ -541,25 +553,30 @@ func fmtAge(d time.Duration) string {
 func (m Model) focusView(f *Frame, w int) []string {
 	kind, name, _ := strings.Cut(m.focus, ":")
 	var out []string
-	row := func(side, topic, node string, pid int, inter, intra float64, alive bool) string {
+	row := func(side, topic string, e window.EndpointRate) string {
 		state := "alive"
-		if !alive {
+		if !e.Alive {
 			state = "exited"
 		}
-		return cell(fmt.Sprintf(" %-4s %s", side, topic), max(20, w-52), false) + cell(node, 19, false) +
-			cell(fmt.Sprint(pid), 8, true) + cell(num(inter, 1), 9, true) + cell(num(intra, 1), 9, true) + cell(state, 7, true)
+		loss := math.NaN()
+		if e.LossJudged {
+			loss = e.LossPct
+		}
+		return cell(fmt.Sprintf(" %-4s %s", side, topic), max(20, w-58), false) + cell(e.Node, 19, false) +
+			cell(fmt.Sprint(e.Pid), 8, true) + cell(num(e.Inter, 1), 9, true) + cell(num(e.Intra, 1), 9, true) +
+			cell(lossText(loss), 6, true) + cell(state, 7, true)
 	}
-	header := styleHeader.Render(cell(" SIDE TOPIC", max(20, w-52), false) + cell("NODE", 19, false) + cell("PID", 8, true) +
-		cell("INTER Hz", 9, true) + cell("INTRA Hz", 9, true) + cell("STATE", 7, true))
+	header := styleHeader.Render(cell(" SIDE TOPIC", max(20, w-58), false) + cell("NODE", 19, false) + cell("PID", 8, true) +
+		cell("INTER Hz", 9, true) + cell("INTRA Hz", 9, true) + cell("LOSS", 6, true) + cell("STATE", 7, true))
 	switch kind {
 	case "topic":
 		out = append(out, styleTitle.Render("Topic "+name+" — endpoints per process (esc: back)"), header)
 		if t := f.W.Topic(name); t != nil {
 			for _, e := range t.Pubs {
-				out = append(out, row("pub", name, e.Node, e.Pid, e.Inter, e.Intra, e.Alive))
+				out = append(out, row("pub", name, e))
 			}
 			for _, e := range t.Subs {
-				out = append(out, row("sub", name, e.Node, e.Pid, e.Inter, e.Intra, e.Alive))
+				out = append(out, row("sub", name, e))
 			}
 			if len(t.Pubs)+len(t.Subs) == 0 {
 				out = append(out, styleDim.Render(" (a log carries totals only, not endpoints)"))
@@ -578,12 +595,12 @@ func (m Model) focusView(f *Frame, w int) []string {
 			t := &f.W.Topics[i]
 			for _, e := range t.Pubs {
 				if e.Node == node && e.Pid == pid {
-					out = append(out, row("pub", t.Name, e.Node, e.Pid, e.Inter, e.Intra, e.Alive))
+					out = append(out, row("pub", t.Name, e))
 				}
 			}
 			for _, e := range t.Subs {
 				if e.Node == node && e.Pid == pid {
-					out = append(out, row("sub", t.Name, e.Node, e.Pid, e.Inter, e.Intra, e.Alive))
+					out = append(out, row("sub", t.Name, e))
 				}
 			}
 		}

@@ -24,7 +24,8 @@ var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 // frame builds the fixture robot at second i: /scan steady, /imu stalled
 // from the third frame on (with gap data), /cmd_vel warned by the spec,
-// /idle never carrying traffic, /doomed's process exited in the last frame.
+// /idle never carrying traffic, /doomed's process exited in the last frame,
+// /scan's subscription losing 9.1 % of what is published.
 func frame(i int) Frame {
 	imu := window.Topic{Name: "/imu", PubInter: 100, PubAny: 100, RecvInter: 100, PubCount: 1, SubCount: 1, PubInterSeen: true, RecvSeen: true,
 		PubGap: window.GapStats{HasData: true, MaxMs: 10.5, OpenMs: 2},
@@ -38,12 +39,14 @@ func frame(i int) Frame {
 	topics := []window.Topic{
 		{Name: "/cmd_vel", PubInter: 12, PubAny: 12, RecvInter: 12, PubCount: 1, SubCount: 1, PubInterSeen: true, RecvSeen: true,
 			Pubs: []window.EndpointRate{{Pid: 300, Node: "/controller", Inter: 12, Alive: true}},
-			Subs: []window.EndpointRate{{Pid: 200, Node: "/base", Inter: 12, Alive: true}}},
+			Subs: []window.EndpointRate{{Pid: 200, Node: "/base", Inter: 12, Alive: true, LossJudged: true}},
+			Loss: window.Loss{Judged: 1, Node: "/base", Pid: 200}},
 		{Name: "/idle", SubCount: 1, Subs: []window.EndpointRate{{Pid: 200, Node: "/base", Alive: true}}},
 		imu,
 		{Name: "/scan", PubInter: 10, PubAny: 10, RecvInter: 5, RecvIntra: 5, PubCount: 1, SubCount: 1, PubInterSeen: true, RecvSeen: true,
 			Pubs: []window.EndpointRate{{Pid: 100, Node: "/lidar", Inter: 10 + float64(i%2), Alive: true}},
-			Subs: []window.EndpointRate{{Pid: 300, Node: "/controller", Inter: 5, Intra: 5, Alive: true}}},
+			Subs: []window.EndpointRate{{Pid: 300, Node: "/controller", Inter: 5, Intra: 5, Alive: true, LossJudged: true, LossPct: 9.1}},
+			Loss: window.Loss{Judged: 1, WorstPct: 9.1, Node: "/controller", Pid: 300}},
 	}
 	topics[3].PubAny = 10 + float64(i%2)
 	procs := []window.Proc{

@@ -43,6 +43,7 @@ type topicRow struct {
 	pubHz, recvHz float64
 	pubs, subs    int
 	intra         float64 // share of deliveries (or publishes) that were intra-process; NaN: none
+	lossPct       float64 // the worst judged subscription's loss, NaN when none was judged
 	gapMs         float64 // largest gap, NaN without gap data
 	silentMs      float64 // how long the topic has been silent now, NaN when it is not
 	status        Status
@@ -93,7 +94,10 @@ func topicRows(f *Frame, history map[string][]float64, silentSince map[string]ti
 	for i := range f.W.Topics {
 		t := &f.W.Topics[i]
 		r := topicRow{name: t.Name, pubHz: t.PubAny, recvHz: t.RecvInter + t.RecvIntra, pubs: t.PubCount, subs: t.SubCount,
-			intra: math.NaN(), gapMs: math.NaN(), silentMs: math.NaN(), spark: history[t.Name]}
+			intra: math.NaN(), lossPct: math.NaN(), gapMs: math.NaN(), silentMs: math.NaN(), spark: history[t.Name]}
+		if t.Loss.Judged > 0 {
+			r.lossPct = t.Loss.WorstPct
+		}
 		switch {
 		case r.recvHz > 0:
 			r.intra = t.RecvIntra / r.recvHz
