@@ -20,7 +20,7 @@ distro_num = $(if $(filter humble,$1),1,$(if $(filter jazzy,$1),2,3))
 
 PULSE_LIB   := $(LIB)/libros2_pulse.so
 NULL_LIB    := $(LIB)/libros2_pulse_null.so
-SIM_LIBS    := $(foreach d,$(DISTROS),$(LIB)/sim/$(d)/libtracetools.so)
+SIM_LIBS    := $(foreach d,$(DISTROS),$(LIB)/sim/$(d)/libtracetools.so $(LIB)/sim/$(d)/librcl.so)
 SIMGRAPH    := $(BIN)/simgraph
 ABI_DUMP    := $(BIN)/abi_dump
 PULSE       := $(BIN)/pulse
@@ -56,15 +56,22 @@ $(LIB)/sim/%/libtracetools.so: sim/tracetools/tracetools.c probe/include/ros2_pu
 	$(CC) $(SIM_CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-soname,libtracetools.so \
 	  -DSIM_DISTRO=$(call distro_num,$*) -o $@ $<
 
+# The stand-in librcl: the two publish functions whose tracepoints differ by distro.
+$(LIB)/sim/%/librcl.so: sim/rcl/rcl.c probe/include/ros2_pulse/tracetools_api.h $(LIB)/sim/%/libtracetools.so
+	@mkdir -p $(@D)
+	$(CC) $(SIM_CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-soname,librcl.so \
+	  -DSIM_DISTRO=$(call distro_num,$*) -o $@ $< -L$(@D) -ltracetools
+
 $(OBJ)/graphs.c: sim/graphs/demo.graph sim/graphs/stress.graph sim/graphs/flat.graph sim/embed_graphs.sh
 	@mkdir -p $(@D)
 	bash sim/embed_graphs.sh sim/graphs/demo.graph sim/graphs/stress.graph sim/graphs/flat.graph > $@
 
 # Linked against the Humble stand-in; LD_LIBRARY_PATH picks the distro at run time, as ld.so would.
-$(SIMGRAPH): sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/graph.h $(OBJ)/graphs.c $(LIB)/sim/humble/libtracetools.so
+$(SIMGRAPH): sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/graph.h $(OBJ)/graphs.c $(LIB)/sim/humble/libtracetools.so \
+             $(LIB)/sim/humble/librcl.so
 	@mkdir -p $(@D)
 	$(CC) $(SIM_CFLAGS) -o $@ sim/simgraph/simgraph.c sim/simgraph/graph.c $(OBJ)/graphs.c \
-	  -L$(LIB)/sim/humble -ltracetools -Wl,-rpath,'$$ORIGIN/../lib/sim/humble' -ldl -lpthread
+	  -L$(LIB)/sim/humble -lrcl -ltracetools -Wl,-rpath,'$$ORIGIN/../lib/sim/humble' -ldl -lpthread
 
 GO_SRC := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
 $(PULSE): $(GO_SRC) VERSION

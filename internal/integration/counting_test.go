@@ -386,3 +386,49 @@ func wideTotals(s *segment.Scan) (pubs, misses, dropped uint64) {
 	}
 	return pubs, misses, dropped
 }
+
+// Loaned and serialized publishes count once on every distro: the probe
+// wraps rcl's two functions and counts in them only where rcl fires no
+// tracepoint (Humble), learnt from the first successful call; a failed call
+// counts nothing and teaches nothing.
+func TestLoanedAndSerializedPublishes(t *testing.T) {
+	for _, distro := range []string{"humble", "jazzy", "kilted"} {
+		t.Run(distro, func(t *testing.T) {
+			report := filepath.Join(t.TempDir(), "calls.txt")
+			g := sim(t, "testdata/loaned.graph", distro, 3*time.Second, "SIM_TRACETOOLS_REPORT="+report)
+			g.wait()
+			calls := reportCounts(t, report)
+			ok := calls["rcl_publish_loaned_message_ok"] + calls["rcl_publish_serialized_message_ok"]
+			s := scan(t, g.dir)
+			var untraced, all uint64
+			for _, snap := range s.Snapshots {
+				for _, e := range snap.Endpoints {
+					if e.Kind != segment.KindPublisher {
+						continue
+					}
+					all += e.Counts[segment.SlotInter]
+					switch e.Name {
+					case "/loaned", "/raw", "/py_raw":
+						untraced += e.Counts[segment.SlotInter]
+					}
+				}
+			}
+			if ok < 200 || untraced != ok {
+				t.Errorf("loaned and serialized: probe counted %d, rcl published %d", untraced, ok)
+			}
+			traced := calls["rcl_publish"]
+			if distro != "humble" {
+				traced -= ok // rcl fired rcl_publish inside both functions: counted there, once
+			}
+			if all-untraced != traced {
+				t.Errorf("other publishes: probe counted %d, rcl_publish fired %d times for them", all-untraced, traced)
+			}
+			for _, topic := range []string{"/loaned", "/raw", "/py_raw"} {
+				pub, sub := endpoints(s, segment.KindPublisher, topic), endpoints(s, segment.KindSubscription, topic)
+				if len(pub) != 1 || len(sub) != 1 || sub[0].Counts[segment.SlotInter]+2 < pub[0].Counts[segment.SlotInter] {
+					t.Errorf("%s: published %+v, delivered %+v", topic, pub, sub)
+				}
+			}
+		})
+	}
+}

@@ -40,3 +40,28 @@ static void *resolve_real(const char *name)
 /* Declared for the whole contract; the version script exports only the probe's set. */
 RP_TRACEPOINTS_COMMON(NULL_SHIM)
 RP_TRACEPOINTS_JAZZY(NULL_SHIM)
+
+/* The two rcl publish functions the probe wraps, forwarded to librcl. */
+static rp_rcl_ret_t forward_rcl(void *_Atomic *slot, const char *name, const void *publisher, const void *message,
+                                void *allocation)
+{
+    void *fn = atomic_load_explicit(slot, memory_order_acquire);
+    if (fn == (void *)1) {
+        fn = dlsym(RTLD_NEXT, name);
+        atomic_store_explicit(slot, fn, memory_order_release);
+    }
+    return fn != NULL ? ((rp_rcl_publish_fn)fn)(publisher, message, allocation) : RP_RCL_RET_ERROR;
+}
+
+EXPORT rp_rcl_ret_t rcl_publish_loaned_message(const void *publisher, void *ros_message, void *allocation)
+{
+    static void *_Atomic real_fn = (void *)1;
+    return forward_rcl(&real_fn, "rcl_publish_loaned_message", publisher, ros_message, allocation);
+}
+
+EXPORT rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const void *serialized_message,
+                                                   void *allocation)
+{
+    static void *_Atomic real_fn = (void *)1;
+    return forward_rcl(&real_fn, "rcl_publish_serialized_message", publisher, serialized_message, allocation);
+}

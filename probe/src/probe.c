@@ -785,3 +785,93 @@ EXPORT __attribute__((hot)) void ros_trace_rmw_take(const void *rmw_subscription
     FORWARD_THROUGH(g_hot.real_rmw_take, rmw_take, (const void *, const void *, int64_t, const bool),
                     (rmw_subscription_handle, message, source_timestamp, taken));
 }
+
+/* ---- rcl publishes that tracetools may miss: loaned and serialized (design note 0012) */
+
+enum { MODE_UNKNOWN = 0, MODE_TRACED, MODE_SILENT };
+static _Atomic int g_loaned_mode, g_serialized_mode;
+
+static void *resolve_rcl(const char *name)
+{
+    void *fn = dlsym(RTLD_NEXT, name);
+    if (fn == NULL) {
+        /* rclpy's extension loads librcl RTLD_LOCAL, outside RTLD_NEXT's reach. */
+        void *h = dlopen("librcl.so", RTLD_LAZY | RTLD_NOLOAD);
+        if (h != NULL) {
+            fn = dlsym(h, name);
+            dlclose(h);
+        }
+    }
+    return fn;
+}
+
+static uint64_t read_counter(uintptr_t tagged)
+{
+    return atomic_load_explicit((_Atomic uint64_t *)(tagged & ~SHARED_LANE_BIT), memory_order_relaxed);
+}
+
+/*
+ * Publishes through the real rcl function and counts the message unless rcl
+ * fired the rcl_publish tracepoint inside it (then ros_trace_rcl_publish
+ * counted it). Whether it does is learnt once per process, from the first
+ * successful call on a thread with a private lane: only that thread writes
+ * its lane, so the counter moved during the call iff the tracepoint fired.
+ * A failed call returns before the tracepoint and teaches nothing. A thread
+ * on the shared lane before the lesson falls back to the distro. Only these
+ * rare calls pay; the ordinary publish path is not touched.
+ */
+static rp_rcl_ret_t publish_untraced(_Atomic int *mode, void *_Atomic *slot, const char *name,
+                                     const void *publisher, const void *message, void *allocation)
+{
+    void *fn = atomic_load_explicit(slot, memory_order_acquire);
+    if (UNLIKELY(fn == UNRESOLVED)) {
+        fn = resolve_rcl(name);
+        atomic_store_explicit(slot, fn, memory_order_release);
+    }
+    if (fn == NULL)
+        return RP_RCL_RET_ERROR; /* no librcl in this process: nothing published, nothing crashed */
+    rp_rcl_publish_fn real = (rp_rcl_publish_fn)fn;
+    int m = atomic_load_explicit(mode, memory_order_acquire);
+    if (m == MODE_TRACED || publisher == NULL)
+        return real(publisher, message, allocation);
+    const struct tls_slot *hit = lookup(impl_of(publisher), KEY_PUB);
+    uintptr_t counters = hit->counters;
+    struct rp_gap *gap = hit->gap;
+    uintptr_t inter = counters + RP_SLOT_INTER * sizeof(uint64_t);
+    uint64_t before = counters != 0 ? read_counter(inter) : 0;
+    rp_rcl_ret_t ret = real(publisher, message, allocation);
+    if (ret != RP_RCL_RET_OK || counters == 0)
+        return ret;
+    if (m == MODE_UNKNOWN) {
+        if (!(counters & SHARED_LANE_BIT)) {
+            int learnt = read_counter(inter) != before ? MODE_TRACED : MODE_SILENT;
+            int expected = MODE_UNKNOWN;
+            atomic_compare_exchange_strong_explicit(mode, &expected, learnt, memory_order_acq_rel,
+                                                    memory_order_acquire);
+            m = atomic_load_explicit(mode, memory_order_acquire);
+            if (m == MODE_TRACED)
+                return ret;
+        } else if (g_distro != RP_DISTRO_HUMBLE) {
+            return ret; /* Jazzy+ rcl fires rcl_publish in both functions */
+        }
+    }
+    bump(inter);
+    if (gap != NULL)
+        record_gap(gap, KEY_PUB, RP_SLOT_INTER);
+    return ret;
+}
+
+EXPORT rp_rcl_ret_t rcl_publish_loaned_message(const void *publisher, void *ros_message, void *allocation)
+{
+    static void *_Atomic real_fn = UNRESOLVED;
+    return publish_untraced(&g_loaned_mode, &real_fn, "rcl_publish_loaned_message", publisher, ros_message,
+                            allocation);
+}
+
+EXPORT rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const void *serialized_message,
+                                                   void *allocation)
+{
+    static void *_Atomic real_fn = UNRESOLVED;
+    return publish_untraced(&g_serialized_mode, &real_fn, "rcl_publish_serialized_message", publisher,
+                            serialized_message, allocation);
+}

@@ -21,8 +21,10 @@ $cc $flags -fPIC -shared -fvisibility=hidden -Wl,--version-script=probe/exports.
   -o "$out/lib/libros2_pulse.so" probe/src/probe.c probe/src/segment_writer.c -ldl -lpthread
 $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,libtracetools.so -DSIM_DISTRO=2 \
   -o "$out/lib/libtracetools.so" sim/tracetools/tracetools.c
+$cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,librcl.so -DSIM_DISTRO=2 \
+  -o "$out/lib/librcl.so" sim/rcl/rcl.c -L"$out/lib" -ltracetools
 $cc $flags -Wno-unused-parameter -Isim/simgraph -o "$out/bin/simgraph" sim/simgraph/simgraph.c sim/simgraph/graph.c \
-  build/obj/graphs.c -L"$out/lib" -ltracetools -Wl,-rpath,"$out/lib" -ldl -lpthread
+  build/obj/graphs.c -L"$out/lib" -lrcl -ltracetools -Wl,-rpath,"$out/lib" -ldl -lpthread
 
 segdir=$(mktemp -d)
 trap 'rm -rf "$segdir"' EXIT
@@ -34,7 +36,8 @@ run() { # graph duration
 }
 graphs=(demo stress internal/integration/testdata/selfloop.graph internal/integration/testdata/reuse.graph
         internal/integration/testdata/fork.graph internal/integration/testdata/latency.graph internal/integration/testdata/rclpy_sub.graph
-        internal/integration/testdata/wide.graph)
+        internal/integration/testdata/wide.graph internal/integration/testdata/loaned.graph
+        internal/integration/testdata/loss.graph)
 for g in "${graphs[@]}"; do
   run "$g" 2 || { echo "FAIL: $lane on $g"; exit 1; }
   # and with gap and latency tracking, whose hot paths add atomics shared between threads

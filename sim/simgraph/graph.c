@@ -169,6 +169,11 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             for (int i = need; i < nt; i++) {
                 if (strcmp(tok[i], "thread") == 0)
                     p->thread = true;
+                else if (strcmp(tok[i], "loaned") == 0 || strcmp(tok[i], "serialized") == 0) {
+                    if (g->nodes[node].intra)
+                        FAIL("loaned and serialized publishers are modelled without intra-process");
+                    p->api = tok[i][0] == 'l' ? PUB_LOANED : PUB_SERIALIZED;
+                }
                 else if (strncmp(tok[i], "size=", 5) == 0 && parse_num(tok[i] + 5, 0, 16e6, &v))
                     p->size = (size_t)v;
                 else if (strncmp(tok[i], "stall=", 6) == 0 && strchr(tok[i], ':') != NULL) {

@@ -33,6 +33,8 @@ struct g_node {
     double log_hz;
 };
 
+enum { PUB_TYPED = 0, PUB_LOANED, PUB_SERIALIZED };
+
 struct g_pub {
     int node;
     char topic[G_NAME];
@@ -44,6 +46,7 @@ struct g_pub {
     bool thread;     /* dedicated publishing thread instead of an executor timer */
     bool forked;     /* published only by the fork child */
     bool builtin;    /* /parameter_events: published at startup only */
+    int api;         /* PUB_TYPED, or publish(LoanedMessage) / publish(SerializedMessage) through rcl */
     size_t size;
 };
 

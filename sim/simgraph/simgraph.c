@@ -241,6 +241,7 @@ static void create_publisher(int i, const char *topic, bool reinit)
         p->handle = xalloc(sizeof *p->handle);
         p->handle->impl = xalloc(48);
         p->rmw = xalloc(48);
+        *(void **)p->handle->impl = p->rmw; /* rcl keeps its rmw publisher in impl (the stand-in librcl reads it) */
         p->sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         p->scratch = gp->size > 0 ? xalloc(gp->size) : NULL;
     }
@@ -410,10 +411,27 @@ static void publish(int i)
     }
     if (!inter_needed)
         return; /* intra-only: rcl_publish is never reached */
-    if (!gn->py)
-        ros_trace_rclcpp_publish(NULL, &m);
-    ros_trace_rcl_publish(p->handle, &m);
-    rmw_publish(p->rmw, &m);
+    switch (gp->api) {
+    case PUB_LOANED: /* rclcpp publish(LoanedMessage) on a publisher that can loan */
+        if (jazzy && !gn->py)
+            ros_trace_rclcpp_publish(NULL, &m);
+        if (p->seq == 1) /* an invalid call: rcl fails before its tracepoint */
+            (void)rcl_publish_loaned_message(p->handle, NULL, NULL);
+        if (rcl_publish_loaned_message(p->handle, &m, NULL) != RP_RCL_RET_OK)
+            return;
+        break;
+    case PUB_SERIALIZED: /* Publisher::publish(SerializedMessage), or rclpy publish(bytes) */
+        if (p->seq == 1)
+            (void)rcl_publish_serialized_message(p->handle, NULL, NULL);
+        if (rcl_publish_serialized_message(p->handle, &m, NULL) != RP_RCL_RET_OK)
+            return;
+        break;
+    default:
+        if (!gn->py)
+            ros_trace_rclcpp_publish(NULL, &m);
+        ros_trace_rcl_publish(p->handle, &m);
+        rmw_publish(p->rmw, &m);
+    }
     for (int s = 0; s < G.nsubs; s++) {
         const struct g_sub *gs = &G.subs[s];
         if (strcmp(gs->topic, topic) == 0 || (gs->reuse_at >= 0 && strcmp(gs->reuse_topic, topic) == 0))

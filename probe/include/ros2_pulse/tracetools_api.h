@@ -114,4 +114,19 @@ typedef void (*rp_rmw_publish_humble_fn)(const void *message);
 typedef void (*rp_rmw_publish_jazzy_fn)(const void *rmw_publisher_handle, const void *message,
                                         int64_t timestamp);
 
+/*
+ * Two rcl API functions (librcl.so, not libtracetools) the probe wraps: on
+ * Humble they publish without any tracepoint; on Jazzy+ they fire
+ * rcl_publish inside (tracetools-facts.md §5). rcl_publisher_t * and
+ * rmw_publisher_allocation_t * are opaque here; rcl_ret_t is int32_t.
+ */
+typedef int32_t rp_rcl_ret_t;
+#define RP_RCL_RET_OK 0
+#define RP_RCL_RET_ERROR 1
+#define RP_RCL_RET_INVALID_ARGUMENT 11
+#define RP_RCL_RET_PUBLISHER_INVALID 300
+typedef rp_rcl_ret_t (*rp_rcl_publish_fn)(const void *publisher, const void *message, void *allocation);
+rp_rcl_ret_t rcl_publish_loaned_message(const void *publisher, void *ros_message, void *allocation);
+rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const void *serialized_message, void *allocation);
+
 #endif /* ROS2_PULSE_TRACETOOLS_API_H */

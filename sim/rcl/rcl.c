@@ -1,0 +1,89 @@
+/*
+ * Stand-in librcl.so: only the two publish functions whose tracepoints
+ * differ by distro (reference/tracetools-facts.md §5). A failed call returns
+ * before any tracepoint. On Humble a successful one fires nothing at any
+ * layer; from Jazzy on it fires rcl_publish and the three-argument
+ * rmw_publish inside, as rcl PR #1083 (loaned) and #1136 (serialized) do.
+ * Build with -DSIM_DISTRO=1 (Humble), 2 (Jazzy) or 3 (Kilted), against the
+ * stand-in libtracetools of the same distro.
+ *
+ * The rcl publisher is { impl }, and simgraph keeps the rmw publisher in the
+ * impl's first word (real rcl keeps it inside impl too).
+ *
+ * Test hook: with SIM_TRACETOOLS_REPORT set, the successful calls are
+ * appended to that file at exit ("rcl_publish_loaned_message_ok N").
+ */
+#define _GNU_SOURCE
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "ros2_pulse/tracetools_api.h"
+
+#ifndef SIM_DISTRO
+#define SIM_DISTRO 1
+#endif
+
+#define EXPORT __attribute__((visibility("default")))
+
+struct rcl_publisher {
+    void *impl;
+};
+
+/* From the stand-in libtracetools (declared here: the contract header keeps them as macros). */
+void ros_trace_rcl_publish(const void *publisher_handle, const void *message);
+#if SIM_DISTRO >= 2
+void ros_trace_rmw_publish(const void *rmw_publisher_handle, const void *message, int64_t timestamp);
+#endif
+
+static _Atomic unsigned long ok_loaned, ok_serialized;
+
+static void report(void)
+{
+    const char *path = getenv("SIM_TRACETOOLS_REPORT");
+    FILE *f = path != NULL && *path != '\0' ? fopen(path, "a") : NULL;
+    if (f == NULL)
+        return;
+    fprintf(f, "rcl_publish_loaned_message_ok %lu\nrcl_publish_serialized_message_ok %lu\n", atomic_load(&ok_loaned),
+            atomic_load(&ok_serialized));
+    fclose(f);
+}
+
+__attribute__((constructor)) static void init(void)
+{
+    const char *path = getenv("SIM_TRACETOOLS_REPORT");
+    if (path != NULL && *path != '\0')
+        atexit(report);
+}
+
+static rp_rcl_ret_t publish(const void *publisher, const void *message, _Atomic unsigned long *ok)
+{
+    const struct rcl_publisher *p = publisher;
+    if (p == NULL || p->impl == NULL)
+        return RP_RCL_RET_PUBLISHER_INVALID;
+    if (message == NULL)
+        return RP_RCL_RET_INVALID_ARGUMENT;
+#if SIM_DISTRO >= 2
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ros_trace_rcl_publish(publisher, message);
+    ros_trace_rmw_publish(*(void *const *)p->impl, message, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+#endif
+    atomic_fetch_add_explicit(ok, 1, memory_order_relaxed);
+    return RP_RCL_RET_OK;
+}
+
+EXPORT rp_rcl_ret_t rcl_publish_loaned_message(const void *publisher, void *ros_message, void *allocation)
+{
+    (void)allocation;
+    return publish(publisher, ros_message, &ok_loaned);
+}
+
+EXPORT rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const void *serialized_message,
+                                                   void *allocation)
+{
+    (void)allocation;
+    return publish(publisher, serialized_message, &ok_serialized);
+}
