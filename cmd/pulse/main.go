@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -31,12 +30,6 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func main() {
-	// A reader allocates a little per sample and runs for days: collecting
-	// garbage half as often costs a few MiB of heap and saves a third of its
-	// CPU (docs/PERFORMANCE.md, reader). GOGC still overrides this.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(200)
-	}
 	root := &cobra.Command{
 		Use:           "pulse",
 		Short:         "Live topic rates and node liveness for ROS 2, without subscribing",

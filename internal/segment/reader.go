@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -57,8 +59,9 @@ type mapping struct {
 // Reader keeps segments of one directory mapped between scans. It is not
 // safe for concurrent use.
 type Reader struct {
-	dir  string
-	maps map[string]*mapping
+	dir    string
+	maps   map[string]*mapping
+	dirBuf []byte
 }
 
 // NewReader returns a reader of dir.
@@ -83,19 +86,19 @@ func (m *mapping) close() {
 // empty scan; unreadable or invalid segments are reported as problems and
 // never stop the others from being read.
 func (r *Reader) Scan() (*Scan, error) {
-	entries, err := os.ReadDir(r.dir)
+	entries, err := r.readDir()
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("cannot list segment directory: %w", err)
 	}
 	scan := &Scan{}
 	seen := map[string]bool{}
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), Suffix) {
+		if !strings.HasSuffix(e.name, Suffix) {
 			continue
 		}
-		path := filepath.Join(r.dir, e.Name())
+		path := filepath.Join(r.dir, e.name)
 		seen[path] = true
-		snap, err := r.read(path)
+		snap, err := r.read(path, e)
 		if errors.Is(err, ErrNotReady) || errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -116,6 +119,56 @@ func (r *Reader) Scan() (*Scan, error) {
 	return scan, nil
 }
 
+// dirEntry is a directory entry with the inode and type getdents reports,
+// so a scan needs no stat per segment to see a file replaced.
+type dirEntry struct {
+	name string
+	ino  uint64
+	typ  uint8 // unix.DT_*; DT_UNKNOWN on filesystems that do not say
+}
+
+// readDir lists the directory with getdents64, reusing one buffer.
+func (r *Reader) readDir() ([]dirEntry, error) {
+	fd, err := unix.Open(r.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: r.dir, Err: err}
+	}
+	defer unix.Close(fd)
+	if r.dirBuf == nil {
+		r.dirBuf = make([]byte, 64<<10)
+	}
+	var out []dirEntry
+	for {
+		n, err := unix.ReadDirent(fd, r.dirBuf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return out, &os.PathError{Op: "getdents", Path: r.dir, Err: err}
+		}
+		if n <= 0 {
+			return out, nil
+		}
+		for off := 0; off+direntNameOffset <= n; {
+			d := (*unix.Dirent)(unsafe.Pointer(&r.dirBuf[off]))
+			reclen := int(d.Reclen)
+			if reclen <= direntNameOffset || off+reclen > n {
+				return out, fmt.Errorf("getdents %s: malformed record", r.dir)
+			}
+			name := r.dirBuf[off+direntNameOffset : off+reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if len(name) > 0 && !(len(name) <= 2 && name[0] == '.' && (len(name) == 1 || name[1] == '.')) {
+				out = append(out, dirEntry{string(name), d.Ino, d.Type})
+			}
+			off += reclen
+		}
+	}
+}
+
+var direntNameOffset = int(unsafe.Offsetof(unix.Dirent{}.Name))
+
 // Recycle hands back a scan the caller is done with: later scans fill its
 // endpoint lists instead of allocating new ones (they were most of a scan's
 // garbage). Neither the scan nor its snapshots may be used afterwards.
@@ -131,17 +184,23 @@ func (r *Reader) Recycle(s *Scan) {
 	}
 }
 
-func (r *Reader) read(path string) (*Snapshot, error) {
-	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil {
-		return nil, err
+func (r *Reader) read(path string, e dirEntry) (*Snapshot, error) {
+	if e.typ == unix.DT_UNKNOWN { // the filesystem does not say: ask
+		var st unix.Stat_t
+		if err := unix.Lstat(path, &st); err != nil {
+			return nil, err
+		}
+		e.ino, e.typ = st.Ino, unix.DT_REG
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			e.typ = unix.DT_LNK
+		}
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if e.typ != unix.DT_REG {
 		return nil, errors.New("not a regular file (refusing to follow it)")
 	}
 	m := r.maps[path]
-	if m != nil && (m.dev != st.Dev || m.ino != st.Ino || int64(len(m.mem)) > st.Size) {
-		m.close() // replaced or shrunk since we mapped it
+	if m != nil && m.ino != e.ino {
+		m.close() // replaced since we mapped it
 		delete(r.maps, path)
 		m = nil
 	}
@@ -154,6 +213,8 @@ func (r *Reader) read(path string) (*Snapshot, error) {
 	}
 	snap, err := parseGuarded(m.mem, &m.names)
 	if err != nil {
+		m.close() // e.g. truncated under us: map it afresh next time
+		delete(r.maps, path)
 		return nil, err
 	}
 	snap.Path = path
