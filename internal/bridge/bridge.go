@@ -47,7 +47,7 @@ type DataPoint struct {
 type Metrics struct {
 	SourceName    string // measurement_source_name: the node
 	MetricsSource string // the topic
-	Unit          string // "ms" for the message period, "Hz" for the rate
+	Unit          string // "ms" for the message period, "Hz" for the rate, "age_ms" for the message age
 	Start, Stop   Time
 	Points        []DataPoint
 }
@@ -124,8 +124,25 @@ func Statistics(w *window.Window) []Metrics {
 				Metrics{SourceName: e.Node, MetricsSource: t.Name, Unit: "Hz", Start: start, Stop: stop,
 					Points: points(hz, math.NaN(), math.NaN(), n, math.NaN())})
 		}
+		// rclcpp's message_age: take time minus source timestamp, merged over
+		// the topic's subscriptions, so measured by pulse, not by one node.
+		if l := t.Latency; l.HasData && l.N > 0 {
+			out = append(out, Metrics{SourceName: AgeSource, MetricsSource: t.Name, Unit: "age_ms", Start: start, Stop: stop,
+				Points: points(l.MeanMs, l.MaxMs, nanIfZero(l.MinMs), float64(l.N), math.NaN())})
+		}
 	}
 	return out
+}
+
+// AgeSource is the measurement_source_name of message-age statistics, which
+// are merged over a topic's subscriptions rather than taken by one node.
+const AgeSource = "ros2_pulse"
+
+func nanIfZero(v float64) float64 {
+	if v == 0 {
+		return math.NaN()
+	}
+	return v
 }
 
 func hz(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
@@ -211,6 +228,13 @@ func topicStatus(t *window.Topic, name string, rules []spec.TopicRule, ws []heal
 			KeyValue{"frame_rate_node", hz(recv)}, KeyValue{"frame_rate_msg", hz(pub)})
 		if g := maxGap(t); g >= 0 {
 			st.Values = append(st.Values, KeyValue{"max_gap_ms", strconv.FormatFloat(g, 'f', 1, 64)})
+		}
+		if l := t.Latency; l.HasData && l.N > 0 { // greenwave's key for the message age
+			st.Values = append(st.Values, KeyValue{"current_delay_from_realtime_ms", strconv.FormatFloat(l.MeanMs, 'f', 3, 64)},
+				KeyValue{"max_delay_ms", strconv.FormatFloat(l.MaxMs, 'f', 3, 64)})
+		}
+		if t.Loss.Judged > 0 {
+			st.Values = append(st.Values, KeyValue{"worst_loss_pct", strconv.FormatFloat(t.Loss.WorstPct, 'f', 2, 64)})
 		}
 	}
 	for _, r := range rules {

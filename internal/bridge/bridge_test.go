@@ -43,6 +43,24 @@ func TestStatistics(t *testing.T) {
 	if p := ms[2].Points; !math.IsNaN(p[0].Data) || p[3].Data != 0 {
 		t.Errorf("silent /tf period %+v", p)
 	}
+	// With latency data, one message-age statistic per topic, merged over its subscriptions.
+	w := win()
+	w.Topics[1].Latency = window.GapStats{HasData: true, N: 10, MeanMs: 12.5, MaxMs: 20.48, MinMs: 8.2}
+	w.Topics[1].Loss = window.Loss{Judged: 1, WorstPct: 3.25, Node: "/ctl", Pid: 2}
+	ms = Statistics(w)
+	if len(ms) != 5 || ms[2].SourceName != AgeSource || ms[2].MetricsSource != "/scan" || ms[2].Unit != "age_ms" ||
+		ms[2].Points[0] != (DataPoint{Average, 12.5}) || ms[2].Points[1] != (DataPoint{Maximum, 20.48}) ||
+		ms[2].Points[2] != (DataPoint{Minimum, 8.2}) || ms[2].Points[3] != (DataPoint{SampleCount, 10}) {
+		t.Errorf("message age: %+v", ms)
+	}
+	arr := Diagnostics(w, nil, nil, "robot")
+	got := map[string]string{}
+	for _, kv := range arr.Status[1].Values {
+		got[kv.Key] = kv.Value
+	}
+	if arr.Status[1].Name != "/scan" || got["current_delay_from_realtime_ms"] != "12.500" || got["max_delay_ms"] != "20.480" || got["worst_loss_pct"] != "3.25" {
+		t.Errorf("/scan diagnostics: %+v", arr.Status[1])
+	}
 	if ms[0].Start != (Time{9, 500_000_000}) || ms[0].Stop != (Time{10, 500_000_000}) {
 		t.Errorf("window %+v %+v", ms[0].Start, ms[0].Stop)
 	}

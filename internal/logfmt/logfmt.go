@@ -386,67 +386,57 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 		jsonString(&b, tm.Node)
 		fmt.Fprintf(&b, `,"timer":%d,"period_ms":%s,"hz":%s}`, tm.Ordinal, ms(tm.PeriodMs), hz(tm.Hz))
 	}
-	// Receive latency: a new array (old readers ignore unknown keys).
-	b.WriteString(`],"latencies":[`)
-	first = true
-	for i := range w.Topics {
-		t := &w.Topics[i]
-		if !decide(t, opt).latency {
-			continue
+	b.WriteString("]")
+	// New arrays (old readers ignore unknown keys): receive latency, loss
+	// (only for topics that lost messages), period statistics per side.
+	topicArray(&b, "latencies", w, func(t *window.Topic, l lines, item func() *strings.Builder) {
+		if l.latency {
+			g := &t.Latency
+			fmt.Fprintf(item(), `,"n":%d,"mean_ms":%s,"p50_ms":%s,"p90_ms":%s,"p99_ms":%s,"max_ms":%s}`,
+				g.N, ms(g.MeanMs), ms(g.P50Ms), ms(g.P90Ms), ms(g.P99Ms), ms(g.MaxMs))
 		}
-		if !first {
-			b.WriteByte(',')
+	}, opt)
+	topicArray(&b, "losses", w, func(t *window.Topic, l lines, item func() *strings.Builder) {
+		if l.loss {
+			ib := item()
+			fmt.Fprintf(ib, `,"published":%d,"judged":%d,"worst_pct":%s,"node":`, t.Published, t.Loss.Judged, pct(t.Loss.WorstPct))
+			jsonString(ib, t.Loss.Node)
+			fmt.Fprintf(ib, `,"pid":%d}`, t.Loss.Pid)
 		}
-		first = false
-		b.WriteString(`{"topic":`)
-		jsonString(&b, t.Name)
-		g := &t.Latency
-		fmt.Fprintf(&b, `,"n":%d,"mean_ms":%s,"p50_ms":%s,"p90_ms":%s,"p99_ms":%s,"max_ms":%s}`,
-			g.N, ms(g.MeanMs), ms(g.P50Ms), ms(g.P90Ms), ms(g.P99Ms), ms(g.MaxMs))
-	}
-	// Subscription loss: a new array, only for topics that lost messages.
-	b.WriteString(`],"losses":[`)
-	first = true
-	for i := range w.Topics {
-		t := &w.Topics[i]
-		if !decide(t, opt).loss {
-			continue
-		}
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		b.WriteString(`{"topic":`)
-		jsonString(&b, t.Name)
-		fmt.Fprintf(&b, `,"published":%d,"judged":%d,"worst_pct":%s,"node":`, t.Published, t.Loss.Judged, pct(t.Loss.WorstPct))
-		jsonString(&b, t.Loss.Node)
-		fmt.Fprintf(&b, `,"pid":%d}`, t.Loss.Pid)
-	}
-	// Period statistics: a new array (old readers ignore unknown keys).
-	b.WriteString(`],"periods":[`)
-	first = true
-	for i := range w.Topics {
-		t := &w.Topics[i]
-		l := decide(t, opt)
+	}, opt)
+	topicArray(&b, "periods", w, func(t *window.Topic, l lines, item func() *strings.Builder) {
 		for _, side := range []struct {
 			on   bool
 			name string
 			g    *window.GapStats
 		}{{l.pubGap, "pub", &t.PubGap}, {l.recvGap, "recv", &t.RecvGap}} {
-			if !side.on {
-				continue
+			if side.on {
+				g := side.g
+				fmt.Fprintf(item(), `,"side":"%s","n":%d,"mean_ms":%s,"stddev_ms":%s,"p50_ms":%s,"p90_ms":%s,"p99_ms":%s,"silent_ms":%s}`,
+					side.name, g.N, ms(g.MeanMs), ms(g.StddevMs), ms(g.P50Ms), ms(g.P90Ms), ms(g.P99Ms), ms(g.OpenMs))
 			}
+		}
+	}, opt)
+	b.WriteString("}\n")
+	return []byte(b.String())
+}
+
+// topicArray writes `,"key":[…]` with the items each(topic) opens through
+// item(), which writes the separator and `{"topic":<name>` first.
+func topicArray(b *strings.Builder, key string, w *window.Window, each func(t *window.Topic, l lines, item func() *strings.Builder), opt Options) {
+	fmt.Fprintf(b, `,"%s":[`, key)
+	first := true
+	for i := range w.Topics {
+		t := &w.Topics[i]
+		each(t, decide(t, opt), func() *strings.Builder {
 			if !first {
 				b.WriteByte(',')
 			}
 			first = false
 			b.WriteString(`{"topic":`)
-			jsonString(&b, t.Name)
-			g := side.g
-			fmt.Fprintf(&b, `,"side":"%s","n":%d,"mean_ms":%s,"stddev_ms":%s,"p50_ms":%s,"p90_ms":%s,"p99_ms":%s,"silent_ms":%s}`,
-				side.name, g.N, ms(g.MeanMs), ms(g.StddevMs), ms(g.P50Ms), ms(g.P90Ms), ms(g.P99Ms), ms(g.OpenMs))
-		}
+			jsonString(b, t.Name)
+			return b
+		})
 	}
-	b.WriteString("]}\n")
-	return []byte(b.String())
+	b.WriteString("]")
 }

@@ -160,12 +160,13 @@ static inline void bump(uintptr_t tagged)
 
 #define UNRESOLVED ((void *)1)
 
-static void *resolve_real(const char *name)
+/* name in the next object, else in lib if already loaded: Python loads
+ * libtracetools and librcl RTLD_LOCAL, outside RTLD_NEXT's reach. */
+static void *resolve_real(const char *name, const char *lib)
 {
     void *fn = dlsym(RTLD_NEXT, name);
     if (fn == NULL) {
-        /* Python loads libtracetools RTLD_LOCAL, outside RTLD_NEXT's reach. */
-        void *h = dlopen("libtracetools.so", RTLD_LAZY | RTLD_NOLOAD);
+        void *h = dlopen(lib, RTLD_LAZY | RTLD_NOLOAD);
         if (h != NULL) {
             fn = dlsym(h, name);
             dlclose(h);
@@ -185,7 +186,7 @@ static void *resolve_real(const char *name)
         void *_Atomic *fwd_slot = &(slot);                                                         \
         void *fn = atomic_load_explicit(fwd_slot, memory_order_acquire);                           \
         if (UNLIKELY(fn == UNRESOLVED)) {                                                          \
-            fn = resolve_real("ros_trace_" #name);                                                 \
+            fn = resolve_real("ros_trace_" #name, "libtracetools.so");                             \
             atomic_store_explicit(fwd_slot, fn, memory_order_release);                             \
         }                                                                                          \
         if (fn != NULL)                                                                            \
@@ -791,20 +792,6 @@ EXPORT __attribute__((hot)) void ros_trace_rmw_take(const void *rmw_subscription
 enum { MODE_UNKNOWN = 0, MODE_TRACED, MODE_SILENT };
 static _Atomic int g_loaned_mode, g_serialized_mode;
 
-static void *resolve_rcl(const char *name)
-{
-    void *fn = dlsym(RTLD_NEXT, name);
-    if (fn == NULL) {
-        /* rclpy's extension loads librcl RTLD_LOCAL, outside RTLD_NEXT's reach. */
-        void *h = dlopen("librcl.so", RTLD_LAZY | RTLD_NOLOAD);
-        if (h != NULL) {
-            fn = dlsym(h, name);
-            dlclose(h);
-        }
-    }
-    return fn;
-}
-
 static uint64_t read_counter(uintptr_t tagged)
 {
     return atomic_load_explicit((_Atomic uint64_t *)(tagged & ~SHARED_LANE_BIT), memory_order_relaxed);
@@ -825,7 +812,7 @@ static rp_rcl_ret_t publish_untraced(_Atomic int *mode, void *_Atomic *slot, con
 {
     void *fn = atomic_load_explicit(slot, memory_order_acquire);
     if (UNLIKELY(fn == UNRESOLVED)) {
-        fn = resolve_rcl(name);
+        fn = resolve_real(name, "librcl.so");
         atomic_store_explicit(slot, fn, memory_order_release);
     }
     if (fn == NULL)
