@@ -233,3 +233,35 @@ func TestBurstOfKeys(t *testing.T) {
 		t.Errorf("burst:\n%s", v)
 	}
 }
+
+// Every verdict kind reads as words in the warnings pane, never as its bare kind.
+func TestEveryWarningIsDescribed(t *testing.T) {
+	for _, w := range []health.Warning{
+		{Kind: health.TopicRate, Topic: "/a", Side: "recv", Min: 1, Max: math.Inf(1)},
+		{Kind: health.TopicGap, Topic: "/a", Value: 300, Bound: 200},
+		{Kind: health.TopicLatency, Topic: "/a", Value: 41, Bound: 30},
+		{Kind: health.TopicLoss, Topic: "/tf", Node: "/wifi", Pid: 7, Value: 4, Bound: 1},
+		{Kind: health.TopicMissing, Topic: "/a", Side: "pub"},
+		{Kind: health.NodeMissing, Node: "/n"},
+		{Kind: health.TimerRate, Node: "/n", Timer: 0, Value: 3, Min: 90},
+		{Kind: health.RecvLag, Topic: "/a", Node: "/n", Pid: 7, Value: 5, Min: 10},
+		{Kind: health.CannotJudge, Topic: "/a", Metric: "gap", Bound: 200},
+		{Kind: health.CannotJudge, Topic: "/a", Metric: "latency", Bound: 30},
+		{Kind: health.CannotJudge, Topic: "/a", Metric: "loss", Bound: 1},
+	} {
+		d := describe(&w)
+		name := w.Topic
+		if name == "" {
+			name = w.Node
+		}
+		if d == string(w.Kind) || !strings.Contains(d, name) {
+			t.Errorf("%s (%s): described as %q", w.Kind, w.Metric, d)
+		}
+	}
+	if d := describe(&health.Warning{Kind: health.TopicLoss, Topic: "/tf", Node: "/wifi", Pid: 7, Value: 4, Bound: 1}); d != "/tf /wifi[7] lost 4.0 % > 1 %" {
+		t.Errorf("loss: %q", d)
+	}
+	if d := describe(&health.Warning{Kind: health.CannotJudge, Topic: "/a", Metric: "loss", Bound: 1}); !strings.Contains(d, "no publisher on this machine") {
+		t.Errorf("loss cannot be judged: %q", d)
+	}
+}

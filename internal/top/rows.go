@@ -189,9 +189,14 @@ func describe(w *health.Warning) string {
 		return fmt.Sprintf("%s %s %.1f Hz < %g", w.Node, timer, w.Value, w.Min)
 	case health.TopicLatency:
 		return fmt.Sprintf("%s latency %.1f ms > %g ms", w.Topic, w.Value, w.Bound)
+	case health.TopicLoss:
+		return fmt.Sprintf("%s%s lost %.1f %% > %g %%", w.Topic, who, w.Value, w.Bound)
 	case health.CannotJudge:
-		if w.Metric == "latency" {
+		switch w.Metric {
+		case "latency":
 			return fmt.Sprintf("%s: max_latency_ms %g set, no latency data (ROS_TOPIC_STATS_LATENCY=1)", w.Topic, w.Bound)
+		case "loss":
+			return fmt.Sprintf("%s: max_loss_pct %g set, no publisher on this machine", w.Topic, w.Bound)
 		}
 		return fmt.Sprintf("%s: max_gap_ms %g set, no gap data (--jitter)", w.Topic, w.Bound)
 	case health.RecvLag:
