@@ -95,3 +95,53 @@ func TestReaderSurvivesTruncationWhileMapped(t *testing.T) {
 		t.Fatalf("scan: %+v %v", s, err)
 	}
 }
+
+// A segment replaced at the same path (a new file, a new inode) is read
+// afresh, and a mapping that faulted is dropped: once the file is whole
+// again, the next scan reads it. Neither needs a stat per scan.
+func TestReaderRemapsReplacedAndFaultedSegments(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "9.0.pulse")
+	other := build([]string{"/other"}, []rawEndpoint{endpoint(KindPublisher, "/other_topic", 0)},
+		[][CountersPerEndpoint]uint64{{42, 0, 0, 0}}, 1)
+	if err := os.WriteFile(path, sample(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := NewReader(dir)
+	defer r.Close()
+	name := func() string {
+		t.Helper()
+		s, err := r.Scan()
+		if err != nil || len(s.Snapshots) != 1 || len(s.Snapshots[0].Endpoints) == 0 {
+			t.Fatalf("scan: %+v %v", s, err)
+		}
+		return s.Snapshots[0].Endpoints[0].Name
+	}
+	if got := name(); got != "/chatter" {
+		t.Fatalf("first read: %q", got)
+	}
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil { // a new inode at the same name
+		t.Fatal(err)
+	}
+	if got := name(); got != "/other_topic" {
+		t.Fatalf("after the replacement the reader still read %q", got)
+	}
+	// Truncated under the mapping: reported, not fatal; restored in place
+	// (same inode, full size again): read again.
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := r.Scan(); err != nil || len(s.Snapshots) != 0 {
+		t.Fatalf("scan of the truncated file: %+v %v", s, err)
+	}
+	if err := os.WriteFile(path, other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := name(); got != "/other_topic" {
+		t.Fatalf("after the restore: %q", got)
+	}
+}
