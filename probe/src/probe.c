@@ -127,8 +127,9 @@ static __thread bool tls_lane_shared;
 static pthread_key_t g_cache_key; /* frees a grown cache when its thread exits */
 static void release_cache(void *big);
 
-/* The two ways of key's set, in whichever cache this thread has. */
 /*
+ * The two ways of key's set, in whichever cache this thread has.
+ *
  * Multiplicative hashing spreads handles allocated at a stride over all sets
  * (an arithmetic progression lands at near-even spacing). Its blind spot is
  * keys whose distance is a convergent of the multiplier (for the golden
