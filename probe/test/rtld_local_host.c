@@ -1,4 +1,4 @@
-/* Like python3: does not link libtracetools, dlopens a plugin that does, RTLD_LOCAL. */
+/* Like python3: links neither libtracetools nor librcl, dlopens a plugin that does, RTLD_LOCAL. */
 #include <dlfcn.h>
 #include <stdio.h>
 
@@ -15,5 +15,8 @@ int main(int argc, char **argv)
     if (publish == NULL)
         return 1;
     publish(1000);
+    int (*publish_loaned)(int) = (int (*)(int))dlsym(h, "plugin_publish_loaned");
+    if (publish_loaned == NULL || publish_loaned(500) != 0)
+        return 1;
     return 0;
 }
