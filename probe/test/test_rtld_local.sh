@@ -14,21 +14,19 @@ $cc -std=c11 -Wall -Wextra -Werror -fPIC -shared -o "$work/plugin.so" "$here/rtl
 $cc -std=c11 -Wall -Wextra -Werror -o "$work/host" "$here/rtld_local_host.c" -ldl
 ROS_PULSE_DIR="$work" ROS_TOPIC_STATS_QUIET=1 SIM_TRACETOOLS_REPORT="$work/calls.txt" \
   LD_PRELOAD="$build/lib/libros2_pulse.so" "$work/host" "$work/plugin.so"
-forwarded=$(awk '$1 == "rcl_publish" {print $2}' "$work/calls.txt")
-if [[ "$forwarded" != 1000 ]]; then
-  echo "FAIL: real rcl_publish saw '${forwarded}' calls, want 1000"; exit 1
-fi
-counted=$("$build/bin/pulse" dump --dir "$work" | grep -o '"name":"/rtld_local","node":"/rtld_local","aux":10,"counts":\[[0-9]*' | grep -o '[0-9]*$' || true)
-if [[ "$counted" != 1000 ]]; then
-  echo "FAIL: the probe counted '${counted}' publishes, want 1000"; exit 1
-fi
-loaned=$(awk '$1 == "rcl_publish_loaned_message_ok" {print $2}' "$work/calls.txt")
-if [[ "$loaned" != 500 ]]; then
-  echo "FAIL: the real rcl_publish_loaned_message published '${loaned}' messages, want 500"; exit 1
-fi
-counted=$("$build/bin/pulse" dump --dir "$work" | grep -o '"name":"/rtld_loaned","node":"/rtld_loaned","aux":10,"counts":\[[0-9]*' | grep -o '[0-9]*$' || true)
-if [[ "$counted" != 500 ]]; then
-  echo "FAIL: the probe counted '${counted}' loaned publishes, want 500"; exit 1
-fi
+# forwarded FUNCTION: how many calls the stand-in libraries saw.
+forwarded() { awk -v f="$1" '$1 == f {print $2}' "$work/calls.txt"; }
+# counted TOPIC: what the probe counted for the publisher of TOPIC (node TOPIC).
+counted() {
+  "$build/bin/pulse" dump --dir "$work" | grep -o "\"name\":\"$1\",\"node\":\"$1\",\"aux\":10,\"counts\":\[[0-9]*" |
+    grep -o '[0-9]*$' || true
+}
+expect() { # WHAT GOT WANT
+  if [[ "$2" != "$3" ]]; then echo "FAIL: $1: '$2', want $3"; exit 1; fi
+}
+expect "real rcl_publish calls" "$(forwarded rcl_publish)" 1000
+expect "publishes the probe counted" "$(counted /rtld_local)" 1000
+expect "messages the real rcl_publish_loaned_message published" "$(forwarded rcl_publish_loaned_message_ok)" 500
+expect "loaned publishes the probe counted" "$(counted /rtld_loaned)" 500
 echo "rtld_local: 1000 publishes and 500 loaned ones counted once and forwarded through the RTLD_NOLOAD fallback"
 echo "1 passed, 0 failed"
