@@ -203,18 +203,8 @@ func TestBadFlags(t *testing.T) {
 // A spec with a gap rule switches gap tracking on for the run, and a wedged
 // driver gives exactly the WARN the rule asks for; its healthy twin none.
 func TestRunWithSpecWarns(t *testing.T) {
-	_, sim, _ := bin(t)
-	dir := t.TempDir()
-	spec := filepath.Join(dir, "spec.yaml")
-	os.WriteFile(spec, []byte("topics:\n  /wedged: {max_gap_ms: 200}\n  /steady: {max_gap_ms: 200, min_hz: 45}\nnodes: [/drivers, /consumer]\n"), 0o600)
-	graph, _ := filepath.Abs("../../internal/integration/testdata/stall.graph")
-	log := filepath.Join(dir, "run.log")
-	cmd := pulseCmd(t, "run", "--spec", spec, "--period", "500ms", "--record", log, "--no-summary", "--", sim, "--graph", graph, "--duration", "3")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	b, _ := os.ReadFile(log)
-	text := string(b)
+	text, spec := runWithSpec(t, "topics:\n  /wedged: {max_gap_ms: 200}\n  /steady: {max_gap_ms: 200, min_hz: 45}\nnodes: [/drivers, /consumer]\n",
+		"stall.graph", "3")
 	if !strings.Contains(text, "JITTER /wedged recv max_dt_ms=") {
 		t.Fatalf("the gap rule did not switch gap tracking on:\n%s", text)
 	}
@@ -226,8 +216,7 @@ func TestRunWithSpecWarns(t *testing.T) {
 	}
 	// A bad spec is refused before anything runs.
 	os.WriteFile(spec, []byte("topics:\n  /a: {min_hz: 1, mni_hz: 2}\n"), 0o600)
-	cmd = pulseCmd(t, "run", "--spec", spec, "--", "true")
-	out, err := cmd.CombinedOutput()
+	out, err := pulseCmd(t, "run", "--spec", spec, "--", "true").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `line 2: topic /a: unknown key "mni_hz"`) {
 		t.Errorf("bad spec: %v %s", err, out)
 	}
@@ -363,24 +352,32 @@ func TestCheckLogsVerdictsAndBadInput(t *testing.T) {
 // in the log, and the injected 40 ms delay breaks a 30 ms bound, the 25 ms
 // one does not.
 func TestRunWithLatencyRule(t *testing.T) {
-	_, sim, _ := bin(t)
-	dir := t.TempDir()
-	spec := filepath.Join(dir, "spec.yaml")
-	os.WriteFile(spec, []byte("topics:\n  /cam: {max_latency_ms: 30}\n  /imu: {max_latency_ms: 30}\n"), 0o600)
-	graph, _ := filepath.Abs("../../internal/integration/testdata/latency.graph")
-	log := filepath.Join(dir, "run.log")
-	cmd := pulseCmd(t, "run", "--spec", spec, "--period", "500ms", "--record", log, "--no-summary", "--", sim, "--graph", graph, "--duration", "2.5")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	b, _ := os.ReadFile(log)
-	text := string(b)
+	text, _ := runWithSpec(t, "topics:\n  /cam: {max_latency_ms: 30}\n  /imu: {max_latency_ms: 30}\n", "latency.graph", "2.5")
 	if !strings.Contains(text, "LATENCY /cam n=") || !strings.Contains(text, "LATENCY /imu n=") {
 		t.Fatalf("no LATENCY lines:\n%s", text)
 	}
 	if !strings.Contains(text, "ALERT topic_latency topic=/imu side=recv transport=any max_ms=4") || strings.Contains(text, "topic_latency topic=/cam") {
 		t.Errorf("latency verdicts:\n%s", text)
 	}
+}
+
+// runWithSpec runs `pulse run --spec` (specText) over simgraph on an
+// integration graph for duration seconds, recording 500 ms windows, and
+// returns the log's text and the spec's path.
+func runWithSpec(t *testing.T, specText, graphFile, duration string) (string, string) {
+	t.Helper()
+	_, sim, _ := bin(t)
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(spec, []byte(specText), 0o600)
+	graph, _ := filepath.Abs(filepath.Join("../../internal/integration/testdata", graphFile))
+	log := filepath.Join(dir, "run.log")
+	cmd := pulseCmd(t, "run", "--spec", spec, "--period", "500ms", "--record", log, "--no-summary", "--", sim, "--graph", graph, "--duration", duration)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	b, _ := os.ReadFile(log)
+	return string(b), spec
 }
 
 // startGraph starts simgraph (graph "" is its default, the demo robot) for
