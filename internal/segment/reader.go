@@ -49,8 +49,7 @@ type Scan struct {
 type mapping struct {
 	file  *os.File
 	mem   []byte
-	dev   uint64
-	ino   uint64
+	ino   uint64 // the directory entry's inode when it was mapped (getdents, or lstat where the fs gives no type)
 	names mappingCache
 	key   string // the last snapshot's Key(): one string per mapping, not per scan
 	keyAt uint64 // the StartMono it was made for
@@ -209,6 +208,7 @@ func (r *Reader) read(path string, e dirEntry) (*Snapshot, error) {
 		if m, err = mapFile(path); err != nil {
 			return nil, err
 		}
+		m.ino = e.ino // compared with later entries' inodes, like with like (overlayfs may report st_ino apart)
 		r.maps[path] = m
 	}
 	snap, err := parseGuarded(m.mem, &m.names)
@@ -256,7 +256,7 @@ func mapFile(path string) (*mapping, error) {
 		f.Close()
 		return nil, fmt.Errorf("mmap: %w", err)
 	}
-	return &mapping{file: f, mem: mem, dev: st.Dev, ino: st.Ino}, nil
+	return &mapping{file: f, mem: mem}, nil
 }
 
 // parseGuarded turns a fault on the mapping (the file was truncated under
