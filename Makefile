@@ -25,7 +25,7 @@ SIMGRAPH    := $(BIN)/simgraph
 ABI_DUMP    := $(BIN)/abi_dump
 PULSE       := $(BIN)/pulse
 
-.PHONY: build probe sim pulse bridge demo bench test test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
+.PHONY: build probe sim pulse bridge demo bench test test-lanes test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
         sanitize-tsan lint clean install
 
 # The bridge needs CycloneDDS (cyclonedds-dev, cyclonedds-tools); without it
@@ -93,7 +93,13 @@ $(BRIDGE): $(GO_SRC) $(GEN)/ros2_msgs.c internal/dds/pulse_dds.c internal/dds/pu
 $(DDS_SUB): bridge/test/dds_sub.c $(GEN)/ros2_msgs.c
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -I$(GEN) -o $@ $< $(GEN)/ros2_msgs.c -lddsc
 
-demo: build
+# `make demo` and `make test` install what they need first (scripts/need-packages.sh:
+# as root, or through sudo, or it prints the one apt-get line to run), then run
+# in a fresh make, so variables such as HAVE_DDS see what was just installed.
+DEMO_PKGS := make gcc libc6-dev
+demo:
+	@bash scripts/need-packages.sh $(DEMO_PKGS)
+	@$(MAKE) --no-print-directory build
 	$(PULSE) demo
 
 # Quick hot-path figures (the full comparison is bench/README.md's job).
@@ -110,16 +116,18 @@ bench: build $(HOTPATH)
 	$(PULSE) bench export
 
 # ---------------------------------------------------------------- tests
-test: lint test-c test-prom test-go fuzz sanitize
+test: deps
+	@$(MAKE) --no-print-directory test-lanes
+test-lanes: lint test-c test-prom test-go fuzz sanitize
 	@echo "make test: all lanes passed"
 
-# Debian packages the tests use for real: tmux (pulse top's terminal),
-# prometheus/promtool (pulse export), python3 (an unprobed node), CycloneDDS (pulse bridge),
-# graphviz (checks pulse graph's DOT). .ci/run does the same.
-DEPS = make gcc libc6-dev binutils util-linux pkg-config tmux python3 prometheus cyclonedds-dev cyclonedds-tools graphviz
+# Debian packages the tests use for real: gcc's libasan/libubsan/libtsan (sanitizer lanes),
+# binutils (nm, readelf), util-linux (mount), tmux (pulse top's terminal), python3 (an unprobed
+# node), prometheus/promtool (pulse export and the rules), CycloneDDS with idlc (pulse bridge and
+# its subscriber), graphviz (checks pulse graph's DOT output).
+TEST_PKGS := make gcc libc6-dev binutils util-linux pkg-config tmux python3 prometheus cyclonedds-dev cyclonedds-tools graphviz
 deps:
-	@missing=$$(for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; fi
+	@bash scripts/need-packages.sh $(TEST_PKGS)
 
 # The example Prometheus config, the alert rules and their unit tests.
 test-prom:

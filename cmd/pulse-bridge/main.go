@@ -38,6 +38,7 @@ func run() error {
 	specPath := fs.String("spec", os.Getenv("ROS_TOPIC_STATS_EXPECTED"), "expected-rate spec: the diagnostics levels")
 	periodText := fs.String("period", "1s", "window period")
 	forD := fs.Duration("for", 0, "stop after this long (default: until SIGINT/SIGTERM)")
+	dirFlag := fs.String("dir", "", "segment directory to read (default ROS_PULSE_DIR, else /dev/shm/ros2_pulse-<uid>); run directories inside it are read too")
 	golden := fs.Bool("golden", false, "publish only the fixed messages of the CDR golden test, every 100 ms")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err
@@ -63,7 +64,10 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	env := config.Load(os.Getenv, os.Stderr)
+	env, err := config.FromOS().WithDir(*dirFlag)
+	if err != nil {
+		return err
+	}
 	pub, err := dds.Open(domain, cfg)
 	if err != nil {
 		return fmt.Errorf("DDS domain %d: %w", domain, err)
@@ -92,7 +96,7 @@ func run() error {
 	}
 	host, _ := os.Hostname()
 	lag := health.NewLagDetector()
-	opt := recorder.Options{Period: period, Spec: s, Retain: -1, Warn: os.Stderr}
+	opt := recorder.Options{Period: period, Spec: s, Retain: -1, Warn: os.Stderr, Empty: env.NothingThere()}
 	opt.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
 		if final {
 			return

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ros2_pulse/internal/config"
 	"ros2_pulse/internal/cpu"
 	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/window"
@@ -22,6 +21,7 @@ func cpuCmd() *cobra.Command {
 	var period, duration time.Duration
 	var out, summary string
 	var threads, probedOnly bool
+	var dir string
 	c := &cobra.Command{
 		Use:   "cpu [--period 1s] [--duration D] [--out FILE.csv] [--threads] | --summary FILE.csv",
 		Short: "Sample the CPU and memory of every ROS process, named by its nodes, as CSV",
@@ -40,7 +40,10 @@ weighed. Rows are CSV: ` + fmt.Sprint(cpu.Header) + `.
 			if period < 10*time.Millisecond {
 				return errors.New("--period must be at least 10ms (the kernel counts CPU in 10 ms ticks)")
 			}
-			env := config.Load(os.Getenv, os.Stderr)
+			env, err := readEnv(dir)
+			if err != nil {
+				return err
+			}
 			var w io.Writer = cmd.OutOrStdout()
 			if out != "" && out != "-" {
 				f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -90,6 +93,7 @@ weighed. Rows are CSV: ` + fmt.Sprint(cpu.Header) + `.
 	c.Flags().BoolVar(&threads, "threads", false, "also one row per thread")
 	c.Flags().BoolVar(&probedOnly, "probed-only", false, "only processes with a segment (skip the command-line fallback)")
 	c.Flags().StringVar(&summary, "summary", "", "print mean, median and max CPU per node of a CSV written by pulse cpu")
+	c.Flags().StringVar(&dir, "dir", "", dirHelp)
 	return c
 }
 

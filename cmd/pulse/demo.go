@@ -32,12 +32,15 @@ func demoCmd() *cobra.Command {
 	var graph, distro string
 	var duration time.Duration
 	var jitter, noTop bool
+	var retain time.Duration
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the built-in simulated robot under the probe and show its windows live",
 		Long: `demo starts simgraph, the stand-in ROS 2 graph, with the stand-in libtracetools of --distro,
 preloads the probe, and shows it: on a terminal in pulse top (q quits and stops the graph),
 otherwise (or with --no-top) by printing every window and ending with the per-topic summary.
+Like pulse run, it puts the graph's segments in a run directory inside the machine-wide segment
+directory, so pulse top, export, check --live, graph and doctor in another terminal see it.
 Without a terminal it stops after --duration (default 15s); on a terminal it runs until
 q or Ctrl-C unless --duration is given.`,
 		Args: cobra.NoArgs,
@@ -63,7 +66,7 @@ q or Ctrl-C unless --duration is given.`,
 				return err
 			}
 			if isTerminal(os.Stdout) && isTerminal(os.Stdin) && !noTop {
-				return demoTop(cmd.Context(), graph, sim, lib, tt, duration, jitter, opt)
+				return demoTop(cmd.Context(), graph, sim, lib, tt, duration, jitter, opt, f.env.Dir, retain)
 			}
 			var file io.Writer = opt.Out
 			live := opt.Format
@@ -81,8 +84,8 @@ q or Ctrl-C unless --duration is given.`,
 			}
 			args := []string{sim, "--graph", graph, "--duration", strconv.FormatFloat(duration.Seconds(), 'f', 3, 64)}
 			fmt.Fprintf(os.Stderr, "pulse demo: graph %s, %s tracetools stand-in, window %v\n", graph, distro, opt.Period)
-			ro := runner.Options{Lib: lib, Recorder: opt, Env: []string{"LD_LIBRARY_PATH=" + tt}, Summary: os.Stderr,
-				Stdout: os.Stderr, Stderr: os.Stderr}
+			ro := runner.Options{Lib: lib, Dir: f.env.Dir, Retain: retain, Recorder: opt, Env: []string{"LD_LIBRARY_PATH=" + tt},
+				Summary: os.Stderr, Stdout: os.Stderr, Stderr: os.Stderr}
 			if jitter {
 				ro.Env = append(ro.Env, "ROS_TOPIC_STATS_JITTER=1")
 			}
@@ -102,12 +105,14 @@ q or Ctrl-C unless --duration is given.`,
 	c.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default 15s without a terminal)")
 	c.Flags().BoolVar(&jitter, "jitter", false, "gap tracking in the simulated processes: JITTER and PERIOD lines")
 	c.Flags().BoolVar(&noTop, "no-top", false, "print the windows even on a terminal")
+	addRetainFlag(c, &retain)
 	return c
 }
 
 // demoTop runs the graph under the probe with pulse top as its view; the
 // graph stops when the view quits, and the view says so when the graph ends.
-func demoTop(ctx context.Context, graph, sim, lib, tt string, duration time.Duration, jitter bool, opt recorder.Options) error {
+func demoTop(ctx context.Context, graph, sim, lib, tt string, duration time.Duration, jitter bool, opt recorder.Options,
+	dir string, retain time.Duration) error {
 	p := tea.NewProgram(top.New("demo "+graph, false), tea.WithAltScreen(), tea.WithFPS(10)) // as pulse top
 	hook, err := top.Hook(p.Send)
 	if err != nil {
@@ -115,8 +120,8 @@ func demoTop(ctx context.Context, graph, sim, lib, tt string, duration time.Dura
 	}
 	opt.Out, opt.OnWindow = nil, hook
 	var summary bytes.Buffer // printed once the screen is gone
-	ro := runner.Options{Lib: lib, Recorder: opt, Env: []string{"LD_LIBRARY_PATH=" + tt}, Summary: &summary,
-		Stdout: io.Discard, Stderr: io.Discard, NoStdin: true}
+	ro := runner.Options{Lib: lib, Dir: dir, Retain: retain, Recorder: opt, Env: []string{"LD_LIBRARY_PATH=" + tt},
+		Summary: &summary, Stdout: io.Discard, Stderr: io.Discard, NoStdin: true}
 	if jitter {
 		ro.Env = append(ro.Env, "ROS_TOPIC_STATS_JITTER=1")
 	}

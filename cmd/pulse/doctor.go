@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"ros2_pulse/internal/config"
 	"ros2_pulse/internal/doctor"
 	"ros2_pulse/internal/locate"
 )
@@ -17,16 +16,17 @@ func doctorCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lib, libErr := locate.ProbeLib()
-			if dir == "" {
-				dir = config.FromOS().Dir
+			env, err := readEnv(dir)
+			if err != nil {
+				return err
 			}
-			if n := doctor.Report(cmd.OutOrStdout(), lib, libErr, doctor.FindTracetools(tracetools), dir); n > 0 {
+			if n := doctor.Report(cmd.OutOrStdout(), lib, libErr, doctor.FindTracetools(tracetools), env.Dir, env.NothingThere()); n > 0 {
 				return exitError{1}
 			}
 			return nil
 		},
 	}
 	c.Flags().StringArrayVar(&tracetools, "tracetools", nil, "also inspect this libtracetools.so (repeatable)")
-	c.Flags().StringVar(&dir, "dir", "", "segment directory (default ROS_PULSE_DIR or /dev/shm/ros2_pulse-<uid>)")
+	c.Flags().StringVar(&dir, "dir", "", dirHelp)
 	return c
 }

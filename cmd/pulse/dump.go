@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ros2_pulse/internal/config"
 	"ros2_pulse/internal/segment"
 )
 
@@ -43,10 +42,11 @@ func dumpCmd() *cobra.Command {
 		Short: "Print every segment's raw cumulative counters as JSON lines (for debugging)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dir == "" {
-				dir = config.FromOS().Dir
+			env, err := readEnv(dir)
+			if err != nil {
+				return err
 			}
-			r := segment.NewReader(dir)
+			r := segment.NewReader(env.Dir)
 			defer r.Close()
 			scan, err := r.Scan()
 			if err != nil {
@@ -77,6 +77,6 @@ func dumpCmd() *cobra.Command {
 			return nil
 		},
 	}
-	c.Flags().StringVar(&dir, "dir", "", "segment directory (default ROS_PULSE_DIR or /dev/shm/ros2_pulse-<uid>)")
+	c.Flags().StringVar(&dir, "dir", "", dirHelp)
 	return c
 }

@@ -45,7 +45,8 @@ It listens on loopback unless told otherwise.`,
 			if err != nil {
 				return err
 			}
-			coll, err := export.New(export.Options{Dir: f.env.Dir, PerTopic: perTopic, Retain: retain, Version: version})
+			coll, err := export.New(export.Options{Dir: f.env.Dir, PerTopic: perTopic, Retain: retain, Version: version,
+				Warn: os.Stderr, Empty: f.env.NothingThere()})
 			if err != nil {
 				return err
 			}
@@ -65,7 +66,7 @@ It listens on loopback unless told otherwise.`,
 			defer cancel()
 			if opt.Spec != nil {
 				// Verdicts come from the same recorder and evaluator as record and check.
-				opt.Out, opt.Retain = nil, -1
+				opt.Out, opt.Retain, opt.Empty = nil, -1, "" // the collector cleans up and says what it finds
 				windows := 0
 				s := opt.Spec
 				opt.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
@@ -106,6 +107,6 @@ It listens on loopback unless told otherwise.`,
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:9464", "address to serve /metrics on (loopback by default)")
 	c.Flags().StringVar(&webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth)")
 	c.Flags().BoolVar(&perTopic, "per-topic", false, "one series per topic, side and transport instead of per endpoint")
-	c.Flags().DurationVar(&retain, "retain", 5*time.Minute, "keep an exited process's series this long, then remove its segment (negative: forever)")
+	addRetainFlag(c, &retain)
 	return c
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ros2_pulse/internal/config"
 	"ros2_pulse/internal/graph"
 	"ros2_pulse/internal/recorder"
 )
@@ -16,6 +15,7 @@ func graphCmd() *cobra.Command {
 	var format string
 	var period time.Duration
 	var allTopics bool
+	var dir string
 	c := &cobra.Command{
 		Use:   "graph [--format dot|mermaid|json] [--period 1s]",
 		Short: "The live computation graph: nodes, topics, who publishes and subscribes, with rates and liveness",
@@ -40,8 +40,11 @@ Mermaid renders in GitHub and GitLab Markdown; JSON is for tools.`,
 			if period < 50*time.Millisecond {
 				return fmt.Errorf("--period must be at least 50ms")
 			}
-			env := config.Load(os.Getenv, os.Stderr)
-			opt := recorder.Options{Period: period, Retain: -1, Warn: os.Stderr}
+			env, err := readEnv(dir)
+			if err != nil {
+				return err
+			}
+			opt := recorder.Options{Period: period, Retain: -1, Warn: os.Stderr, Empty: env.NothingThere()}
 			opt.Window.ShowBuiltin = allTopics
 			rec, err := recorder.New(env.Dir, opt)
 			if err != nil {
@@ -67,5 +70,6 @@ Mermaid renders in GitHub and GitLab Markdown; JSON is for tools.`,
 	c.Flags().StringVar(&format, "format", "dot", "dot, mermaid or json")
 	c.Flags().DurationVar(&period, "period", time.Second, "time between the two samples the rates come from")
 	c.Flags().BoolVar(&allTopics, "all-topics", false, "include /rosout and /parameter_events")
+	c.Flags().StringVar(&dir, "dir", "", dirHelp)
 	return c
 }

@@ -52,9 +52,25 @@ func main() {
 type recordFlags struct {
 	period, format, out string
 	specPath            string
+	dir                 string
 	allTopics           bool
 	env                 config.Env
 }
+
+// dirHelp is the one description of --dir, for every command that reads segments.
+const dirHelp = "segment directory to read (default ROS_PULSE_DIR, else /dev/shm/ros2_pulse-<uid>); run directories inside it are read too"
+
+// defaultRetain is how long an exited process (and an ended run) stays
+// visible before its segment is removed, for every command that removes.
+const defaultRetain = 5 * time.Minute
+
+func addRetainFlag(c *cobra.Command, retain *time.Duration) {
+	c.Flags().DurationVar(retain, "retain", defaultRetain,
+		"keep an exited process's segment (and an ended run's directory) this long, then remove it (negative: forever)")
+}
+
+// readEnv is the environment with --dir applied.
+func readEnv(dirFlag string) (config.Env, error) { return config.FromOS().WithDir(dirFlag) }
 
 func addRecordFlags(c *cobra.Command, f *recordFlags, outName, outHelp string) {
 	f.env = config.FromOS()
@@ -62,6 +78,7 @@ func addRecordFlags(c *cobra.Command, f *recordFlags, outName, outHelp string) {
 	c.Flags().StringVar(&f.format, "format", string(f.env.Format), "text or jsonl (env ROS_TOPIC_STATS_FORMAT)")
 	c.Flags().StringVar(&f.out, outName, f.env.OutputFile, outHelp)
 	c.Flags().BoolVar(&f.allTopics, "all-topics", false, "include /rosout and /parameter_events")
+	c.Flags().StringVar(&f.dir, "dir", "", dirHelp)
 	c.Flags().StringVar(&f.specPath, "spec", os.Getenv("ROS_TOPIC_STATS_EXPECTED"), "expected-rate spec (YAML) to judge every window (env ROS_TOPIC_STATS_EXPECTED)")
 }
 
@@ -74,6 +91,11 @@ func (f *recordFlags) defaultPeriod(cmd *cobra.Command, period string) {
 }
 
 func (f *recordFlags) options() (recorder.Options, error) {
+	env, err := f.env.WithDir(f.dir)
+	if err != nil {
+		return recorder.Options{}, err
+	}
+	f.env = env
 	period, err := config.ParsePeriod(f.period)
 	if err != nil {
 		return recorder.Options{}, fmt.Errorf("--period: %w", err)
@@ -84,7 +106,7 @@ func (f *recordFlags) options() (recorder.Options, error) {
 	}
 	opt := recorder.Options{
 		Period: period, Format: format, Log: logfmt.Options{EmitIdle: f.env.EmitIdle},
-		Window: window.Options{ShowBuiltin: f.allTopics}, Warn: os.Stderr,
+		Window: window.Options{ShowBuiltin: f.allTopics}, Warn: os.Stderr, Empty: f.env.NothingThere(),
 	}
 	if f.specPath != "" {
 		if opt.Spec, err = spec.Load(f.specPath); err != nil {
@@ -112,8 +134,8 @@ func recordCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "record",
 		Short: "Write a window of every probed process on this machine every period",
-		Long: `record scans the segment directory (ROS_PULSE_DIR, default /dev/shm/ros2_pulse-<uid>)
-every period and writes one window per period in the text or jsonl grammar.
+		Long: `record scans the segment directory (--dir, else ROS_PULSE_DIR, else /dev/shm/ros2_pulse-<uid>),
+and the run directories of pulse run and pulse demo inside it, every period and writes one window per period in the text or jsonl grammar.
 Dead processes are reported as exited, then their segments are removed after --retain.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -140,7 +162,7 @@ Dead processes are reported as exited, then their segments are removed after --r
 		},
 	}
 	addRecordFlags(c, &f, "out", "output file, '-' for stdout (env ROS_TOPIC_STATS_OUTPUT_FILE; default stdout); rotated at ROS_TOPIC_STATS_MAX_BYTES")
-	c.Flags().DurationVar(&retain, "retain", 30*time.Second, "keep an exited process's segment this long after recording it (negative: forever)")
+	addRetainFlag(c, &retain)
 	c.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default: until SIGINT/SIGTERM)")
 	return c
 }

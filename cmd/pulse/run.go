@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -13,13 +14,18 @@ import (
 func runCmd() *cobra.Command {
 	var f recordFlags
 	var noSummary, jitter bool
+	var retain time.Duration
 	c := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARGS...]",
 		Short: "Run a command (e.g. ros2 launch) with the probe preloaded, record it, summarise it",
-		Long: `run preloads libros2_pulse.so into CMD and every process it starts, gives the run its own
-segment directory (unless ROS_PULSE_DIR is set), records windows while CMD runs (to --record),
-forwards SIGINT/SIGTERM/SIGHUP to CMD's process group, prints a per-topic summary on stderr
-and exits with CMD's status.`,
+		Long: `run preloads libros2_pulse.so into CMD and every process it starts and puts their segments
+in a run directory (run-<pid>-…) inside the machine-wide segment directory (--dir, else
+ROS_PULSE_DIR, else /dev/shm/ros2_pulse-<uid>), where pulse top, export, check --live, graph,
+doctor and bridge see them. It records the run's own processes while CMD runs (to --record),
+forwards SIGINT/SIGTERM/SIGHUP to CMD's process group, prints a per-topic summary of the run's
+own processes on stderr and exits with CMD's status. The segments stay after the run, so the
+other views see its final counts; ended runs are removed after --retain by the next run, or
+by a running pulse record or pulse export.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opt, err := f.options()
@@ -34,10 +40,7 @@ and exits with CMD's status.`,
 			if jitter {
 				ro.Env = append(ro.Env, "ROS_TOPIC_STATS_JITTER=1")
 			}
-			if os.Getenv("ROS_PULSE_DIR") != "" {
-				ro.Dir = f.env.Dir
-				ro.Recorder.Retain = 0
-			}
+			ro.Dir, ro.Retain = f.env.Dir, retain
 			if !noSummary {
 				ro.Summary = os.Stderr
 			}
@@ -53,6 +56,7 @@ and exits with CMD's status.`,
 	}
 	addRecordFlags(c, &f, "record", "write windows to this file, '-' for stdout (env ROS_TOPIC_STATS_OUTPUT_FILE)")
 	c.Flags().BoolVar(&noSummary, "no-summary", false, "do not print the per-topic summary at the end")
+	addRetainFlag(c, &retain)
 	c.Flags().BoolVar(&jitter, "jitter", false, "gap tracking in CMD's processes (ROS_TOPIC_STATS_JITTER=1): JITTER and PERIOD lines")
 	return c
 }

@@ -67,6 +67,7 @@ with the same screens, one window per --period; paused, ←/→ step through it.
 				defer pprof.StopCPUProfile()
 			}
 			m := top.New(title, logPath != "")
+			m.Empty = f.env.NothingThere()
 			// The renderer wakes at its frame rate even when nothing changed: 60 fps
 			// cost a whole percent of a core; 10 keeps keys snappy (100 ms).
 			p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithFPS(10))

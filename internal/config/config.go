@@ -8,8 +8,10 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"ros2_pulse/internal/logfmt"
@@ -31,11 +33,39 @@ type Env struct {
 	EmitIdle   bool          // ROS_PULSE_EMIT_IDLE
 	Quiet      bool          // ROS_TOPIC_STATS_QUIET
 	Dir        string        // ROS_PULSE_DIR, else the default segment directory
+	DirFrom    string        // where Dir came from, for messages: "--dir", "ROS_PULSE_DIR" or "default"
+}
+
+// WithDir returns the environment with a --dir flag applied (when given),
+// made absolute: the probe takes only absolute directories.
+func (e Env) WithDir(flag string) (Env, error) {
+	if flag == "" {
+		return e, nil
+	}
+	abs, err := filepath.Abs(flag)
+	if err != nil {
+		return e, fmt.Errorf("--dir %q: %w", flag, err)
+	}
+	e.Dir, e.DirFrom = abs, "--dir"
+	return e, nil
+}
+
+// NothingThere is what a view says when the directory holds no probed
+// process: which directory it read and why that one.
+func (e Env) NothingThere() string {
+	why := map[string]string{
+		"--dir":         "given by --dir",
+		"ROS_PULSE_DIR": "from ROS_PULSE_DIR",
+	}[e.DirFrom]
+	if why == "" {
+		why = "the machine-wide default; ROS_PULSE_DIR or --dir chooses another"
+	}
+	return fmt.Sprintf("no probed process in %s (%s)", e.Dir, why)
 }
 
 // Load reads the environment through getenv and reports bad values on warn.
 func Load(getenv func(string) string, warn io.Writer) Env {
-	e := Env{Period: DefaultPeriod, Format: logfmt.Text, MaxBytes: DefaultMaxBytes, Dir: segment.DefaultDir()}
+	e := Env{Period: DefaultPeriod, Format: logfmt.Text, MaxBytes: DefaultMaxBytes, Dir: segment.DefaultDir(), DirFrom: "default"}
 	bad := func(name, value, expected, fallback string) {
 		fmt.Fprintf(warn, "pulse: invalid %s '%s' (expected %s), using %s\n", name, value, expected, fallback)
 	}
@@ -66,7 +96,7 @@ func Load(getenv func(string) string, warn io.Writer) Env {
 	e.Quiet = getenv("ROS_TOPIC_STATS_QUIET") == "1"
 	if v := getenv("ROS_PULSE_DIR"); v != "" {
 		if strings.HasPrefix(v, "/") {
-			e.Dir = v
+			e.Dir, e.DirFrom = v, "ROS_PULSE_DIR"
 		} else {
 			bad("ROS_PULSE_DIR", v, "an absolute path", e.Dir)
 		}
@@ -74,8 +104,10 @@ func Load(getenv func(string) string, warn io.Writer) Env {
 	return e
 }
 
-// FromOS is Load over the process environment, warning on stderr.
-func FromOS() Env { return Load(os.Getenv, os.Stderr) }
+// FromOS is Load over the process environment, warning on stderr. It reads
+// once per process, so a bad value is reported once, however many commands
+// and flags ask.
+var FromOS = sync.OnceValue(func() Env { return Load(os.Getenv, os.Stderr) })
 
 // ParsePeriod accepts seconds ("2", "0.5") or a Go duration ("500ms").
 // It rejects junk, nan, inf and anything below MinPeriod.

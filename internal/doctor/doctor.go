@@ -129,7 +129,8 @@ func CheckProbe(lib string) error {
 }
 
 // Report prints the whole diagnosis and returns the number of problems.
-func Report(out io.Writer, lib string, libErr error, tracetools []string, dir string) int {
+// nothing is what to say when dir holds no probed process.
+func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, nothing string) int {
 	problems := 0
 	fmt.Fprintf(out, "probe library\n")
 	if libErr != nil {
@@ -169,7 +170,7 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir st
 		return problems + 1
 	}
 	if len(scan.Snapshots) == 0 {
-		fmt.Fprintf(out, "  --   no probed process (is LD_PRELOAD set in the ROS processes' environment? see `pulse env`)\n")
+		fmt.Fprintf(out, "  --   %s: is LD_PRELOAD set in the ROS processes' environment? see `pulse env`\n", nothing)
 	}
 	for _, s := range scan.Snapshots {
 		state := "alive "
@@ -180,7 +181,12 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir st
 		for _, n := range s.Nodes {
 			names = append(names, n.Name)
 		}
-		fmt.Fprintf(out, "  %s pid %-7d %-7s %3d endpoints  %s  nodes: %s\n", state, s.Pid, s.Distro, len(s.Endpoints), s.Exe, strings.Join(names, ","))
+		where := ""
+		if run := filepath.Dir(s.Path); run != filepath.Clean(dir) {
+			where = "  (" + filepath.Base(run) + ")"
+		}
+		fmt.Fprintf(out, "  %s pid %-7d %-7s %3d endpoints  %s  nodes: %s%s\n", state, s.Pid, s.Distro, len(s.Endpoints), s.Exe,
+			strings.Join(names, ","), where)
 		if s.DroppedEndpoints > 0 {
 			fmt.Fprintf(out, "         %d endpoints did not fit the segment (raise ROS_PULSE_MAX_ENDPOINTS)\n", s.DroppedEndpoints)
 		}

@@ -16,6 +16,7 @@
 package export
 
 import (
+	"io"
 	"math"
 	"runtime"
 	"sort"
@@ -42,6 +43,8 @@ type Options struct {
 	Retain   time.Duration // keep an exited process's series this long (negative: forever, never remove)
 	ProcRoot string        // "" for /proc
 	Version  string
+	Warn     io.Writer // where Empty is said
+	Empty    string    // said once when a scrape finds no probed process
 }
 
 const ns = "ros2_pulse"
@@ -112,6 +115,7 @@ type Collector struct {
 	gone      map[string]*aggregate // per topic: what vanished endpoints had counted
 	deadSince map[string]time.Time
 	verdicts  *verdicts
+	empty     segment.EmptyNotice
 }
 
 // New returns a collector over opt.Dir.
@@ -121,7 +125,8 @@ func New(opt Options) (*Collector, error) {
 		return nil, err
 	}
 	return &Collector{opt: opt, d: newDescs(opt.PerTopic), started: segment.NowMono(), reader: segment.NewReader(opt.Dir), cpu: r,
-		seen: map[string]*series{}, gone: map[string]*aggregate{}, deadSince: map[string]time.Time{}}, nil
+		seen: map[string]*series{}, gone: map[string]*aggregate{}, deadSince: map[string]time.Time{},
+		empty: segment.EmptyNotice{Msg: opt.Empty}}, nil
 }
 
 // Close releases the segment mappings.
@@ -161,6 +166,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(c.d.procs, err)
 		return
 	}
+	c.empty.Observe(scan, c.opt.Warn)
 	c.verdicts.collect(c, ch)
 	live := map[string]bool{}
 	alive, exited := 0, 0
@@ -182,6 +188,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		live[key] = true
 		c.process(ch, s, scan.Mono, now, aggs)
+	}
+	if c.opt.Retain >= 0 {
+		_, _ = segment.SweepRuns(c.opt.Dir, c.opt.Retain) // what ended runs left, as for exited processes above
 	}
 	emit(ch, c.d.procs, prometheus.GaugeValue, float64(alive), time.Time{}, "alive")
 	emit(ch, c.d.procs, prometheus.GaugeValue, float64(exited), time.Time{}, "exited")

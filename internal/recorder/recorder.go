@@ -37,6 +37,9 @@ type Options struct {
 	Spec *spec.Spec
 	// Warn receives problems (bad segments, write failures), each once.
 	Warn io.Writer
+	// Empty is said on Warn when a scan finds no probed process (which
+	// directory was read, and why that one).
+	Empty string
 }
 
 // Recorder records one directory.
@@ -44,11 +47,13 @@ type Recorder struct {
 	opt       Options
 	eval      *health.Evaluator
 	reader    *segment.Reader
+	dir       string
 	prev      *segment.Scan
 	start     uint64
 	deadSince map[string]time.Time
 	reported  map[string]string
 	writeErr  string
+	empty     segment.EmptyNotice
 }
 
 // New starts a recorder on dir and takes its baseline scan.
@@ -59,7 +64,8 @@ func New(dir string, opt Options) (*Recorder, error) {
 	if opt.Warn == nil {
 		opt.Warn = io.Discard
 	}
-	r := &Recorder{opt: opt, reader: segment.NewReader(dir), deadSince: map[string]time.Time{}, reported: map[string]string{}}
+	r := &Recorder{opt: opt, reader: segment.NewReader(dir), dir: dir, deadSince: map[string]time.Time{}, reported: map[string]string{},
+		empty: segment.EmptyNotice{Msg: opt.Empty}}
 	if opt.Spec != nil {
 		r.eval = health.New(opt.Spec)
 	}
@@ -77,6 +83,7 @@ func New(dir string, opt Options) (*Recorder, error) {
 func (r *Recorder) Close() { r.reader.Close() }
 
 func (r *Recorder) report(scan *segment.Scan) {
+	r.empty.Observe(scan, r.opt.Warn)
 	current := map[string]bool{}
 	for _, p := range scan.Problems {
 		current[p.Path] = true
@@ -150,6 +157,11 @@ func (r *Recorder) cleanup(scan *segment.Scan) {
 				fmt.Fprintf(r.opt.Warn, "pulse: %v\n", err)
 			}
 			delete(r.deadSince, s.Key())
+		}
+	}
+	if r.opt.Retain >= 0 { // and what ended runs left: their exited processes, then their directories
+		if _, err := segment.SweepRuns(r.dir, r.opt.Retain); err != nil {
+			fmt.Fprintf(r.opt.Warn, "pulse: cannot clean up ended runs: %v\n", err)
 		}
 	}
 }

@@ -1,7 +1,8 @@
 // Package runner implements `pulse run`: it preloads the probe into a
-// command and all its children, gives the run its own segment directory,
-// records while the command runs, forwards SIGINT/SIGTERM/SIGHUP, and
-// returns the command's exit status.
+// command and all its children, gives the run its own directory inside the
+// machine-wide segment directory (where every other view reads it), records
+// the run's own processes while the command runs, forwards
+// SIGINT/SIGTERM/SIGHUP, and returns the command's exit status.
 package runner
 
 import (
@@ -14,16 +15,19 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"ros2_pulse/internal/health"
 	"ros2_pulse/internal/recorder"
+	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/window"
 )
 
 // Options configure a run.
 type Options struct {
 	Lib      string // the probe library
-	Dir      string // segment directory; "" gives the run its own
+	Dir      string        // the machine-wide segment directory; the run gets a run-* directory inside it
+	Retain   time.Duration // how long ended runs' directories stay (swept at start; negative: never)
 	Recorder recorder.Options
 	Env      []string  // extra environment for the command
 	Summary  io.Writer // end-of-run table; nil: none
@@ -51,32 +55,24 @@ func PreloadEnv(env []string, lib, dir string) []string {
 	return append(out, "LD_PRELOAD="+preload, "ROS_PULSE_DIR="+dir)
 }
 
-// OwnDir makes a private segment directory for one run, on tmpfs when possible.
-func OwnDir() (string, error) {
-	for _, base := range []string{"/dev/shm", os.TempDir()} {
-		if st, err := os.Stat(base); err == nil && st.IsDir() {
-			if d, err := os.MkdirTemp(base, "ros2_pulse-run-"); err == nil {
-				return d, nil
-			}
-		}
-	}
-	return "", errors.New("cannot create a segment directory in /dev/shm or $TMPDIR")
-}
-
 // Run runs argv under the probe and returns its exit code (128+N for signal N).
 func Run(ctx context.Context, argv []string, opt Options) (int, error) {
 	if len(argv) == 0 {
 		return 2, errors.New("no command given (usage: pulse run [flags] -- CMD...)")
 	}
-	dir, own := opt.Dir, false
-	if dir == "" {
-		var err error
-		if dir, err = OwnDir(); err != nil {
-			return 1, err
-		}
-		own = true
-		defer os.RemoveAll(dir)
+	if opt.Dir == "" {
+		return 2, errors.New("no segment directory given")
 	}
+	// What earlier runs left behind goes first (a run never sweeps its own).
+	if _, err := segment.SweepRuns(opt.Dir, opt.Retain); err != nil && opt.Stderr != nil {
+		fmt.Fprintf(opt.Stderr, "pulse: cannot clean up ended runs in %s: %v\n", opt.Dir, err)
+	}
+	run, err := segment.MakeRunDir(opt.Dir)
+	if err != nil {
+		return 1, err
+	}
+	defer run.Close()
+	dir := run.Path
 	summary := recorder.Summary{Period: opt.Recorder.Period.Seconds()}
 	userOnWindow := opt.Recorder.OnWindow
 	opt.Recorder.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
@@ -91,9 +87,7 @@ func Run(ctx context.Context, argv []string, opt Options) (int, error) {
 	if opt.Recorder.Spec != nil && opt.Recorder.Spec.NeedsLatency() {
 		opt.Env = append(opt.Env, "ROS_TOPIC_STATS_LATENCY=1") // nor a latency rule
 	}
-	if own {
-		opt.Recorder.Retain = -1 // the whole directory goes at the end
-	}
+	opt.Recorder.Retain = opt.Retain // processes that exit mid-run go as the exporter's do
 	rec, err := recorder.New(dir, opt.Recorder)
 	if err != nil {
 		return 1, err

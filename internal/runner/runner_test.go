@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"ros2_pulse/internal/recorder"
+	"ros2_pulse/internal/segment"
 )
 
 func TestPreloadEnv(t *testing.T) {
@@ -36,26 +37,59 @@ func lib(t *testing.T) string {
 	return p
 }
 
-// A run gets its own segment directory, sees the probe in its environment,
-// returns the command's status and leaves nothing behind.
-func TestRunOwnDirectoryAndStatus(t *testing.T) {
+// A run gets its own directory inside the machine-wide one, sees the probe
+// in its environment and returns the command's status. Its directory stays
+// for the other views until an ended run is older than the retention; then
+// the next run sweeps it away.
+func TestRunDirectoryStatusAndSweep(t *testing.T) {
+	base := t.TempDir()
 	out := filepath.Join(t.TempDir(), "env.txt")
 	var summary strings.Builder
-	code, err := Run(context.Background(), []string{"sh", "-c", `echo "$LD_PRELOAD $ROS_PULSE_DIR" > ` + out + `; exit 3`},
-		Options{Lib: lib(t), Recorder: recorder.Options{Period: 100 * time.Millisecond}, Summary: &summary, Stdout: os.Stdout, Stderr: os.Stderr})
+	opt := Options{Lib: lib(t), Dir: base, Retain: time.Hour, Recorder: recorder.Options{Period: 100 * time.Millisecond},
+		Summary: &summary, Stdout: os.Stdout, Stderr: os.Stderr}
+	code, err := Run(context.Background(), []string{"sh", "-c", `echo "$LD_PRELOAD $ROS_PULSE_DIR" > ` + out + `; exit 3`}, opt)
 	if err != nil || code != 3 {
 		t.Fatalf("code %d err %v", code, err)
 	}
 	b, _ := os.ReadFile(out)
 	fields := strings.Fields(string(b))
-	if len(fields) != 2 || !strings.HasSuffix(fields[0], "libros2_pulse.so") || !strings.Contains(fields[1], "ros2_pulse-run-") {
+	if len(fields) != 2 || !strings.HasSuffix(fields[0], "libros2_pulse.so") || filepath.Dir(fields[1]) != base ||
+		!strings.HasPrefix(filepath.Base(fields[1]), segment.RunPrefix) {
 		t.Fatalf("command saw %q", b)
 	}
-	if _, err := os.Stat(fields[1]); !os.IsNotExist(err) {
-		t.Errorf("run directory %s left behind", fields[1])
+	first := fields[1]
+	if _, err := os.Stat(filepath.Join(first, segment.RunLock)); err != nil {
+		t.Fatalf("the ended run's directory must stay for the other views: %v", err)
 	}
 	if !strings.Contains(summary.String(), "pulse summary") {
 		t.Errorf("summary: %q", summary.String())
+	}
+	// Within the retention the next run keeps it; past it, the next run removes it.
+	if _, err := Run(context.Background(), []string{"true"}, opt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(first); err != nil {
+		t.Fatalf("swept within the retention: %v", err)
+	}
+	opt.Retain = 0
+	if _, err := Run(context.Background(), []string{"true"}, opt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(first); !os.IsNotExist(err) {
+		t.Errorf("ended run %s left behind past the retention", first)
+	}
+	// A run inside a run puts its directory beside its parent's, one level deep.
+	run, err := segment.MakeRunDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	if _, err := Run(context.Background(), []string{"sh", "-c", `echo "$ROS_PULSE_DIR" > ` + out}, Options{Lib: lib(t), Dir: run.Path,
+		Retain: time.Hour, Recorder: recorder.Options{Period: 100 * time.Millisecond}, Stdout: os.Stdout, Stderr: os.Stderr}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); filepath.Dir(strings.TrimSpace(string(b))) != base {
+		t.Errorf("nested run directory %q is not in %s", b, base)
 	}
 }
 
@@ -65,7 +99,7 @@ func TestRunCancel(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	code, err := Run(ctx, []string{"sh", "-c", "sleep 30 & sleep 30; wait"},
-		Options{Lib: lib(t), Recorder: recorder.Options{Period: time.Second}, Stdout: os.Stdout, Stderr: os.Stderr})
+		Options{Lib: lib(t), Dir: t.TempDir(), Recorder: recorder.Options{Period: time.Second}, Stdout: os.Stdout, Stderr: os.Stderr})
 	if err != nil || code != 128+15 || time.Since(start) > 5*time.Second {
 		t.Fatalf("code %d err %v after %v", code, err, time.Since(start))
 	}

@@ -85,27 +85,25 @@ func (m *mapping) close() {
 // empty scan; unreadable or invalid segments are reported as problems and
 // never stop the others from being read.
 func (r *Reader) Scan() (*Scan, error) {
-	entries, err := r.readDir()
+	entries, err := r.listDir(r.dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("cannot list segment directory: %w", err)
 	}
 	scan := &Scan{}
 	seen := map[string]bool{}
+	r.readEntries(r.dir, entries, scan, seen)
+	// One level deep: the directories `pulse run` makes for its processes.
+	// Only real directories named run-*; a symlink or a deeper level is never followed.
 	for _, e := range entries {
-		if !strings.HasSuffix(e.name, Suffix) {
+		if !strings.HasPrefix(e.name, RunPrefix) || !isDir(filepath.Join(r.dir, e.name), e.typ) {
 			continue
 		}
-		path := filepath.Join(r.dir, e.name)
-		seen[path] = true
-		snap, err := r.read(path, e)
-		if errors.Is(err, ErrNotReady) || errors.Is(err, os.ErrNotExist) {
-			continue
+		sub := filepath.Join(r.dir, e.name)
+		subEntries, err := r.listDir(sub)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			scan.Problems = append(scan.Problems, Problem{sub, err})
 		}
-		if err != nil {
-			scan.Problems = append(scan.Problems, Problem{path, err})
-			continue
-		}
-		scan.Snapshots = append(scan.Snapshots, snap)
+		r.readEntries(sub, subEntries, scan, seen)
 	}
 	for p, m := range r.maps {
 		if !seen[p] {
@@ -118,6 +116,26 @@ func (r *Reader) Scan() (*Scan, error) {
 	return scan, nil
 }
 
+// readEntries reads the segments among one directory's entries into scan.
+func (r *Reader) readEntries(dir string, entries []dirEntry, scan *Scan, seen map[string]bool) {
+	for _, e := range entries {
+		if !strings.HasSuffix(e.name, Suffix) {
+			continue
+		}
+		path := filepath.Join(dir, e.name)
+		seen[path] = true
+		snap, err := r.read(path, e)
+		if errors.Is(err, ErrNotReady) || errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			scan.Problems = append(scan.Problems, Problem{path, err})
+			continue
+		}
+		scan.Snapshots = append(scan.Snapshots, snap)
+	}
+}
+
 // dirEntry is a directory entry with the inode and type getdents reports,
 // so a scan needs no stat per segment to see a file replaced.
 type dirEntry struct {
@@ -126,11 +144,27 @@ type dirEntry struct {
 	typ  uint8 // unix.DT_*; DT_UNKNOWN on filesystems that do not say
 }
 
-// readDir lists the directory with getdents64, reusing one buffer.
-func (r *Reader) readDir() ([]dirEntry, error) {
-	fd, err := unix.Open(r.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// isDir reports a real directory (never a symlink to one), asking the
+// filesystem only where getdents did not say.
+func isDir(path string, typ uint8) bool {
+	if typ != unix.DT_UNKNOWN {
+		return typ == unix.DT_DIR
+	}
+	var st unix.Stat_t
+	return unix.Lstat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+}
+
+// listDir lists a directory with getdents64, reusing one buffer.
+// The reader's own directory may be a symlink the user chose (as the probe
+// allows); a run directory inside it never is.
+func (r *Reader) listDir(dir string) ([]dirEntry, error) {
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+	if dir != r.dir {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := unix.Open(dir, flags, 0)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: r.dir, Err: err}
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
 	defer unix.Close(fd)
 	if r.dirBuf == nil {
@@ -143,7 +177,7 @@ func (r *Reader) readDir() ([]dirEntry, error) {
 			continue
 		}
 		if err != nil {
-			return out, &os.PathError{Op: "getdents", Path: r.dir, Err: err}
+			return out, &os.PathError{Op: "getdents", Path: dir, Err: err}
 		}
 		if n <= 0 {
 			return out, nil
@@ -152,7 +186,7 @@ func (r *Reader) readDir() ([]dirEntry, error) {
 			d := (*unix.Dirent)(unsafe.Pointer(&r.dirBuf[off]))
 			reclen := int(d.Reclen)
 			if reclen <= direntNameOffset || off+reclen > n {
-				return out, fmt.Errorf("getdents %s: malformed record", r.dir)
+				return out, fmt.Errorf("getdents %s: malformed record", dir)
 			}
 			name := r.dirBuf[off+direntNameOffset : off+reclen]
 			if i := bytes.IndexByte(name, 0); i >= 0 {
@@ -285,7 +319,7 @@ func lockHeld(f *os.File) bool {
 // Remove deletes a dead segment after its final counts were recorded. It
 // refuses anything that is not a regular file in this reader's directory.
 func (r *Reader) Remove(path string) error {
-	if filepath.Dir(path) != filepath.Clean(r.dir) || !strings.HasSuffix(path, Suffix) {
+	if !r.owns(path) || !strings.HasSuffix(path, Suffix) {
 		return fmt.Errorf("refusing to remove %s: not a segment of %s", path, r.dir)
 	}
 	if m := r.maps[path]; m != nil {

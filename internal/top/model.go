@@ -92,6 +92,7 @@ var (
 type Model struct {
 	Title  string // "live 1s" or the replayed log's name
 	Replay bool   // frames come from a log: ←/→ step through them while paused
+	Empty  string // shown instead of "no topics" when no probed process is found (which directory, and why)
 
 	frames      []Frame // kept for replay stepping; live keeps the one on screen only
 	latest      Frame   // live: the newest frame, shown again when a pause ends
@@ -468,7 +469,11 @@ func (m Model) tables(f *Frame, w int) []string {
 		out = append(out, line+status)
 	}
 	if len(m.topics) == 0 {
-		out = append(out, styleDim.Render(" (no topics)"))
+		none := " (no topics)"
+		if f := m.frame(); m.Empty != "" && f != nil && f.W != nil && len(f.W.Procs) == 0 {
+			none = " (" + m.Empty + ")"
+		}
+		out = append(out, styleDim.Render(cell(none, w, false)))
 	}
 
 	// Node table.

@@ -1,0 +1,219 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The layout of a segment directory (docs/design/0001-segment-abi.md):
+//
+//	<dir>/<pid>.<n>.pulse                processes started with the probe in their environment
+//	<dir>/run-<pid>-<rand>/run.lock      one `pulse run` or `pulse demo`, locked while it lives
+//	<dir>/run-<pid>-<rand>/<pid>.<n>.pulse   that run's processes
+//
+// Every reader of <dir> reads both levels, so the views see every run; a run
+// reads only its own directory, so its summary covers its own processes.
+const (
+	RunPrefix = "run-"
+	RunLock   = "run.lock"
+)
+
+// sweepGrace keeps a sweeper away from a run directory without a lock file:
+// it may have been made a moment ago, its lock file not yet created.
+const sweepGrace = 10 * time.Second
+
+// owns reports a path of a segment this reader reads: in its directory or in
+// one of its run directories.
+func (r *Reader) owns(path string) bool {
+	dir, top := filepath.Dir(path), filepath.Clean(r.dir)
+	if dir == top {
+		return true
+	}
+	return filepath.Dir(dir) == top && strings.HasPrefix(filepath.Base(dir), RunPrefix)
+}
+
+// RunDir is the directory of one run, locked for the run's life.
+type RunDir struct {
+	Path string
+	lock *os.File
+}
+
+// MakeRunDir makes a run directory under base: the machine-wide directory,
+// created 0700 as the probe would. When base is itself a run directory (a
+// `pulse run` inside a `pulse run`), the new one goes beside it, so readers
+// never need to look deeper than one level.
+func MakeRunDir(base string) (*RunDir, error) {
+	if fileExists(filepath.Join(base, RunLock)) && strings.HasPrefix(filepath.Base(base), RunPrefix) {
+		base = filepath.Dir(base)
+	}
+	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("cannot create segment directory %s: %w", base, err)
+	}
+	path, err := os.MkdirTemp(base, fmt.Sprintf("%s%d-", RunPrefix, os.Getpid()))
+	if err != nil {
+		return nil, fmt.Errorf("cannot create a run directory in %s: %w", base, err)
+	}
+	f, err := os.OpenFile(filepath.Join(path, RunLock), os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("cannot create %s: %w", RunLock, err)
+	}
+	lk := unix.Flock_t{Type: unix.F_WRLCK}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); err != nil {
+		f.Close()
+		os.RemoveAll(path)
+		return nil, fmt.Errorf("cannot lock %s: %w", RunLock, err)
+	}
+	fmt.Fprintf(f, "pid %d\n", os.Getpid())
+	return &RunDir{Path: path, lock: f}, nil
+}
+
+// Close ends the run: the lock file's mtime becomes the run's end, from
+// which a sweeper counts the retention, and the lock is released. The
+// segments stay, so the other views see the run's final counts.
+func (d *RunDir) Close() error {
+	if d.lock == nil {
+		return nil
+	}
+	now := time.Now()
+	err := os.Chtimes(d.lock.Name(), now, now)
+	if cerr := d.lock.Close(); err == nil {
+		err = cerr
+	}
+	d.lock = nil
+	return err
+}
+
+// SweepRuns removes what ended runs left in dir once they have been over
+// for retain: their exited processes' segments, then the directory. A run
+// directory whose run is alive, or that still holds a live process (a node
+// that outlived its `pulse run`), is kept. It returns what it removed.
+func SweepRuns(dir string, retain time.Duration) (removed []string, err error) {
+	if retain < 0 {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	now := time.Now()
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), RunPrefix) { // IsDir: never a symlink
+			continue
+		}
+		run := filepath.Join(dir, e.Name())
+		ended, locked, ok := runEnded(run)
+		wait := retain
+		if !locked {
+			wait = max(retain, sweepGrace)
+		}
+		if !ok || now.Sub(ended) < wait {
+			continue
+		}
+		if gone, ok := removeDeadSegments(run); ok {
+			removed = append(removed, gone...)
+			_ = os.Remove(filepath.Join(run, RunLock))
+			if os.Remove(run) == nil {
+				removed = append(removed, run)
+			}
+		} else {
+			removed = append(removed, gone...)
+		}
+	}
+	return removed, nil
+}
+
+// runEnded reports when a run ended: its lock file's mtime once no process
+// holds the lock (Close sets it; a killed run's is its start, earlier than
+// its end). A directory without a lock file (hasLock false) ended when it
+// was last changed. ok is false for a run that is still going.
+func runEnded(run string) (ended time.Time, hasLock, ok bool) {
+	f, err := os.OpenFile(filepath.Join(run, RunLock), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		st, serr := os.Lstat(run)
+		if serr != nil {
+			return time.Time{}, false, false
+		}
+		return st.ModTime(), false, true
+	}
+	defer f.Close()
+	if lockHeld(f) {
+		return time.Time{}, true, false
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return time.Time{}, true, false
+	}
+	return st.ModTime(), true, true
+}
+
+// removeDeadSegments removes the segments of exited processes in a run
+// directory; ok is false when a live one stays (or anything else is there).
+func removeDeadSegments(run string) (removed []string, ok bool) {
+	entries, err := os.ReadDir(run)
+	if err != nil {
+		return nil, false
+	}
+	ok = true
+	for _, e := range entries {
+		name := e.Name()
+		if name == RunLock {
+			continue
+		}
+		path := filepath.Join(run, name)
+		if !e.Type().IsRegular() || !strings.HasSuffix(name, Suffix) {
+			ok = false // not ours: leave the directory to its owner
+			continue
+		}
+		f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			ok = false
+			continue
+		}
+		alive := lockHeld(f)
+		f.Close()
+		if alive || os.Remove(path) != nil {
+			ok = false
+			continue
+		}
+		removed = append(removed, path)
+	}
+	return removed, ok
+}
+
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// EmptyNotice says once, when a scan finds no probed process, which
+// directory was read; it says it again only after processes came and went.
+type EmptyNotice struct {
+	Msg  string // what to say; "" says nothing
+	said bool
+}
+
+// Observe reports an empty scan on w.
+func (n *EmptyNotice) Observe(s *Scan, w io.Writer) {
+	if n == nil || n.Msg == "" || w == nil {
+		return
+	}
+	if len(s.Snapshots) > 0 {
+		n.said = false
+		return
+	}
+	if !n.said {
+		n.said = true
+		fmt.Fprintf(w, "pulse: %s\n", n.Msg)
+	}
+}

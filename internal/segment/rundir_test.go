@@ -1,0 +1,142 @@
+package segment
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// holdLock keeps a POSIX record lock on path from another process, as a live
+// probe does, until the test ends.
+func holdLock(t *testing.T, path string) {
+	t.Helper()
+	cmd := exec.Command("python3", "-c", `import fcntl, sys, time
+f = open(sys.argv[1], "r+")
+fcntl.lockf(f, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(60)`, path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Skipf("python3 is needed to hold a lock from another process: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "locked\n" {
+		t.Fatalf("lock holder said %q", line)
+	}
+}
+
+// The reader reads the directory and its run directories, one level deep
+// and never through a symlink; Remove takes segments of both levels only.
+func TestReaderReadsRunDirectoriesOneLevelDeep(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel string, pid int) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		b := Encode(SyntheticSpec{Pid: pid, StartMono: 1, Exe: "/x", Nodes: []string{"/n"},
+			Endpoints: []SyntheticEndpoint{{Kind: KindPublisher, Name: "/t", Node: 0}}})
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("1.0.pulse", 1)
+	write("run-10-a/2.0.pulse", 2)
+	write("run-11-b/3.0.pulse", 3)
+	write("run-11-b/run-12-c/4.0.pulse", 4) // two levels: not read
+	write("other/5.0.pulse", 5)             // not a run directory: not read
+	elsewhere := t.TempDir()
+	write("../"+filepath.Base(elsewhere)+"/6.0.pulse", 6)
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "run-13-link")); err != nil { // a symlink: never followed
+		t.Fatal(err)
+	}
+	r := NewReader(dir)
+	defer r.Close()
+	s, err := r.Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, snap := range s.Snapshots {
+		pids = append(pids, snap.Pid)
+	}
+	sort.Ints(pids)
+	if len(pids) != 3 || pids[0] != 1 || pids[1] != 2 || pids[2] != 3 || len(s.Problems) != 0 {
+		t.Fatalf("read pids %v, problems %v", pids, s.Problems)
+	}
+	if err := r.Remove(filepath.Join(dir, "run-11-b/run-12-c/4.0.pulse")); err == nil {
+		t.Error("removed a segment two levels deep")
+	}
+	if err := r.Remove(filepath.Join(dir, "other/5.0.pulse")); err == nil {
+		t.Error("removed a segment outside a run directory")
+	}
+	if err := r.Remove(filepath.Join(dir, "run-10-a/2.0.pulse")); err != nil {
+		t.Errorf("removing a dead segment of a run directory: %v", err)
+	}
+}
+
+// An ended run's directory is removed once the run has been over for the
+// retention, its exited processes' segments first; a live run, and a run
+// whose node outlived it, keep theirs.
+func TestSweepRuns(t *testing.T) {
+	base := t.TempDir()
+	seg := func(run *RunDir, name string) string {
+		t.Helper()
+		p := filepath.Join(run.Path, name)
+		if err := os.WriteFile(p, sample(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ended, err := MakeRunDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg(ended, "1.0.pulse")
+	outlived, _ := MakeRunDir(base)
+	holdLock(t, seg(outlived, "2.0.pulse"))
+	if err := ended.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := outlived.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if removed, _ := SweepRuns(base, time.Hour); len(removed) != 0 {
+		t.Fatalf("swept within the retention: %v", removed)
+	}
+	removed, err := SweepRuns(base, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 2 || !strings.HasSuffix(removed[0], "1.0.pulse") || removed[1] != ended.Path {
+		t.Fatalf("removed %v", removed)
+	}
+	if _, err := os.Stat(outlived.Path); err != nil {
+		t.Errorf("a run with a live process was swept: %v", err)
+	}
+	if removed, _ := SweepRuns(base, -1); removed != nil {
+		t.Errorf("a negative retention removes nothing: %v", removed)
+	}
+}
+
+// The notice says which directory was read once per stretch of emptiness.
+func TestEmptyNotice(t *testing.T) {
+	var b strings.Builder
+	n := EmptyNotice{Msg: "no probed process in /x"}
+	n.Observe(&Scan{}, &b)
+	n.Observe(&Scan{}, &b)
+	n.Observe(&Scan{Snapshots: []*Snapshot{{}}}, &b)
+	n.Observe(&Scan{}, &b)
+	if b.String() != strings.Repeat("pulse: no probed process in /x\n", 2) {
+		t.Fatalf("%q", b.String())
+	}
+}
