@@ -25,7 +25,7 @@ import (
 
 // Options configure a run.
 type Options struct {
-	Lib      string // the probe library
+	Lib      string        // the probe library
 	Dir      string        // the machine-wide segment directory; the run gets a run-* directory inside it
 	Retain   time.Duration // how long ended runs' directories stay (swept at start; negative: never)
 	Recorder recorder.Options
