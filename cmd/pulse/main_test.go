@@ -28,10 +28,13 @@ func bin(t *testing.T) (pulse, simgraph, simlib string) {
 	return
 }
 
+// pulseCmd runs pulse with a machine-wide segment directory of the test's
+// own (runs and demos put their processes there); a later ROS_PULSE_DIR in
+// cmd.Env wins.
 func pulseCmd(t *testing.T, args ...string) *exec.Cmd {
 	p, _, lib := bin(t)
 	cmd := exec.Command(p, args...)
-	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "ROS_TOPIC_STATS_QUIET=1", "ROS_PULSE_DIR=")
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "ROS_TOPIC_STATS_QUIET=1", "ROS_PULSE_DIR="+t.TempDir())
 	return cmd
 }
 
