@@ -167,11 +167,7 @@ func checkLogs(stdout io.Writer, s *spec.Spec, paths []string, skipLast bool) er
 		for _, w := range m.Warns {
 			if w.Kind == health.CannotJudge && !noGap[w.Topic+w.Metric] {
 				noGap[w.Topic+w.Metric] = true
-				if w.Metric == "latency" {
-					fmt.Fprintf(os.Stderr, "pulse: the spec sets max_latency_ms for %s but the logs carry no latency data for it (run with ROS_TOPIC_STATS_LATENCY=1)\n", w.Topic)
-				} else {
-					fmt.Fprintf(os.Stderr, "pulse: the spec sets max_gap_ms for %s but the logs carry no gap data for it (record with --jitter or ROS_TOPIC_STATS_JITTER=1)\n", w.Topic)
-				}
+				fmt.Fprintf(os.Stderr, "pulse: the spec's %s rule for %s cannot be judged from the logs: %s\n", w.Metric, w.Topic, w.Why())
 			}
 		}
 	}

@@ -138,7 +138,7 @@ func TestViewsSeeConcurrentRuns(t *testing.T) {
 	}
 	edges := map[string]float64{}
 	for _, e := range gr.Edges {
-		edges[names[e.From]+" -> "+names[e.To]] = e.InterHz
+		edges[names[e.From]+" -> "+names[e.To]], _ = e.Hz("inter")
 	}
 	for edge, hz := range map[string]float64{"/alpha -> /alpha_topic": 50, "/alpha_topic -> /alpha_sink": 50, "/beta -> /beta_topic": 20} {
 		if math.Abs(edges[edge]-hz) > 0.1*hz {

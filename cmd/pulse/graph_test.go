@@ -55,10 +55,11 @@ func TestGraphLive(t *testing.T) {
 		"/lidar_driver -> /scan":            {"inter", 10},
 	} {
 		e, ok := got[edge]
-		hz := e.InterHz
+		tr := "inter"
 		if want.transport == "intra" {
-			hz = e.IntraHz
+			tr = "intra"
 		}
+		hz, _ := e.Hz(tr)
 		if !ok || e.Transport != want.transport || hz < want.hz*0.9 || hz > want.hz*1.1 || !e.Alive {
 			t.Errorf("%s: %+v, want %s at %g Hz", edge, e, want.transport, want.hz)
 		}

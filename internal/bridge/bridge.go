@@ -107,8 +107,8 @@ func Statistics(w *window.Window) []Metrics {
 			eps, gap = t.Pubs, t.PubGap
 		}
 		for _, e := range eps {
-			if !e.Alive || e.Total[0]+e.Total[1] == 0 {
-				continue // deliveries no tracepoint sees (loaned takes, Humble raw takes): silence from birth says nothing
+			if !e.Alive || e.Total[0]+e.Total[1] == 0 || e.PubHidden {
+				continue // counts no tracepoint sees (loaned takes, Humble raw takes and intra publishes): no figure, never a zero
 			}
 			hz := e.Inter + e.Intra
 			n := float64(e.Delta[0] + e.Delta[1])
@@ -221,11 +221,16 @@ func topicStatus(t *window.Topic, name string, rules []spec.TopicRule, ws []heal
 	var pub, recv float64
 	if t != nil {
 		pub, recv = t.PubAny, t.RecvInter+t.RecvIntra
-		st.Values = append(st.Values,
-			KeyValue{"pub_hz", hz(pub)}, KeyValue{"recv_hz", hz(recv)},
+		if t.PubMeasured("any") {
+			st.Values = append(st.Values, KeyValue{"pub_hz", hz(pub)})
+		}
+		st.Values = append(st.Values, KeyValue{"recv_hz", hz(recv)},
 			KeyValue{"publishers", strconv.Itoa(t.PubCount)}, KeyValue{"subscriptions", strconv.Itoa(t.SubCount)},
 			// greenwave's keys: the node-side and message-side rates.
-			KeyValue{"frame_rate_node", hz(recv)}, KeyValue{"frame_rate_msg", hz(pub)})
+			KeyValue{"frame_rate_node", hz(recv)})
+		if t.PubMeasured("any") {
+			st.Values = append(st.Values, KeyValue{"frame_rate_msg", hz(pub)})
+		}
 		if g := maxGap(t); g >= 0 {
 			st.Values = append(st.Values, KeyValue{"max_gap_ms", strconv.FormatFloat(g, 'f', 1, 64)})
 		}
@@ -315,7 +320,7 @@ func describe(w *health.Warning) string {
 	case health.TopicLatency:
 		return fmt.Sprintf("latency %.1f ms > %g ms", w.Value, w.Bound)
 	case health.CannotJudge:
-		return "max_" + w.Metric + "_ms set, no " + w.Metric + " data"
+		return w.Metric + " rule not judged: " + w.Why()
 	case health.RecvLag:
 		return fmt.Sprintf("%s receives %s of %s Hz", w.Node, hz(w.Value), hz(w.Min))
 	}

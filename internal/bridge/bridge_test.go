@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"ros2_pulse/internal/health"
@@ -139,5 +140,29 @@ func TestEnv(t *testing.T) {
 		if (err != nil) != c.bad || (cfg == localhostConfig) != c.localhost {
 			t.Errorf("%v: %q %v", c, cfg, err)
 		}
+	}
+}
+
+// A publisher whose publishes Humble cannot see gives no pub_* figure in
+// /statistics or /diagnostics: absent, never a zero.
+func TestHiddenPublishesHaveNoFigure(t *testing.T) {
+	w := &window.Window{TsNs: 1e9, Seconds: 1, Topics: []window.Topic{{Name: "/image", PubCount: 1, PubHidden: true, PubAny: 0,
+		Pubs: []window.EndpointRate{{Pid: 1, Node: "/camera", Alive: true, PubHidden: true, Total: [2]uint64{5, 0}}}}},
+		Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/camera"}}}}
+	if ms := Statistics(w); len(ms) != 0 {
+		t.Errorf("statistics of an unmeasured publisher: %+v", ms)
+	}
+	diag := Diagnostics(w, nil, nil, "host")
+	seen := false
+	for _, st := range diag.Status {
+		seen = seen || strings.Contains(st.Name, "/image")
+		for _, kv := range st.Values {
+			if kv.Key == "pub_hz" || kv.Key == "frame_rate_msg" {
+				t.Errorf("%s: %s=%s for an unmeasured publisher", st.Name, kv.Key, kv.Value)
+			}
+		}
+	}
+	if !seen {
+		t.Errorf("no diagnostics status for /image: %+v", diag)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/window"
 	"ros2_pulse/probe"
 )
 
@@ -187,6 +188,18 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 		}
 		fmt.Fprintf(out, "  %s pid %-7d %-7s %3d endpoints  %s  nodes: %s%s\n", state, s.Pid, s.Distro, len(s.Endpoints), s.Exe,
 			strings.Join(names, ","), where)
+		var hidden []string
+		intra := window.IntraDelivered(s)
+		for i := range s.Endpoints {
+			if e := &s.Endpoints[i]; e.Kind == segment.KindPublisher && intra[e.Name] {
+				hidden = append(hidden, e.Name)
+			}
+		}
+		if len(hidden) > 0 {
+			sort.Strings(hidden)
+			fmt.Fprintf(out, "         not visible on %s: intra-process publishes on %s (no rclcpp_intra_publish tracepoint before Iron); "+
+				"their publish rate and loss are not measured, the deliveries are\n", s.Distro, strings.Join(hidden, ", "))
+		}
 		if s.DroppedEndpoints > 0 {
 			fmt.Fprintf(out, "         %d endpoints did not fit the segment (raise ROS_PULSE_MAX_ENDPOINTS)\n", s.DroppedEndpoints)
 		}

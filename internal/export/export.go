@@ -284,6 +284,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 		return time.Unix(0, int64(s.StartReal+(e.CreatedMono-min(e.CreatedMono, s.StartMono))))
 	}
 	timerOrd := map[int]int{}
+	hidden := window.IntraDelivered(s) // Humble: publishers whose intra-process publishes no tracepoint sees
 	for i := range s.Endpoints {
 		e := &s.Endpoints[i]
 		node := ""
@@ -303,7 +304,11 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 		side := sideOf(e.Kind)
 		id := key + "#" + strconv.Itoa(i)
 		ages := math.NaN()
+		pubHidden := e.Kind == segment.KindPublisher && hidden[e.Name]
 		for slot, sd := range sides {
+			if pubHidden {
+				break // not measured on this distro: no series, never a zero
+			}
 			v := float64(e.Counts[slot])
 			if v == 0 && slot != segment.SlotInter {
 				continue // an intra series appears once intra has counted: half the series on most robots
@@ -322,7 +327,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 			}
 			emit(ch, c.d.messages, prometheus.CounterValue, v, created(e), e.Name, node, pid, side, sd.transport)
 		}
-		if e.Kind == segment.KindPublisher {
+		if e.Kind == segment.KindPublisher && !pubHidden {
 			v := float64(max(e.Counts[segment.SlotInter], e.Counts[segment.SlotIntra]))
 			var agg *aggregate
 			if c.opt.PerTopic {

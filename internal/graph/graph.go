@@ -21,24 +21,41 @@ type Node struct {
 	Alive bool   `json:"alive"`
 }
 
-// Topic is a topic with its machine-wide rates.
+// Topic is a topic with its machine-wide rates. A rate the distro cannot
+// see is absent (nil), never zero.
 type Topic struct {
-	ID     string  `json:"id"`
-	Name   string  `json:"name"`
-	PubHz  float64 `json:"pub_hz"`
-	RecvHz float64 `json:"recv_hz"`
+	ID     string   `json:"id"`
+	Name   string   `json:"name"`
+	PubHz  *float64 `json:"pub_hz,omitempty"`
+	RecvHz float64  `json:"recv_hz"`
 }
 
 // Edge is a publication (node -> topic) or a subscription (topic -> node).
+// A publication whose publishes the distro cannot all see (Humble's
+// intra-process ones) is drawn with transport "not_measured" and no rates.
 type Edge struct {
-	From      string  `json:"from"`
-	To        string  `json:"to"`
-	Kind      string  `json:"kind"`      // "pub" or "sub"
-	Transport string  `json:"transport"` // "inter", "intra", "both" or "none" (no traffic in the window)
-	InterHz   float64 `json:"inter_hz"`
-	IntraHz   float64 `json:"intra_hz"`
-	Alive     bool    `json:"alive"`
+	From      string   `json:"from"`
+	To        string   `json:"to"`
+	Kind      string   `json:"kind"`      // "pub" or "sub"
+	Transport string   `json:"transport"` // "inter", "intra", "both", "none" (no traffic in the window) or "not_measured"
+	InterHz   *float64 `json:"inter_hz,omitempty"`
+	IntraHz   *float64 `json:"intra_hz,omitempty"`
+	Alive     bool     `json:"alive"`
 }
+
+// Hz returns the edge's rate on transport "inter" or "intra", and whether it was measured.
+func (e *Edge) Hz(transport string) (float64, bool) {
+	p := e.InterHz
+	if transport == "intra" {
+		p = e.IntraHz
+	}
+	if p == nil {
+		return 0, false
+	}
+	return *p, true
+}
+
+func ptr(v float64) *float64 { return &v }
 
 // Graph is the whole picture.
 type Graph struct {
@@ -89,15 +106,23 @@ func FromWindow(w *window.Window) *Graph {
 	for i := range w.Topics {
 		t := &w.Topics[i]
 		tid := fmt.Sprintf("t%d", i)
-		g.Topics = append(g.Topics, Topic{ID: tid, Name: t.Name, PubHz: t.PubAny, RecvHz: t.RecvInter + t.RecvIntra})
+		topic := Topic{ID: tid, Name: t.Name, RecvHz: t.RecvInter + t.RecvIntra}
+		if t.PubMeasured("any") {
+			topic.PubHz = ptr(t.PubAny)
+		}
+		g.Topics = append(g.Topics, topic)
 		for _, e := range t.Pubs {
 			if id, ok := ids[nk{e.Node, e.Pid}]; ok {
-				g.Edges = append(g.Edges, Edge{From: id, To: tid, Kind: "pub", Transport: transport(e), InterHz: e.Inter, IntraHz: e.Intra, Alive: e.Alive})
+				edge := Edge{From: id, To: tid, Kind: "pub", Transport: transport(e), InterHz: ptr(e.Inter), IntraHz: ptr(e.Intra), Alive: e.Alive}
+				if e.PubHidden {
+					edge.Transport, edge.InterHz, edge.IntraHz = "not_measured", nil, nil
+				}
+				g.Edges = append(g.Edges, edge)
 			}
 		}
 		for _, e := range t.Subs {
 			if id, ok := ids[nk{e.Node, e.Pid}]; ok {
-				g.Edges = append(g.Edges, Edge{From: tid, To: id, Kind: "sub", Transport: transport(e), InterHz: e.Inter, IntraHz: e.Intra, Alive: e.Alive})
+				g.Edges = append(g.Edges, Edge{From: tid, To: id, Kind: "sub", Transport: transport(e), InterHz: ptr(e.Inter), IntraHz: ptr(e.Intra), Alive: e.Alive})
 			}
 		}
 	}
@@ -117,13 +142,17 @@ func transport(e window.EndpointRate) string {
 }
 
 func (e *Edge) label() string {
+	inter, _ := e.Hz("inter")
+	intra, _ := e.Hz("intra")
 	switch e.Transport {
 	case "both":
-		return fmt.Sprintf("%.1f Hz + %.1f intra", e.InterHz, e.IntraHz)
+		return fmt.Sprintf("%.1f Hz + %.1f intra", inter, intra)
 	case "intra":
-		return fmt.Sprintf("%.1f Hz intra", e.IntraHz)
+		return fmt.Sprintf("%.1f Hz intra", intra)
 	case "inter":
-		return fmt.Sprintf("%.1f Hz", e.InterHz)
+		return fmt.Sprintf("%.1f Hz", inter)
+	case "not_measured":
+		return "not measured (Humble intra)"
 	}
 	return "0 Hz"
 }
@@ -162,6 +191,8 @@ func (g *Graph) DOT() []byte {
 			style = ", style=dotted, color=grey"
 		case e.Transport == "intra":
 			style = ", style=dashed, color=blue"
+		case e.Transport == "not_measured":
+			style = ", style=dashed, color=orange"
 		}
 		fmt.Fprintf(&b, "  %s -> %s [label=%s%s];\n", e.From, e.To, dotQuote(e.label()), style)
 	}
@@ -191,7 +222,7 @@ func (g *Graph) Mermaid() []byte {
 	}
 	for _, e := range g.Edges {
 		arrow := "-->"
-		if e.Transport == "intra" || e.Transport == "none" || !e.Alive {
+		if e.Transport == "intra" || e.Transport == "none" || e.Transport == "not_measured" || !e.Alive {
 			arrow = "-.->"
 		}
 		fmt.Fprintf(&b, "  %s %s|%s| %s\n", e.From, arrow, mermaidText(e.label()), e.To)

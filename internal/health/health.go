@@ -30,8 +30,32 @@ const (
 	TimerRate    Kind = "timer_rate"
 	TopicLatency Kind = "topic_latency" // a receive latency above max_latency_ms
 	TopicLoss    Kind = "topic_loss"    // a subscription that lost more than max_loss_pct
-	CannotJudge  Kind = "cannot_judge"  // a gap, latency or loss rule without the data (Metric says which)
+	CannotJudge  Kind = "cannot_judge"  // a rule without the data to judge it (Metric says which rule, Reason why)
 )
+
+// Why a rule cannot be judged: the reason= of an ALERT cannot_judge line.
+const (
+	NoGapData         = "no_gap_data"               // a gap rule, and gap tracking is off
+	NoLatencyData     = "no_latency_data"           // a latency rule, and latency tracking is off
+	NoLocalPublisher  = "no_local_publisher"        // a loss rule, and what was sent happens elsewhere
+	PublishNotVisible = "intra_publish_not_visible" // Humble: a publisher's intra-process publishes fire no tracepoint
+)
+
+// reasonText says each reason in words, with what would make the rule judgeable.
+var reasonText = map[string]string{
+	NoGapData:         "no gap data (run with --jitter or ROS_TOPIC_STATS_JITTER=1)",
+	NoLatencyData:     "no latency data (run with ROS_TOPIC_STATS_LATENCY=1)",
+	NoLocalPublisher:  "no publisher on this machine, so what was sent is unknown",
+	PublishNotVisible: "its intra-process publishes are not visible on Humble (no rclcpp_intra_publish tracepoint)",
+}
+
+// Why explains a cannot_judge verdict in words.
+func (w *Warning) Why() string {
+	if t, ok := reasonText[w.Reason]; ok {
+		return t
+	}
+	return w.Reason
+}
 
 // Warning is one violated (or unjudgeable) rule in one window.
 type Warning struct {
@@ -45,7 +69,8 @@ type Warning struct {
 	Value     float64 // Hz, ms for gaps and latency, % for loss
 	Min, Max  float64 // the bounds of a rate rule (Max +Inf when unbounded)
 	Bound     float64 // max_gap_ms, max_latency_ms or max_loss_pct
-	Metric    string  // for CannotJudge: "gap", "latency" or "loss"
+	Metric    string  // for CannotJudge: "rate", "gap", "latency" or "loss"
+	Reason    string  // for CannotJudge: NoGapData, NoLatencyData, NoLocalPublisher or PublishNotVisible
 	Since     time.Time
 	Age       time.Duration // how long the violation has lasted, as of this window
 }
@@ -157,7 +182,11 @@ func (e *Evaluator) topic(r spec.TopicRule, w *window.Window) []Warning {
 		return nil
 	}
 	var out []Warning
-	if r.HasRate() {
+	if r.HasRate() && r.Side == spec.Pub && !t.PubMeasured(string(r.Transport)) {
+		x := base
+		x.Kind, x.Metric, x.Reason = CannotJudge, "rate", PublishNotVisible
+		out = append(out, x)
+	} else if r.HasRate() {
 		if v := rateOf(t, r.Side, r.Transport); r.Side == spec.Pub && outside(v, r.MinHz, r.MaxHz) ||
 			r.Side == spec.Recv && v < r.MinHz {
 			x := base
@@ -192,7 +221,7 @@ func (e *Evaluator) topic(r spec.TopicRule, w *window.Window) []Warning {
 		switch {
 		case !g.HasData:
 			x := base
-			x.Kind, x.Metric = CannotJudge, "gap"
+			x.Kind, x.Metric, x.Reason = CannotJudge, "gap", NoGapData
 			out = append(out, x)
 		case g.MaxDtMs() > r.MaxGapMs:
 			x := base
@@ -204,7 +233,7 @@ func (e *Evaluator) topic(r spec.TopicRule, w *window.Window) []Warning {
 		switch g := t.Latency; {
 		case !g.HasData:
 			x := base
-			x.Kind, x.Metric, x.Bound = CannotJudge, "latency", r.MaxLatMs
+			x.Kind, x.Metric, x.Reason, x.Bound = CannotJudge, "latency", NoLatencyData, r.MaxLatMs
 			out = append(out, x)
 		case g.N > 0 && g.MaxMs > r.MaxLatMs:
 			x := base
@@ -223,8 +252,12 @@ func (e *Evaluator) topic(r spec.TopicRule, w *window.Window) []Warning {
 // come from elsewhere, and what was sent is unknown.
 func lossVerdicts(base Warning, r spec.TopicRule, t *window.Topic) []Warning {
 	base.Bound = r.MaxLossPct
-	if t.PubCount == 0 {
-		base.Kind, base.Metric = CannotJudge, "loss"
+	switch {
+	case t.PubCount == 0:
+		base.Kind, base.Metric, base.Reason = CannotJudge, "loss", NoLocalPublisher
+		return []Warning{base}
+	case t.PubHidden:
+		base.Kind, base.Metric, base.Reason = CannotJudge, "loss", PublishNotVisible
 		return []Warning{base}
 	}
 	var out []Warning

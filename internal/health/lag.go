@@ -45,8 +45,8 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 	current := map[string]bool{}
 	for i := range w.Topics {
 		t := &w.Topics[i]
-		if t.PubCount == 0 || t.PubAny <= 0 {
-			continue
+		if t.PubCount == 0 || t.PubAny <= 0 || !t.PubMeasured("any") {
+			continue // nothing, or not all, of what is published is seen
 		}
 		for _, s := range t.Subs {
 			if !s.Alive || s.Exposure <= 0 || s.Total[0]+s.Total[1] == 0 {

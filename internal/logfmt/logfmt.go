@@ -109,13 +109,16 @@ func alertLine(w *health.Warning) string {
 		fmt.Fprintf(&b, " loss_pct=%s max_loss_pct=%s", pct(w.Value), bound(w.Bound))
 	case health.CannotJudge:
 		switch w.Metric {
+		case "rate":
+			fmt.Fprintf(&b, " min_hz=%s max_hz=%s", bound(w.Min), bound(w.Max))
 		case "latency":
-			fmt.Fprintf(&b, " max_latency_ms=%s reason=no_latency_data", bound(w.Bound))
+			fmt.Fprintf(&b, " max_latency_ms=%s", bound(w.Bound))
 		case "loss":
-			fmt.Fprintf(&b, " max_loss_pct=%s reason=no_local_publisher", bound(w.Bound))
+			fmt.Fprintf(&b, " max_loss_pct=%s", bound(w.Bound))
 		default:
-			fmt.Fprintf(&b, " max_gap_ms=%s reason=no_gap_data", bound(w.Bound))
+			fmt.Fprintf(&b, " max_gap_ms=%s", bound(w.Bound))
 		}
+		fmt.Fprintf(&b, " reason=%s", w.Reason)
 	case health.RecvLag:
 		fmt.Fprintf(&b, " hz=%s pub_hz=%s", hz(w.Value), hz(w.Min))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"text/tabwriter"
 
 	"ros2_pulse/internal/window"
@@ -30,6 +31,7 @@ type TopicTotal struct {
 	exposure                         float64
 	MeanPubInterHz, MeanPubIntraHz   float64
 	MeanRecvInterHz, MeanRecvIntraHz float64
+	PubHidden                        bool // some publishes were invisible on the distro (Humble intra): no publish figure
 }
 
 // Add folds one window in.
@@ -47,6 +49,7 @@ func (s *Summary) Add(w *window.Window) {
 			tt = &TopicTotal{Name: t.Name}
 			s.topics[t.Name] = tt
 		}
+		tt.PubHidden = tt.PubHidden || t.PubHidden
 		var pi, pa, ri, ra uint64
 		for _, p := range t.Pubs {
 			pi, pa = pi+p.Delta[0], pa+p.Delta[1]
@@ -87,13 +90,20 @@ func (s *Summary) Print(out io.Writer) {
 	fmt.Fprintf(out, "\npulse summary: %d windows, %.1f s measured\n", s.Windows, s.Seconds)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOPIC\tPUB Hz\t(inter\tintra)\tRECV Hz\t(inter\tintra)\tPUBLISHED\tDELIVERED")
+	hidden := false
 	for _, t := range s.Topics() {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%d\n", t.Name,
-			max(t.MeanPubInterHz, t.MeanPubIntraHz), t.MeanPubInterHz, t.MeanPubIntraHz,
-			t.MeanRecvInterHz+t.MeanRecvIntraHz, t.MeanRecvInterHz, t.MeanRecvIntraHz,
-			max(t.PubInter, t.PubIntra), t.RecvInter+t.RecvIntra)
+		pub := fmt.Sprintf("%.2f\t%.2f\t%.2f", max(t.MeanPubInterHz, t.MeanPubIntraHz), t.MeanPubInterHz, t.MeanPubIntraHz)
+		published := strconv.FormatUint(max(t.PubInter, t.PubIntra), 10)
+		if t.PubHidden { // the inter-process part is exact; the rest is unseen
+			pub, published, hidden = fmt.Sprintf("-\t%.2f\t-", t.MeanPubInterHz), "-", true
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%s\t%d\n", t.Name, pub,
+			t.MeanRecvInterHz+t.MeanRecvIntraHz, t.MeanRecvInterHz, t.MeanRecvIntraHz, published, t.RecvInter+t.RecvIntra)
 	}
 	tw.Flush()
+	if hidden {
+		fmt.Fprintln(out, "-: intra-process publishes are not visible on Humble (no rclcpp_intra_publish tracepoint); see pulse doctor")
+	}
 	pids := make([]int, 0, len(s.procs))
 	for pid := range s.procs {
 		pids = append(pids, pid)

@@ -245,9 +245,10 @@ func TestEveryWarningIsDescribed(t *testing.T) {
 		{Kind: health.NodeMissing, Node: "/n"},
 		{Kind: health.TimerRate, Node: "/n", Timer: 0, Value: 3, Min: 90},
 		{Kind: health.RecvLag, Topic: "/a", Node: "/n", Pid: 7, Value: 5, Min: 10},
-		{Kind: health.CannotJudge, Topic: "/a", Metric: "gap", Bound: 200},
-		{Kind: health.CannotJudge, Topic: "/a", Metric: "latency", Bound: 30},
-		{Kind: health.CannotJudge, Topic: "/a", Metric: "loss", Bound: 1},
+		{Kind: health.CannotJudge, Topic: "/a", Metric: "gap", Reason: health.NoGapData, Bound: 200},
+		{Kind: health.CannotJudge, Topic: "/a", Metric: "latency", Reason: health.NoLatencyData, Bound: 30},
+		{Kind: health.CannotJudge, Topic: "/a", Metric: "loss", Reason: health.NoLocalPublisher, Bound: 1},
+		{Kind: health.CannotJudge, Topic: "/a", Metric: "rate", Reason: health.PublishNotVisible},
 	} {
 		d := describe(&w)
 		name := w.Topic
@@ -261,7 +262,10 @@ func TestEveryWarningIsDescribed(t *testing.T) {
 	if d := describe(&health.Warning{Kind: health.TopicLoss, Topic: "/tf", Node: "/wifi", Pid: 7, Value: 4, Bound: 1}); d != "/tf /wifi[7] lost 4.0 % > 1 %" {
 		t.Errorf("loss: %q", d)
 	}
-	if d := describe(&health.Warning{Kind: health.CannotJudge, Topic: "/a", Metric: "loss", Bound: 1}); !strings.Contains(d, "no publisher on this machine") {
+	if d := describe(&health.Warning{Kind: health.CannotJudge, Topic: "/a", Metric: "loss", Reason: health.NoLocalPublisher, Bound: 1}); !strings.Contains(d, "no publisher on this machine") {
 		t.Errorf("loss cannot be judged: %q", d)
+	}
+	if d := describe(&health.Warning{Kind: health.CannotJudge, Topic: "/a", Metric: "rate", Reason: health.PublishNotVisible}); !strings.Contains(d, "not visible on Humble") {
+		t.Errorf("a Humble intra publish rate cannot be judged: %q", d)
 	}
 }

@@ -62,7 +62,7 @@ type nodeRow struct {
 // topicRate is the number a topic's sparkline follows: what is published,
 // or what is received when nothing here publishes.
 func topicRate(t *window.Topic) float64 {
-	if t.PubCount > 0 {
+	if t.PubCount > 0 && t.PubMeasured("any") {
 		return t.PubAny
 	}
 	return t.RecvInter + t.RecvIntra
@@ -98,10 +98,13 @@ func topicRows(f *Frame, history map[string][]float64, silentSince map[string]ti
 		if t.Loss.Judged > 0 {
 			r.lossPct = t.Loss.WorstPct
 		}
+		if !t.PubMeasured("any") {
+			r.pubHz = math.NaN() // not visible on this distro: "-", never 0
+		}
 		switch {
 		case r.recvHz > 0:
 			r.intra = t.RecvIntra / r.recvHz
-		case t.PubInter+t.PubIntra > 0:
+		case t.PubInter+t.PubIntra > 0 && t.PubMeasured("any"):
 			r.intra = t.PubIntra / (t.PubInter + t.PubIntra)
 		}
 		if t.PubGap.HasData || t.RecvGap.HasData {
@@ -192,13 +195,7 @@ func describe(w *health.Warning) string {
 	case health.TopicLoss:
 		return fmt.Sprintf("%s%s lost %.1f %% > %g %%", w.Topic, who, w.Value, w.Bound)
 	case health.CannotJudge:
-		switch w.Metric {
-		case "latency":
-			return fmt.Sprintf("%s: max_latency_ms %g set, no latency data (ROS_TOPIC_STATS_LATENCY=1)", w.Topic, w.Bound)
-		case "loss":
-			return fmt.Sprintf("%s: max_loss_pct %g set, no publisher on this machine", w.Topic, w.Bound)
-		}
-		return fmt.Sprintf("%s: max_gap_ms %g set, no gap data (--jitter)", w.Topic, w.Bound)
+		return fmt.Sprintf("%s: %s rule not judged: %s", w.Topic, w.Metric, w.Why())
 	case health.RecvLag:
 		return fmt.Sprintf("%s%s receives %.1f of %.1f Hz", w.Topic, who, w.Value, w.Min)
 	}

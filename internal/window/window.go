@@ -12,6 +12,10 @@
 //     are summed.
 //   - Stall visibility: a topic keeps its TOPIC/RECV line, at zero, once a
 //     live endpoint has ever counted on that side.
+//   - What the distro cannot see is not measured, never zero: on Humble an
+//     rclcpp intra-process publish fires no tracepoint, so a publisher whose
+//     process delivers its topic intra-process has PubHidden set, and its
+//     topic's publish rate and loss are not measured (design note 0002).
 package window
 
 import (
@@ -49,6 +53,10 @@ type EndpointRate struct {
 	// baseline, and clamped at 0 (remote publishers deliver more).
 	LossPct    float64
 	LossJudged bool
+	// Publishers: its distro cannot see some of its publishes (Humble's
+	// intra-process ones, whose deliveries its process counts): its rates
+	// are a lower bound, not a measurement.
+	PubHidden bool
 }
 
 // Topic is the machine-wide view of one topic.
@@ -67,7 +75,22 @@ type Topic struct {
 	Latency              GapStats // receive latency merged over the subscriptions; HasData false without latency tracking
 	Published            uint64   // messages sent in the window by this machine's publishers (each once: max of its inter and intra counts)
 	Loss                 Loss     // the worst judged subscription
+	// PubHidden: a live publisher's publishes are partly invisible on its
+	// distro (EndpointRate.PubHidden). PubInter stays exact; PubIntra,
+	// PubAny, Published and loss are not measured.
+	PubHidden bool
 }
+
+// PubMeasured reports whether the topic's publish rate of transport
+// ("inter", "intra" or "any") is a measurement on every live publisher's distro.
+func (t *Topic) PubMeasured(transport string) bool { return transport == "inter" || !t.PubHidden }
+
+// IntraPublishVisible reports whether a distro fires a tracepoint for an
+// rclcpp intra-process publish: rclcpp_intra_publish exists from Iron on;
+// Humble has none (reference: tracetools-facts, "Intra-process publish in
+// Humble"). The probe reports Iron as Jazzy; a distro it could not tell
+// fires what it fires, and is counted as such.
+func IntraPublishVisible(d segment.Distro) bool { return d != segment.DistroHumble }
 
 // Loss is a topic's worst subscription loss in one window.
 type Loss struct {
@@ -89,8 +112,8 @@ func judgeLoss(w *Window, baseline bool) {
 		for _, p := range t.Pubs {
 			t.Published += max(p.Delta[0], p.Delta[1])
 		}
-		if !baseline || t.PubCount == 0 {
-			continue
+		if !baseline || t.PubCount == 0 || t.PubHidden {
+			continue // no baseline, no local publisher, or what was published is not seen
 		}
 		for si := range t.Subs {
 			s := &t.Subs[si]
@@ -112,7 +135,7 @@ func judgeLoss(w *Window, baseline bool) {
 // Stalled reports a side that has counted before and, with a live endpoint,
 // counted nothing in this window (the stall-visibility facts the log keeps).
 func (t *Topic) Stalled() bool {
-	pub := t.PubCount > 0 && (t.PubInterSeen || t.PubIntraSeen) && t.PubAny == 0
+	pub := t.PubCount > 0 && !t.PubHidden && (t.PubInterSeen || t.PubIntraSeen) && t.PubAny == 0
 	recv := t.SubCount > 0 && t.RecvSeen && t.RecvInter+t.RecvIntra == 0
 	return pub || recv
 }
@@ -255,6 +278,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			}
 			return nil
 		}
+		hidden := IntraDelivered(s) // Humble: topics this process delivers intra-process
 		var ordinals map[string]int // timers per node, made on the first timer
 		for i := range s.Endpoints {
 			e := &s.Endpoints[i]
@@ -317,6 +341,8 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 				acc[2].add(prevLat, e.Latency, t2, false) // no "silence" for a latency: its clock is realtime
 			}
 			if e.Kind == segment.KindPublisher {
+				r.PubHidden = hidden[e.Name]
+				t.PubHidden = t.PubHidden || (r.PubHidden && r.Alive)
 				t.Pubs = append(t.Pubs, r)
 				t.PubInter += r.Inter
 				t.PubIntra += r.Intra
@@ -366,6 +392,26 @@ func (w *Window) Topic(name string) *Topic {
 		return &w.Topics[i]
 	}
 	return nil
+}
+
+// IntraDelivered lists, for a process whose distro cannot see intra-process
+// publishes, the topics it has delivered intra-process: its publishers on
+// them publish intra-process unseen. Nil (and free) on Jazzy and later.
+func IntraDelivered(s *segment.Snapshot) map[string]bool {
+	if IntraPublishVisible(s.Distro) {
+		return nil
+	}
+	var out map[string]bool
+	for i := range s.Endpoints {
+		e := &s.Endpoints[i]
+		if e.Kind == segment.KindSubscription && e.Counts[segment.SlotIntra] > 0 {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[e.Name] = true
+		}
+	}
+	return out
 }
 
 // procOf is the process of a segment snapshot, its node names sorted.

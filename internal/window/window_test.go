@@ -146,3 +146,36 @@ func TestLossPerSubscription(t *testing.T) {
 		t.Errorf("the first window has no baseline, yet judged %+v", first.Loss)
 	}
 }
+
+// On Humble an rclcpp intra-process publish fires no tracepoint: a publisher
+// whose process delivers its topic intra-process is not measured (never a
+// zero), its topic's loss is not judged and no stall is read into it; the
+// same counts from Jazzy are measured. Inter-process figures stay exact.
+func TestHumbleIntraPublishesAreNotMeasured(t *testing.T) {
+	scan := func(distro segment.Distro, mono, n uint64) *segment.Scan {
+		s := snap("cam", 1*sec, true,
+			ep(0, segment.KindPublisher, "/image", 1*sec, 0, 0),    // Humble: intra publishes unseen
+			ep(1, segment.KindSubscription, "/image", 1*sec, 0, n), // its intra-process deliveries are counted
+			ep(2, segment.KindPublisher, "/other", 1*sec, n, 0))    // an inter-only publisher: exact anywhere
+		s.Distro = distro
+		if distro != segment.DistroHumble {
+			s.Endpoints[0].Counts[segment.SlotIntra] = n
+		}
+		return &segment.Scan{Mono: mono, Snapshots: []*segment.Snapshot{s}}
+	}
+	humble := Compute(scan(segment.DistroHumble, 10*sec, 100), scan(segment.DistroHumble, 11*sec, 130), 0, 0, Options{})
+	img := humble.Topic("/image")
+	if !img.PubHidden || !img.Pubs[0].PubHidden || img.PubMeasured("any") || img.PubMeasured("intra") || !img.PubMeasured("inter") {
+		t.Errorf("Humble intra publisher: %+v", img)
+	}
+	if img.Loss.Judged != 0 || img.Subs[0].LossJudged || img.Stalled() {
+		t.Errorf("Humble intra topic: loss %+v, stalled %v", img.Loss, img.Stalled())
+	}
+	if o := humble.Topic("/other"); o.PubHidden || !near(o.PubInter, 30) {
+		t.Errorf("an inter-only publisher on Humble: %+v", o)
+	}
+	jazzy := Compute(scan(segment.DistroJazzy, 10*sec, 100), scan(segment.DistroJazzy, 11*sec, 130), 0, 0, Options{})
+	if img := jazzy.Topic("/image"); img.PubHidden || !near(img.PubIntra, 30) || img.Loss.Judged != 1 || !near(img.Loss.WorstPct, 0) {
+		t.Errorf("Jazzy intra topic: %+v", img)
+	}
+}
