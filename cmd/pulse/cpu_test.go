@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -114,4 +115,63 @@ func burnerPid(t *testing.T, path string) int {
 		}
 	}
 	return 0
+}
+
+// Nodes started under timeout, nice and env: pulse cpu weighs the node and
+// names it, never the wrapper (timeout stays as the node's parent, with the
+// node's arguments on its own command line).
+func TestCPUNamesTheNodeUnderWrappers(t *testing.T) {
+	var procs []*exec.Cmd
+	start := func(argv ...string) {
+		c := exec.Command(argv[0], argv[1:]...)
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // timeout's child outlives a killed timeout: kill the group
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, c)
+	}
+	defer func() {
+		for _, c := range procs {
+			syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+			c.Wait()
+		}
+	}()
+	loop := "import time\nwhile True: time.sleep(0.2)"
+	start("timeout", "60", "python3", "-c", loop, "--ros-args", "-r", "__node:=under_timeout")
+	start("nice", "-n", "5", "python3", "-c", loop, "--ros-args", "-r", "__node:=under_nice")
+	start("env", "ROS_DOMAIN_ID=7", "python3", "-c", loop, "--ros-args", "-r", "__node:=under_env")
+	start("timeout", "60", "nice", "-n", "3", "env", "A=1", "python3", "-c", loop, "--ros-args", "-r", "__node:=under_all")
+	time.Sleep(300 * time.Millisecond)
+	out, err := pulseCmd(t, "cpu", "--period", "200ms", "--duration", "700ms").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := map[string]map[string]bool{} // node -> pids it was sampled under
+	for _, r := range rows[1:] {
+		if pids[r[4]] == nil {
+			pids[r[4]] = map[string]bool{}
+		}
+		pids[r[4]][r[2]] = true
+	}
+	for _, node := range []string{"/under_timeout", "/under_nice", "/under_env", "/under_all"} {
+		if len(pids[node]) != 1 {
+			t.Errorf("%s sampled under pids %v, want exactly one (the node's own)", node, pids[node])
+		}
+	}
+	for name := range pids {
+		if name == "timeout" || name == "nice" || name == "env" || name == "python3" {
+			t.Errorf("a wrapper was weighed as a node: %q\n%s", name, out)
+		}
+	}
+	// The one pid is the python process itself, not its timeout parent.
+	for pid := range pids["/under_timeout"] {
+		cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+		if argv0, _, _ := strings.Cut(string(cmdline), "\x00"); !strings.HasPrefix(filepath.Base(argv0), "python3") {
+			t.Errorf("/under_timeout was sampled as pid %s: %q", pid, cmdline)
+		}
+	}
 }

@@ -165,9 +165,72 @@ func (s *Sampler) Sample(targets []Target) []Sample {
 	return out
 }
 
-// wrappers run a node but are not one: their command lines repeat the
-// node's arguments, so they must not be weighed as the node.
-var wrappers = map[string]bool{"ros2": true, "pixi": true, "ros2-launch": true, "launch": true, "bash": true, "sh": true}
+// wrappers start a node as a child process and are not one: their command
+// lines repeat the node's arguments, so they must not be weighed as the node.
+var wrappers = map[string]bool{"ros2": true, "pixi": true, "ros2-launch": true, "launch": true, "bash": true, "sh": true,
+	"timeout": true}
+
+// execWrapper is the command-line syntax of a program that execs the command
+// it is given (or, for valgrind, runs it in its own process): a process
+// still showing its command line is the node under it.
+type execWrapper struct {
+	argOpts     map[string]bool // options that take the next argument
+	positionals int             // arguments before the command (taskset's mask, chrt's priority)
+	assignments bool            // NAME=VALUE arguments before the command (env)
+	forks       map[string]bool // options that make it a parent waiting for a child (setsid -w): not the node
+}
+
+func set(s ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, x := range s {
+		m[x] = true
+	}
+	return m
+}
+
+var execWrappers = map[string]execWrapper{
+	"nice":     {argOpts: set("-n", "--adjustment")},
+	"ionice":   {argOpts: set("-c", "--class", "-n", "--classdata")},
+	"taskset":  {positionals: 1},
+	"chrt":     {argOpts: set("-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"), positionals: 1},
+	"stdbuf":   {argOpts: set("-i", "-o", "-e", "--input", "--output", "--error")},
+	"env":      {argOpts: set("-u", "--unset", "-C", "--chdir", "-S", "--split-string"), assignments: true},
+	"setsid":   {forks: set("-w", "--wait")},
+	"valgrind": {}, // its options are --opt=value
+}
+
+// unwrap strips the exec wrappers in front of a command line; ok is false
+// for a wrapper that is a parent process rather than the node.
+func unwrap(argv []string) (rest []string, ok bool) {
+	for len(argv) > 0 {
+		w, isWrapper := execWrappers[filepath.Base(argv[0])]
+		if !isWrapper {
+			return argv, true
+		}
+		i := 1
+		for ; i < len(argv) && strings.HasPrefix(argv[i], "-") && len(argv[i]) > 1; i++ {
+			if argv[i] == "--" {
+				i++
+				break
+			}
+			if w.forks[argv[i]] {
+				return nil, false
+			}
+			if w.argOpts[argv[i]] {
+				i++
+			}
+		}
+		i += w.positionals
+		for w.assignments && i < len(argv) && strings.Contains(argv[i], "=") && !strings.HasPrefix(argv[i], "/") {
+			i++
+		}
+		if i >= len(argv) || strings.HasPrefix(argv[i], "-") {
+			return nil, false // no command under it
+		}
+		argv = argv[i:]
+	}
+	return argv, len(argv) > 0
+}
 
 // interpreters run an entry point given as their first non-option argument.
 var interpreters = map[string]bool{"python3": true, "python": true}
@@ -192,6 +255,10 @@ func Identity(cmdline []string) (name string, ok bool) {
 		}
 	}
 	if !ros {
+		return "", false
+	}
+	cmdline, ok = unwrap(cmdline)
+	if !ok {
 		return "", false
 	}
 	entry := filepath.Base(cmdline[0])

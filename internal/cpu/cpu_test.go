@@ -24,6 +24,24 @@ func TestIdentity(t *testing.T) {
 		{"/usr/bin/python3 -m http.server", "", false},          // not ROS
 		{"/opt/ros/jazzy/lib/demo_nodes_cpp/talker", "", false}, // no ROS arguments: only a segment names it
 		{"/usr/bin/python3 --ros-args", "", false},
+		// Wrappers: a forking one is never the node; an exec wrapper's process is the node under it.
+		{"timeout 60 talker --ros-args", "", false},
+		{"/usr/bin/timeout -s INT 60 /opt/ros/jazzy/lib/demo_nodes_cpp/talker --ros-args", "", false},
+		{"nice -n 5 talker --ros-args", "talker", true},
+		{"nice -5 /usr/bin/python3 /opt/ros/x/lib/p/listener --ros-args", "listener", true},
+		{"env -C /tmp ROS_DOMAIN_ID=3 python3 /l/listener --ros-args -r __node:=l2", "/l2", true},
+		{"env -u FOO ROS_DOMAIN_ID=3 python3 /l/listener --ros-args", "listener", true},
+		{"ionice -c 2 -n 0 talker --ros-args", "talker", true},
+		{"taskset -c 0,1 talker --ros-args", "talker", true},
+		{"taskset 0x3 talker --ros-args", "talker", true},
+		{"chrt -f 80 talker --ros-args", "talker", true},
+		{"stdbuf -oL -e 0 talker --ros-args", "talker", true},
+		{"setsid talker --ros-args", "talker", true},
+		{"setsid -w talker --ros-args", "", false},
+		{"valgrind --tool=callgrind --callgrind-out-file=x talker --ros-args", "talker", true},
+		{"nice -n 5 env A=1 taskset -c 1 python3 /l/listener --ros-args", "listener", true},
+		{"nice -n 5 ros2 run pkg talker --ros-args", "", false},
+		{"env A=1 --ros-args", "", false}, // nothing under the wrapper
 		{"", "", false},
 	} {
 		var argv []string
