@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -15,8 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"ros2_pulse/internal/graph"
 )
 
 // scrapeCounter sums the samples of a metric family whose labels contain
@@ -125,20 +122,10 @@ func TestViewsSeeConcurrentRuns(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pulse graph: %v", err)
 	}
-	var gr graph.Graph
-	if err := json.Unmarshal(out, &gr); err != nil {
-		t.Fatal(err)
-	}
-	names := map[string]string{}
-	for _, n := range gr.Nodes {
-		names[n.ID] = n.Name
-	}
-	for _, tp := range gr.Topics {
-		names[tp.ID] = tp.Name
-	}
+	_, byName := graphEdges(t, out)
 	edges := map[string]float64{}
-	for _, e := range gr.Edges {
-		edges[names[e.From]+" -> "+names[e.To]], _ = e.Hz("inter")
+	for name, e := range byName {
+		edges[name], _ = e.Hz("inter")
 	}
 	for edge, hz := range map[string]float64{"/alpha -> /alpha_topic": 50, "/alpha_topic -> /alpha_sink": 50, "/beta -> /beta_topic": 20} {
 		if math.Abs(edges[edge]-hz) > 0.1*hz {

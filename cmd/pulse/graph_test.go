@@ -28,21 +28,7 @@ func TestGraphLive(t *testing.T) {
 		}
 		return out
 	}
-	var gr graph.Graph
-	if err := json.Unmarshal(run("json"), &gr); err != nil {
-		t.Fatal(err)
-	}
-	names := map[string]string{}
-	for _, n := range gr.Nodes {
-		names[n.ID] = n.Name
-	}
-	for _, tp := range gr.Topics {
-		names[tp.ID] = tp.Name
-	}
-	got := map[string]graph.Edge{}
-	for _, e := range gr.Edges {
-		got[names[e.From]+" -> "+names[e.To]] = e
-	}
+	gr, got := graphEdges(t, run("json"))
 	for edge, want := range map[string]struct {
 		transport string
 		hz        float64
@@ -86,4 +72,25 @@ func TestGraphLive(t *testing.T) {
 	if out, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(out), `expected dot, mermaid or json`) {
 		t.Errorf("a bad format: %v %s", err, out)
 	}
+}
+
+// graphEdges decodes pulse graph's JSON and names its edges "from -> to".
+func graphEdges(t *testing.T, out []byte) (graph.Graph, map[string]graph.Edge) {
+	t.Helper()
+	var gr graph.Graph
+	if err := json.Unmarshal(out, &gr); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{}
+	for _, n := range gr.Nodes {
+		names[n.ID] = n.Name
+	}
+	for _, tp := range gr.Topics {
+		names[tp.ID] = tp.Name
+	}
+	edges := map[string]graph.Edge{}
+	for _, e := range gr.Edges {
+		edges[names[e.From]+" -> "+names[e.To]] = e
+	}
+	return gr, edges
 }

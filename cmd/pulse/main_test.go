@@ -315,7 +315,7 @@ func TestCheckLogsVerdictsAndBadInput(t *testing.T) {
 	}
 	code, out, errOut := run("", okLog)
 	if code != 2 || !strings.Contains(out, "# ts_ns=3000000000 window_s=1.000\nWARN TOPIC /a hz=20.000000 expected=[45,inf]\n") ||
-		!strings.Contains(out, "ALERT cannot_judge topic=/b") || !strings.Contains(errOut, "no gap data for it") {
+		!strings.Contains(out, "ALERT cannot_judge topic=/b") || !strings.Contains(errOut, "gap rule for /b cannot be judged from the logs: no gap data") {
 		t.Errorf("cannot judge: exit %d\n%s%s", code, out, errOut)
 	}
 	os.WriteFile(specPath, []byte("topics:\n  /a: {min_hz: 45}\n"), 0o600)
