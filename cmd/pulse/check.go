@@ -55,16 +55,48 @@ func (t *tally) add(warns []health.Warning) {
 
 // verdict ends a check: the summary on stderr and the exit status of the
 // worst window; nothing judged is "cannot judge" (2), saying why.
-func (t *tally) verdict(whyNothing string) error {
+func (t *tally) verdict(whyNothing string) error { return t.verdictAs("pulse check", whyNothing) }
+
+// verdictAs is verdict with the summary line's prefix ("pulse check", "pulse run").
+func (t *tally) verdictAs(who, whyNothing string) error {
 	if t.judged == 0 {
-		fmt.Fprintln(os.Stderr, "pulse: cannot judge: "+whyNothing)
+		fmt.Fprintf(os.Stderr, "%s: cannot judge: %s\n", who, whyNothing)
 		return exitError{2}
 	}
-	fmt.Fprintf(os.Stderr, "pulse check: %s\n", t.summary())
+	fmt.Fprintf(os.Stderr, "%s: %s\n", who, t.summary())
 	if t.worst != 0 {
 		return exitError{t.worst}
 	}
 	return nil
+}
+
+// liveJudge prints live verdicts as check --live and run --spec give them:
+// the first window (the evaluator's ramp-up), a final window and a sliver
+// shorter than half a period are not judged; an unhealthy window gets the
+// window header of the log grammar (its time), then its WARN/ALERT lines.
+type liveJudge struct {
+	out    io.Writer
+	period time.Duration
+	seen   int
+	t      tally
+}
+
+// observe takes one window; it reports whether the window was judged.
+func (j *liveJudge) observe(w *window.Window, warns []health.Warning, final bool) bool {
+	if final || w.Seconds < 0.5*j.period.Seconds() {
+		return false
+	}
+	if j.seen++; j.seen == 1 {
+		return false
+	}
+	j.t.add(warns)
+	if len(warns) > 0 {
+		fmt.Fprintf(j.out, "# ts_ns=%d window_s=%.3f\n", w.TsNs, w.Seconds)
+		for _, line := range logfmt.WarnLines(warns) {
+			fmt.Fprintln(j.out, line)
+		}
+	}
+	return true
 }
 
 // summary is the closing line: "2 of 9 judged windows unhealthy (3 topic_rate, 1 node_missing)".
@@ -75,7 +107,8 @@ func (t *tally) summary() string {
 	return fmt.Sprintf("%d of %d judged windows unhealthy (%s)", t.unhealthy, t.judged, kindCounts(t.kinds))
 }
 
-var kindOrder = []health.Kind{health.TopicRate, health.TopicGap, health.TopicLatency, health.TopicMissing, health.NodeMissing, health.TimerRate, health.CannotJudge}
+var kindOrder = []health.Kind{health.TopicRate, health.TopicGap, health.TopicLatency, health.TopicLoss, health.TopicMissing,
+	health.NodeMissing, health.TimerRate, health.CannotJudge}
 
 func kindCounts(kinds map[health.Kind]int) string {
 	var parts []string
@@ -238,8 +271,7 @@ window.`,
 func checkLive(stdout io.Writer, opt recorder.Options, dir string, forD time.Duration, watchdog bool) error {
 	opt.Out = nil
 	opt.Retain = -1 // a checker only reads: cleaning up is record's job
-	var t tally
-	windows := 0
+	judge := &liveJudge{out: stdout, period: opt.Period}
 	notified := false
 	notify := func(state string) {
 		if !watchdog {
@@ -254,18 +286,10 @@ func checkLive(stdout io.Writer, opt recorder.Options, dir string, forD time.Dur
 		notified = true
 	}
 	opt.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
-		if final || w.Seconds < 0.5*opt.Period.Seconds() {
-			return // not judged
+		if !judge.observe(w, warns, final) {
+			return
 		}
-		windows++
-		if windows == 1 {
-			return // the evaluator never judges the first window (ramp-up)
-		}
-		t.add(warns)
-		for _, line := range logfmt.WarnLines(warns) {
-			fmt.Fprintln(stdout, line)
-		}
-		status := statusLine(warns, t.judged)
+		status := statusLine(warns, judge.t.judged)
 		if verdict(warns) == 0 {
 			notify("STATUS=" + status + "\nWATCHDOG=1")
 		} else {
@@ -288,5 +312,5 @@ func checkLive(stdout io.Writer, opt recorder.Options, dir string, forD time.Dur
 		return err
 	}
 	notify("STOPPING=1")
-	return t.verdict("no complete window was judged (run longer than two periods)")
+	return judge.t.verdict("no complete window was judged (run longer than two periods)")
 }

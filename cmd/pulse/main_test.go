@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -403,4 +405,92 @@ func startGraph(t *testing.T, dir, graph, duration string, env ...string) (*exec
 		t.Fatal(err)
 	}
 	return cmd, segs
+}
+
+// pulse run --spec says its verdicts where the user looks: each unhealthy
+// window's WARN/ALERT lines on stderr with the window's time, and a verdict
+// line at the end; --check makes the spec's verdict the exit status (0 met,
+// 1 violated), unless the command itself failed.
+func TestRunSpecVerdictsOnStderrAndCheck(t *testing.T) {
+	_, sim, _ := bin(t)
+	dir := t.TempDir()
+	graph := filepath.Join(dir, "g.graph")
+	os.WriteFile(graph, []byte("process p\n  node /talker\n    pub /chatter 20 thread\n  node /listener\n    sub /chatter\n"), 0o600)
+	run := func(specText string, check bool, cmdArgs ...string) (int, string) {
+		spec := filepath.Join(dir, "spec.yaml")
+		os.WriteFile(spec, []byte(specText), 0o600)
+		args := []string{"run", "--spec", spec, "--period", "500ms", "--no-summary"}
+		if check {
+			args = append(args, "--check")
+		}
+		cmd := pulseCmd(t, append(append(args, "--"), cmdArgs...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		return exitCode(err), stderr.String()
+	}
+	graphArgs := []string{sim, "--graph", graph, "--duration", "2.5"}
+	bad := "topics:\n  /chatter: {min_hz: 40}\n  /absent: {min_hz: 1}\n"
+	code, stderr := run(bad, false, graphArgs...)
+	if code != 0 || !regexp.MustCompile(`(?m)^# ts_ns=\d+ window_s=0\.5\d\d\nWARN TOPIC /chatter hz=`).MatchString(stderr) ||
+		!strings.Contains(stderr, "ALERT topic_missing topic=/absent") ||
+		!regexp.MustCompile(`pulse run: spec: \d of \d judged windows unhealthy \(\d+ topic_rate, \d+ topic_missing\)`).MatchString(stderr) {
+		t.Errorf("violated spec without --check: exit %d\n%s", code, stderr)
+	}
+	if code, stderr = run(bad, true, graphArgs...); code != 1 {
+		t.Errorf("violated spec with --check: exit %d, want 1\n%s", code, stderr)
+	}
+	if code, stderr = run("topics:\n  /chatter: {min_hz: 18, max_hz: 22}\nnodes: [/talker]\n", true, graphArgs...); code != 0 ||
+		strings.Contains(stderr, "WARN") || strings.Contains(stderr, "ALERT") || !strings.Contains(stderr, "pulse run: spec: healthy:") {
+		t.Errorf("met spec with --check: exit %d\n%s", code, stderr)
+	}
+	if code, _ = run(bad, true, "sh", "-c", "sleep 1.2; exit 3"); code != 3 {
+		t.Errorf("a failing command with --check: exit %d, want the command's 3", code)
+	}
+	if out, err := pulseCmd(t, "run", "--check", "--", "true").CombinedOutput(); exitCode(err) != 2 || !strings.Contains(string(out), "--check needs a spec") {
+		t.Errorf("--check without a spec: %v %s", err, out)
+	}
+}
+
+// Every bad value prints one line per process, with the variable, the value,
+// the rule it broke and the fallback: in pulse, however many commands and
+// flags read the environment, and in the probe.
+func TestBadValuesSaidOnce(t *testing.T) {
+	_, sim, _ := bin(t)
+	for _, c := range []struct {
+		env  string
+		args []string
+		want string
+	}{
+		{"ROS_TOPIC_STATS_FORMAT=json", []string{"record", "--duration", "300ms", "--period", "100ms"},
+			"pulse: invalid ROS_TOPIC_STATS_FORMAT 'json' (expected 'text' or 'jsonl'), using text"},
+		{"ROS_PULSE_DIR=relative/dir", []string{"env"}, "pulse: invalid ROS_PULSE_DIR 'relative/dir' (expected an absolute path), using /dev/shm/ros2_pulse-"},
+		{"ROS_TOPIC_STATISTICS_PUBLISH_PERIOD=10ms", []string{"record", "--duration", "300ms", "--period", "100ms"},
+			"pulse: invalid ROS_TOPIC_STATISTICS_PUBLISH_PERIOD '10ms' (expected seconds or a duration, at least 50ms, e.g. 2.0), using 5"},
+		{"ROS_PULSE_EMIT_IDLE=yes", []string{"record", "--duration", "300ms", "--period", "100ms"},
+			"pulse: invalid ROS_PULSE_EMIT_IDLE 'yes' (expected exactly 1 to switch it on, or 0), using off"},
+		{"ROS_TOPIC_STATS_QUIET=true", []string{"run", "--no-summary", "--", sim, "--duration", "0.5"},
+			"[ros2_pulse] invalid ROS_TOPIC_STATS_QUIET 'true' (expected exactly 1 to switch it on, or 0), using off"},
+		{"ROS_TOPIC_STATS_JITTER=yes", []string{"run", "--no-summary", "--", sim, "--duration", "0.5"},
+			"[ros2_pulse] invalid ROS_TOPIC_STATS_JITTER 'yes' (expected exactly 1 to switch it on, or 0), using off"},
+	} {
+		cmd := pulseCmd(t, c.args...)
+		cmd.Env = append(cmd.Env, c.env)
+		var stderr bytes.Buffer
+		cmd.Stderr, cmd.Stdout = &stderr, io.Discard
+		cmd.Run()
+		want := 1
+		if strings.HasPrefix(c.want, "[ros2_pulse]") {
+			want = 4 // the demo robot's four processes, one line each
+		}
+		if n := strings.Count(stderr.String(), c.want); n != want {
+			t.Errorf("%s pulse %s: the line %d times, want %d:\n%s", c.env, strings.Join(c.args, " "), n, want, stderr.String())
+		}
+	}
+	// doctor exits 1 when it finds no libtracetools: the probe would count nothing.
+	cmd := pulseCmd(t, "doctor")
+	cmd.Env = append(cmd.Env, "LD_LIBRARY_PATH=/nonexistent")
+	if out, err := cmd.CombinedOutput(); exitCode(err) != 1 || !strings.Contains(string(out), "FAIL none found") {
+		t.Errorf("doctor without libtracetools: %v\n%s", err, out)
+	}
 }

@@ -1,19 +1,22 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"ros2_pulse/internal/health"
 	"ros2_pulse/internal/locate"
 	"ros2_pulse/internal/runner"
+	"ros2_pulse/internal/window"
 )
 
 func runCmd() *cobra.Command {
 	var f recordFlags
-	var noSummary, jitter bool
+	var noSummary, jitter, check bool
 	var retain time.Duration
 	c := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARGS...]",
@@ -23,7 +26,9 @@ in a run directory (run-<pid>-…) inside the machine-wide segment directory (--
 ROS_PULSE_DIR, else /dev/shm/ros2_pulse-<uid>), where pulse top, export, check --live, graph,
 doctor and bridge see them. It records the run's own processes while CMD runs (to --record),
 forwards SIGINT/SIGTERM/SIGHUP to CMD's process group, prints a per-topic summary of the run's
-own processes on stderr and exits with CMD's status. The segments stay after the run, so the
+own processes on stderr and exits with CMD's status. With --spec, every unhealthy window's
+WARN/ALERT lines go to stderr as they happen (with the window's time) and a verdict line ends
+the run; --check makes the spec's verdict the exit status when CMD itself succeeded. The segments stay after the run, so the
 other views see its final counts; ended runs are removed after --retain by the next run, or
 by a running pulse record or pulse export.`,
 		Args: cobra.MinimumNArgs(1),
@@ -44,12 +49,26 @@ by a running pulse record or pulse export.`,
 			if !noSummary {
 				ro.Summary = os.Stderr
 			}
+			var judge *liveJudge
+			if opt.Spec != nil { // the verdicts go where the user looks, as they happen
+				judge = &liveJudge{out: os.Stderr, period: opt.Period}
+				ro.Recorder.OnWindow = func(w *window.Window, warns []health.Warning, final bool) { judge.observe(w, warns, final) }
+			} else if check {
+				return errors.New("--check needs a spec (--spec or ROS_TOPIC_STATS_EXPECTED)")
+			}
 			code, err := runner.Run(cmd.Context(), args, ro)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "pulse: %v\n", err)
 			}
-			if code != 0 {
+			var verdict error
+			if judge != nil {
+				verdict = judge.t.verdictAs("pulse run: spec", "no complete window was judged (the run was shorter than two periods)")
+			}
+			switch {
+			case code != 0: // the command failed: its status wins
 				return exitError{code}
+			case check && verdict != nil:
+				return verdict
 			}
 			return nil
 		},
@@ -57,6 +76,7 @@ by a running pulse record or pulse export.`,
 	addRecordFlags(c, &f, "record", "write windows to this file, '-' for stdout (env ROS_TOPIC_STATS_OUTPUT_FILE)")
 	c.Flags().BoolVar(&noSummary, "no-summary", false, "do not print the per-topic summary at the end")
 	addRetainFlag(c, &retain)
+	c.Flags().BoolVar(&check, "check", false, "exit with the spec's verdict (0 healthy, 1 violations, 2 cannot judge) when CMD succeeds")
 	c.Flags().BoolVar(&jitter, "jitter", false, "gap tracking in CMD's processes (ROS_TOPIC_STATS_JITTER=1): JITTER and PERIOD lines")
 	return c
 }

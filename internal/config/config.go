@@ -71,7 +71,7 @@ func Load(getenv func(string) string, warn io.Writer) Env {
 	}
 	if v := getenv("ROS_TOPIC_STATISTICS_PUBLISH_PERIOD"); strings.TrimSpace(v) != "" {
 		if d, err := ParsePeriod(v); err != nil {
-			bad("ROS_TOPIC_STATISTICS_PUBLISH_PERIOD", v, "seconds > 0, e.g. 2.0", "5")
+			bad("ROS_TOPIC_STATISTICS_PUBLISH_PERIOD", v, fmt.Sprintf("seconds or a duration, at least %v, e.g. 2.0", MinPeriod), "5")
 		} else {
 			e.Period = d
 		}
@@ -92,8 +92,21 @@ func Load(getenv func(string) string, warn io.Writer) Env {
 			e.MaxBytes = n
 		}
 	}
-	e.EmitIdle = getenv("ROS_PULSE_EMIT_IDLE") == "1"
-	e.Quiet = getenv("ROS_TOPIC_STATS_QUIET") == "1"
+	// Exactly "1" is on, as in upstream and the probe; "0" and unset are off;
+	// anything else is off too, and said.
+	flag := func(name string) bool {
+		switch v := getenv(name); v {
+		case "", "0":
+			return false
+		case "1":
+			return true
+		default:
+			bad(name, v, "exactly 1 to switch it on, or 0", "off")
+			return false
+		}
+	}
+	e.EmitIdle = flag("ROS_PULSE_EMIT_IDLE")
+	e.Quiet = flag("ROS_TOPIC_STATS_QUIET")
 	if v := getenv("ROS_PULSE_DIR"); v != "" {
 		if strings.HasPrefix(v, "/") {
 			e.Dir, e.DirFrom = v, "ROS_PULSE_DIR"

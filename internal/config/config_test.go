@@ -51,9 +51,20 @@ func TestGarbageValues(t *testing.T) {
 			t.Errorf("%s=%q: not the default: %+v", name, value, e)
 		}
 	}
-	// Opt-in flags accept exactly "1": anything else is off, silently.
-	if e, warn := load(map[string]string{"ROS_PULSE_EMIT_IDLE": "true", "ROS_TOPIC_STATS_QUIET": "yes"}); e.EmitIdle || e.Quiet || warn != "" {
+	// Opt-in flags accept exactly "1": anything else but "0" is off, and said once each.
+	e, warn := load(map[string]string{"ROS_PULSE_EMIT_IDLE": "true", "ROS_TOPIC_STATS_QUIET": "yes"})
+	if e.EmitIdle || e.Quiet || strings.Count(warn, "\n") != 2 ||
+		!strings.Contains(warn, "invalid ROS_PULSE_EMIT_IDLE 'true' (expected exactly 1 to switch it on, or 0), using off") ||
+		!strings.Contains(warn, "invalid ROS_TOPIC_STATS_QUIET 'yes'") {
 		t.Errorf("flags: %+v %q", e, warn)
+	}
+	if e, warn := load(map[string]string{"ROS_PULSE_EMIT_IDLE": "0"}); e.EmitIdle || warn != "" {
+		t.Errorf("0 is off, silently: %+v %q", e, warn)
+	}
+	// The period's message names the minimum.
+	if _, warn := load(map[string]string{"ROS_TOPIC_STATISTICS_PUBLISH_PERIOD": "10ms"}); !strings.Contains(warn, "at least 50ms") ||
+		!strings.Contains(warn, "using 5") {
+		t.Errorf("period below the minimum: %q", warn)
 	}
 }
 

@@ -146,7 +146,8 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 
 	fmt.Fprintf(out, "libtracetools\n")
 	if len(tracetools) == 0 {
-		fmt.Fprintf(out, "  --   none found in LD_LIBRARY_PATH or /opt/ros/*/lib (source your ROS setup, or pass --tracetools PATH)\n")
+		fmt.Fprintf(out, "  FAIL none found in LD_LIBRARY_PATH or /opt/ros/*/lib (source your ROS setup, or pass --tracetools PATH)\n")
+		problems++ // without it the probe has nothing to count in
 	}
 	for _, p := range tracetools {
 		t := InspectTracetools(p)

@@ -256,7 +256,11 @@ func (s *Spec) parseTopics(n *yaml.Node) error {
 		side      Side
 		transport Transport
 	}
-	seen := map[key]int{}
+	type merged struct {
+		index int            // in s.Topics
+		keys  map[string]int // key -> the line it was given on
+	}
+	seen := map[key]*merged{}
 	for _, t := range topics {
 		name := t[0].Value
 		if !validName(name) {
@@ -270,26 +274,59 @@ func (s *Spec) parseTopics(n *yaml.Node) error {
 			}
 		}
 		for _, rn := range rules {
-			r, err := parseTopicRule(name, rn)
+			r, keys, err := parseTopicRule(name, rn)
 			if err != nil {
 				return err
 			}
 			k := key{r.Topic, r.Side, r.Transport}
-			if line, dup := seen[k]; dup {
-				return errAt(rn, "topic %s: a second rule for side %s, transport %s (first on line %d)", name, r.Side, r.Transport, line)
+			m, dup := seen[k]
+			if !dup {
+				seen[k] = &merged{index: len(s.Topics), keys: keys}
+				s.Topics = append(s.Topics, r)
+				continue
 			}
-			seen[k] = r.Line
-			s.Topics = append(s.Topics, r)
+			// Several items for one topic, side and transport are one rule;
+			// only a bound given twice is a conflict.
+			into := &s.Topics[m.index]
+			for bound, line := range keys {
+				if first, twice := m.keys[bound]; twice {
+					return errAt(rn, "topic %s: %s given twice for side %s, transport %s (lines %d and %d)",
+						name, bound, r.Side, r.Transport, first, line)
+				}
+				m.keys[bound] = line
+				into.set(bound, &r)
+			}
+			if into.MinHz > into.MaxHz {
+				return errAt(rn, "topic %s: min_hz %g is above max_hz %g", name, into.MinHz, into.MaxHz)
+			}
 		}
 	}
 	return nil
 }
 
-func parseTopicRule(topic string, n *yaml.Node) (TopicRule, error) {
+// set copies one bound from another rule of the same topic, side and transport.
+func (r *TopicRule) set(bound string, from *TopicRule) {
+	switch bound {
+	case "min_hz":
+		r.MinHz = from.MinHz
+	case "max_hz":
+		r.MaxHz = from.MaxHz
+	case "max_gap_ms":
+		r.MaxGapMs = from.MaxGapMs
+	case "max_latency_ms":
+		r.MaxLatMs = from.MaxLatMs
+	case "max_loss_pct":
+		r.MaxLossPct = from.MaxLossPct
+	}
+}
+
+// parseTopicRule reads one rule and the lines of the bounds it sets.
+func parseTopicRule(topic string, n *yaml.Node) (TopicRule, map[string]int, error) {
+	keys := map[string]int{}
 	r := TopicRule{Topic: topic, Side: Recv, Transport: Any, MaxHz: math.Inf(1), MaxGapMs: math.Inf(1), MaxLatMs: math.Inf(1), MaxLossPct: math.Inf(1), Line: n.Line}
 	pairs, err := mapping(n, "rule of "+topic)
 	if err != nil {
-		return r, err
+		return r, nil, err
 	}
 	transportSet := false
 	for _, p := range pairs {
@@ -326,25 +363,28 @@ func parseTopicRule(topic string, n *yaml.Node) (TopicRule, error) {
 			err = errAt(k, "topic %s: unknown key %q (expected min_hz, max_hz, max_gap_ms, max_latency_ms, max_loss_pct, side, transport)", topic, k.Value)
 		}
 		if err != nil {
-			return r, err
+			return r, nil, err
+		}
+		if k.Value != "side" && k.Value != "transport" {
+			keys[k.Value] = k.Line
 		}
 	}
 	switch {
 	case !r.HasRate() && !r.HasGap() && !r.HasLatency() && !r.HasLoss():
-		return r, errAt(n, "topic %s: a rule needs min_hz, max_hz, max_gap_ms, max_latency_ms or max_loss_pct", topic)
+		return r, nil, errAt(n, "topic %s: a rule needs min_hz, max_hz, max_gap_ms, max_latency_ms or max_loss_pct", topic)
 	case r.HasLatency() && r.Side == Pub:
-		return r, errAt(n, "topic %s: max_latency_ms is measured where messages are received: it needs side recv", topic)
+		return r, nil, errAt(n, "topic %s: max_latency_ms is measured where messages are received: it needs side recv", topic)
 	case r.HasLoss() && r.Side == Pub:
-		return r, errAt(n, "topic %s: max_loss_pct is measured where messages are received: it needs side recv", topic)
+		return r, nil, errAt(n, "topic %s: max_loss_pct is measured where messages are received: it needs side recv", topic)
 	case r.MinHz > r.MaxHz:
-		return r, errAt(n, "topic %s: min_hz %g is above max_hz %g", topic, r.MinHz, r.MaxHz)
+		return r, nil, errAt(n, "topic %s: min_hz %g is above max_hz %g", topic, r.MinHz, r.MaxHz)
 	case !r.HasRate() && transportSet:
 		// The gap series merges transports, latency is inter-process only
 		// (intra-process deliveries never reach rmw_take) and loss counts
 		// every delivery: a transport would constrain nothing.
-		return r, errAt(n, "topic %s: a gap, latency or loss rule without a rate cannot choose a transport", topic)
+		return r, nil, errAt(n, "topic %s: a gap, latency or loss rule without a rate cannot choose a transport", topic)
 	}
-	return r, nil
+	return r, keys, nil
 }
 
 func (s *Spec) parseNodes(n *yaml.Node) error {

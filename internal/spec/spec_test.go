@@ -72,7 +72,8 @@ func TestParseErrors(t *testing.T) {
 		{"topics:\n  /a: {max_latency_ms: fast}\n", "max_latency_ms"},
 		{"topics:\n  /a: {min_hz: 1, side: both}\n", "side must be pub or recv"},
 		{"topics:\n  /a: {min_hz: 1, transport: dds}\n", "transport must be inter, intra or any"},
-		{"topics:\n  /a:\n    - {min_hz: 1}\n    - {max_hz: 9}\n", "line 4: topic /a: a second rule for side recv, transport any (first on line 3)"},
+		{"topics:\n  /a:\n    - {min_hz: 1}\n    - {max_hz: 9, min_hz: 2}\n", "line 4: topic /a: min_hz given twice for side recv, transport any (lines 3 and 4)"},
+		{"topics:\n  /a:\n    - {min_hz: 10}\n    - {max_hz: 9}\n", "line 4: topic /a: min_hz 10 is above max_hz 9"},
 		{"topics:\n  /a: []\n", "empty rule list"},
 		{"topics:\n  scan: {min_hz: 1}\n", "not a fully qualified ROS name"},
 		{"topics: [/a]\n", "topics must be a mapping"},
@@ -143,4 +144,27 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Several list items for one topic, side and transport are one rule, as a
+// person would write them; other sides and transports stay rules of their own.
+func TestRuleItemsMerge(t *testing.T) {
+	s, err := Parse([]byte("topics:\n  /scan:\n    - {min_hz: 9, max_hz: 11}\n    - {max_gap_ms: 250}\n    - {max_loss_pct: 2}\n" +
+		"    - {min_hz: 9, side: pub}\n    - {max_hz: 20, side: pub}\n    - {min_hz: 4, transport: intra}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Topics) != 3 {
+		t.Fatalf("%d rules, want 3: %+v", len(s.Topics), s.Topics)
+	}
+	recv, pub, intra := s.Topics[0], s.Topics[1], s.Topics[2]
+	if recv.Side != Recv || recv.Transport != Any || recv.MinHz != 9 || recv.MaxHz != 11 || recv.MaxGapMs != 250 || recv.MaxLossPct != 2 || recv.Line != 3 {
+		t.Errorf("merged recv rule: %+v", recv)
+	}
+	if pub.Side != Pub || pub.MinHz != 9 || pub.MaxHz != 20 || !math.IsInf(pub.MaxGapMs, 1) {
+		t.Errorf("merged pub rule: %+v", pub)
+	}
+	if intra.Transport != Intra || intra.MinHz != 4 {
+		t.Errorf("intra rule: %+v", intra)
+	}
 }

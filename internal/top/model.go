@@ -77,6 +77,7 @@ var (
 	styleStatus   = map[Status]lipgloss.Style{
 		Stalled: lipgloss.NewStyle().Foreground(lipgloss.Color("9")).Bold(true),
 		Warn:    lipgloss.NewStyle().Foreground(lipgloss.Color("11")),
+		Exited:  lipgloss.NewStyle().Foreground(lipgloss.Color("9")),
 		OK:      lipgloss.NewStyle().Foreground(lipgloss.Color("10")),
 		NoData:  lipgloss.NewStyle().Faint(true),
 	}
@@ -192,6 +193,13 @@ func (m *Model) rebuild() {
 	if f == nil {
 		return
 	}
+	// The cursor follows the row it is on, not its position: rows re-sort
+	// under it (by rate or CPU) between two key presses.
+	topicSel, nodeSel := m.selected(paneTopics), m.selected(paneNodes)
+	defer func() {
+		m.cursor[paneTopics] = m.find(paneTopics, topicSel)
+		m.cursor[paneNodes] = m.find(paneNodes, nodeSel)
+	}()
 	m.topics = topicRows(f, m.history, m.silentSince)
 	m.nodes = nodeRows(f)
 	sortTopics(m.topics, m.sortBy[paneTopics])
@@ -211,8 +219,31 @@ func (m *Model) rebuild() {
 		}
 		m.topics, m.nodes = ts, ns
 	}
-	m.cursor[paneTopics] = clamp(m.cursor[paneTopics], 0, len(m.topics)-1)
-	m.cursor[paneNodes] = clamp(m.cursor[paneNodes], 0, len(m.nodes)-1)
+}
+
+// selected is the identity of the row under a pane's cursor ("" for none).
+func (m *Model) selected(pane int) string { return m.idAt(pane, m.cursor[pane]) }
+
+// idAt is the identity of a pane's row i: a topic's name, a node's name@pid.
+func (m *Model) idAt(pane, i int) string {
+	switch {
+	case pane == paneTopics && i < len(m.topics):
+		return m.topics[i].name
+	case pane == paneNodes && i < len(m.nodes):
+		return fmt.Sprintf("%s@%d", m.nodes[i].name, m.nodes[i].pid)
+	}
+	return ""
+}
+
+// find is the row index of an identity in a pane, or the cursor clamped
+// when that row is gone.
+func (m *Model) find(pane int, id string) int {
+	for i := 0; id != "" && i < m.rowsIn(pane); i++ {
+		if m.idAt(pane, i) == id {
+			return i
+		}
+	}
+	return clamp(m.cursor[pane], 0, m.rowsIn(pane)-1)
 }
 
 func clamp(v, lo, hi int) int {
@@ -309,8 +340,10 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m *Model) rows() int {
-	if m.pane == paneTopics {
+func (m *Model) rows() int { return m.rowsIn(m.pane) }
+
+func (m *Model) rowsIn(pane int) int {
+	if pane == paneTopics {
 		return len(m.topics)
 	}
 	return len(m.nodes)
@@ -326,7 +359,8 @@ func (m Model) View() string {
 	case m.showHelp:
 		lines = append(lines, "", m.help.FullHelpView(keys.FullHelp()), "",
 			"Topic status: ok, WARN (a spec verdict or a lagging subscriber), STALL (a side",
-			"that counted before is silent now), - (no traffic yet). SILENT is how long.",
+			"that counted before is silent now), exited (every endpoint's process exited),",
+			"- (no traffic yet). SILENT is how long.",
 			"Node state: alive, quiet (alive, nothing counted this window), exited.")
 	case f == nil:
 		lines = append(lines, "", "waiting for the first window…")

@@ -269,3 +269,57 @@ func TestEveryWarningIsDescribed(t *testing.T) {
 		t.Errorf("a Humble intra publish rate cannot be judged: %q", d)
 	}
 }
+
+// A topic whose every endpoint's process exited is "exited", not "no data
+// yet"; and the cursor stays on its row when a new frame re-sorts the rows
+// under it, so Enter focuses the row that was highlighted.
+func TestExitedTopicsAndCursorFollowsTheRow(t *testing.T) {
+	gone := window.Topic{Name: "/gone", Pubs: []window.EndpointRate{{Pid: 9, Node: "/x", Alive: false}}}
+	if s := topicStatus(&gone, false); s != Exited || s.String() != "exited" {
+		t.Errorf("a topic of exited processes: %v", s)
+	}
+	if s := topicStatus(&window.Topic{Name: "/never", SubCount: 1, Subs: []window.EndpointRate{{Alive: true}}}, false); s != NoData {
+		t.Errorf("a live topic without traffic: %v", s)
+	}
+
+	rated := func(rates map[string]float64) Frame {
+		var ts []window.Topic
+		for _, name := range []string{"/a", "/b", "/c"} {
+			ts = append(ts, window.Topic{Name: name, PubAny: rates[name], PubInter: rates[name], PubCount: 1, PubInterSeen: true,
+				Pubs: []window.EndpointRate{{Pid: 1, Node: "/n", Inter: rates[name], Alive: true}}})
+		}
+		return Frame{W: &window.Window{Seconds: 1, Topics: ts}, At: t0}
+	}
+	var m tea.Model = New("live", false)
+	m, _ = m.Update(FrameMsg(rated(map[string]float64{"/a": 1, "/b": 2, "/c": 3})))
+	m, _ = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("s")}) // sort by rate: /c, /b, /a; the cursor stays on /a
+	if mm := m.(Model); mm.selected(paneTopics) != "/a" || mm.cursor[paneTopics] != 2 {
+		t.Fatalf("after sorting the cursor is on %q at %d, want /a at 2", mm.selected(paneTopics), mm.cursor[paneTopics])
+	}
+	m, _ = m.Update(tea.KeyMsg{Type: tea.KeyUp}) // on /b
+	if mm := m.(Model); mm.selected(paneTopics) != "/b" {
+		got := mm.selected(paneTopics)
+		t.Fatalf("cursor on %q, want /b (rows %v)", got, mm.topics)
+	}
+	m, _ = m.Update(FrameMsg(rated(map[string]float64{"/a": 3, "/b": 1, "/c": 2}))) // /b moves to the bottom
+	m, _ = m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if f := m.(Model).focus; f != "topic:/b" {
+		t.Errorf("Enter after a re-sort focused %q, want topic:/b", f)
+	}
+}
+
+// A replayed recording ends on the last window that shows the run, not on
+// the empty windows written after its processes exited.
+func TestReplayEndsOnTheLastWindowWithTopics(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "run.log")
+	text := "# ts_ns=1000000000 window_s=1.000\nTOPIC /a 10.000000\n# ts_ns=2000000000 window_s=1.000\nTOPIC /a 10.000000\n" +
+		"# ts_ns=3000000000 window_s=1.000\nPROC pid=1 state=exited nodes=/n exe=/x\n# ts_ns=3100000000 window_s=0.100\n"
+	os.WriteFile(log, []byte(text), 0o600)
+	frames, _, err := LoadLog(log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frames) != 2 || frames[1].W.Topic("/a") == nil {
+		t.Fatalf("%d frames, the last %+v", len(frames), frames[len(frames)-1].W)
+	}
+}

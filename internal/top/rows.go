@@ -29,12 +29,13 @@ type Status int
 const (
 	Stalled Status = iota // a side that has counted before is silent now
 	Warn                  // a spec verdict or a lagging subscriber names the topic
+	Exited                // every endpoint's process has exited
 	OK
 	NoData // no traffic ever seen, no verdict
 )
 
 func (s Status) String() string {
-	return [...]string{"STALL", "WARN", "ok", "-"}[s]
+	return [...]string{"STALL", "WARN", "exited", "ok", "-"}[s]
 }
 
 // topicRow is a topic as the table shows it.
@@ -75,6 +76,8 @@ func topicStatus(t *window.Topic, warned bool) Status {
 		return Stalled
 	case warned:
 		return Warn
+	case t.PubCount+t.SubCount == 0 && len(t.Pubs)+len(t.Subs) > 0:
+		return Exited
 	case t.Active() || t.PubInterSeen || t.PubIntraSeen || t.RecvSeen:
 		return OK
 	}
@@ -230,6 +233,9 @@ func sortTopics(rows []topicRow, by int) {
 func sortNodes(rows []nodeRow, by int) {
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
+		if ea, eb := a.state == "exited", b.state == "exited"; ea != eb {
+			return eb // live nodes first: exited ones never push them off the screen
+		}
 		switch by {
 		case 1:
 			ca, cb := a.cpuPct, b.cpuPct

@@ -76,10 +76,15 @@ func LoadLog(path string, s *spec.Spec) ([]Frame, *logfmt.ReadResult, error) {
 		for _, m := range health.New(s).JudgeLogs([][]*window.Window{res.Windows}, false) {
 			frames = append(frames, Frame{W: m.W, Warns: m.Warns, At: time.Unix(0, m.W.TsNs)})
 		}
-		return frames, res, nil
+	} else {
+		for _, w := range res.Windows {
+			frames = append(frames, Frame{W: w, At: time.Unix(0, w.TsNs)})
+		}
 	}
-	for _, w := range res.Windows {
-		frames = append(frames, Frame{W: w, At: time.Unix(0, w.TsNs)})
+	// A recording ends with the windows after its processes exited, which
+	// carry no topic: the replay ends on the last window that shows the run.
+	for len(frames) > 1 && len(frames[len(frames)-1].W.Topics) == 0 {
+		frames = frames[:len(frames)-1]
 	}
 	return frames, res, nil
 }

@@ -67,15 +67,25 @@ static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
     return true;
 }
 
+/* An on/off variable: exactly "1" is on, like upstream; unset, "" and "0" are off; anything
+ * else ("yes", "true") is off too, and said once, so a user who meant "on" learns why not. */
+static bool flag_on(const char *name)
+{
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0' || strcmp(v, "0") == 0)
+        return false;
+    if (strcmp(v, "1") == 0)
+        return true;
+    rp_log("invalid %s '%.32s' (expected exactly 1 to switch it on, or 0), using off", name, v);
+    return false;
+}
+
 void rp_config_load(struct rp_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    const char *quiet = getenv("ROS_TOPIC_STATS_QUIET");
-    cfg->quiet = quiet != NULL && strcmp(quiet, "1") == 0;
-    const char *jitter = getenv("ROS_TOPIC_STATS_JITTER");
-    cfg->gaps = jitter != NULL && strcmp(jitter, "1") == 0; /* exactly "1", like upstream */
-    const char *latency = getenv("ROS_TOPIC_STATS_LATENCY");
-    cfg->latency = latency != NULL && strcmp(latency, "1") == 0;
+    cfg->quiet = flag_on("ROS_TOPIC_STATS_QUIET");
+    cfg->gaps = flag_on("ROS_TOPIC_STATS_JITTER");
+    cfg->latency = flag_on("ROS_TOPIC_STATS_LATENCY");
 
     cfg->endpoint_capacity = RP_DEFAULT_ENDPOINTS;
     const char *eps = getenv("ROS_PULSE_MAX_ENDPOINTS");
