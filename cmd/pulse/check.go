@@ -185,7 +185,7 @@ func checkLogs(stdout io.Writer, s *spec.Spec, paths []string, skipLast bool) er
 	}
 	var t tally
 	noGap := map[string]bool{}
-	for _, m := range health.New(s).JudgeLogs(logs, skipLast) {
+	for _, m := range health.JudgeRuns(s, logs, skipLast) {
 		if !m.Judged {
 			continue
 		}

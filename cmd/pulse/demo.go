@@ -68,19 +68,11 @@ q or Ctrl-C unless --duration is given.`,
 			if isTerminal(os.Stdout) && isTerminal(os.Stdin) && !noTop {
 				return demoTop(cmd.Context(), graph, sim, lib, tt, duration, jitter, opt, f.env.Dir, retain)
 			}
-			var file io.Writer = opt.Out
-			live := opt.Format
-			opt.Out = nil
+			// --record's file is the recorder's (with its run header); the screen gets each window too.
 			opt.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
 				lo := opt.Log
 				lo.Warns = warns
-				b := logfmt.Render(live, w, lo)
-				os.Stdout.Write(b)
-				if file != nil {
-					if _, err := file.Write(b); err != nil {
-						fmt.Fprintf(os.Stderr, "pulse: cannot write %s: %v\n", f.out, err)
-					}
-				}
+				os.Stdout.Write(logfmt.Render(opt.Format, w, lo))
 			}
 			args := []string{sim, "--graph", graph, "--duration", strconv.FormatFloat(duration.Seconds(), 'f', 3, 64)}
 			fmt.Fprintf(os.Stderr, "pulse demo: graph %s, %s tracetools stand-in, window %v\n", graph, distro, opt.Period)

@@ -6,6 +6,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -53,7 +55,7 @@ type recordFlags struct {
 	period, format, out string
 	specPath            string
 	dir                 string
-	allTopics           bool
+	allTopics, truncate bool
 	env                 config.Env
 }
 
@@ -79,6 +81,7 @@ func addRecordFlags(c *cobra.Command, f *recordFlags, outName, outHelp string) {
 	c.Flags().StringVar(&f.out, outName, f.env.OutputFile, outHelp)
 	c.Flags().BoolVar(&f.allTopics, "all-topics", false, "include /rosout and /parameter_events")
 	c.Flags().StringVar(&f.dir, "dir", "", dirHelp)
+	c.Flags().BoolVar(&f.truncate, "truncate", false, "start the output file afresh instead of appending this run to it")
 	c.Flags().StringVar(&f.specPath, "spec", os.Getenv("ROS_TOPIC_STATS_EXPECTED"), "expected-rate spec (YAML) to judge every window (env ROS_TOPIC_STATS_EXPECTED)")
 }
 
@@ -118,9 +121,39 @@ func (f *recordFlags) options() (recorder.Options, error) {
 	case "-":
 		opt.Out = os.Stdout
 	default:
+		if err := prepareOutput(f.out, f.truncate); err != nil {
+			return recorder.Options{}, err
+		}
 		opt.Out = &recorder.RotatingFile{Path: f.out, MaxBytes: f.env.MaxBytes}
 	}
+	opt.Run = newRun()
 	return opt, nil
+}
+
+// prepareOutput says that a run is appended to an existing recording (each
+// run has its own header, and offline check judges each on its own), or
+// empties it for --truncate.
+func prepareOutput(path string, truncate bool) error {
+	st, err := os.Stat(path)
+	if err != nil || st.Size() == 0 || !st.Mode().IsRegular() {
+		return nil // a new file, or something the first write will report
+	}
+	if truncate {
+		if err := os.Truncate(path, 0); err != nil {
+			return fmt.Errorf("--truncate: %w", err)
+		}
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "pulse: %s holds %d bytes of earlier runs: appending this run after them (--truncate starts it afresh)\n", path, st.Size())
+	return nil
+}
+
+// newRun makes the header of this run of a recording.
+func newRun() *logfmt.RunInfo {
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	host, _ := os.Hostname()
+	return &logfmt.RunInfo{ID: hex.EncodeToString(id[:]), Host: host, Version: version, StartNs: time.Now().UnixNano()}
 }
 
 func signalContext() (context.Context, context.CancelFunc) {

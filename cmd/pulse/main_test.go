@@ -494,3 +494,50 @@ func TestBadValuesSaidOnce(t *testing.T) {
 		t.Errorf("doctor without libtracetools: %v\n%s", err, out)
 	}
 }
+
+// A recording knows its runs: a second pulse run --record to the same file
+// says that it appends, each run has its own header, and offline check
+// judges each run on its own (a violation's age starts again with the
+// second run); --truncate starts the file afresh.
+func TestRecordingKnowsItsRuns(t *testing.T) {
+	_, sim, _ := bin(t)
+	dir := t.TempDir()
+	graph, log, spec := filepath.Join(dir, "g.graph"), filepath.Join(dir, "run.log"), filepath.Join(dir, "spec.yaml")
+	os.WriteFile(graph, []byte("process p\n  node /talker\n    pub /chatter 10 thread\n  node /listener\n    sub /chatter\n"), 0o600)
+	os.WriteFile(spec, []byte("topics:\n  /chatter: {min_hz: 15}\n"), 0o600)
+	run := func(extra ...string) string {
+		cmd := pulseCmd(t, append(append([]string{"run", "--period", "500ms", "--no-summary", "--record", log}, extra...),
+			"--", sim, "--graph", graph, "--duration", "2.2")...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v\n%s", err, stderr.String())
+		}
+		return stderr.String()
+	}
+	if first := run(); strings.Contains(first, "appending") {
+		t.Errorf("a new file is not appended to: %s", first)
+	}
+	if second := run(); !regexp.MustCompile(`pulse: .*run\.log holds \d+ bytes of earlier runs: appending this run after them \(--truncate starts it afresh\)`).MatchString(second) {
+		t.Errorf("the second run did not say it appends: %q", second)
+	}
+	b, _ := os.ReadFile(log)
+	ids := regexp.MustCompile(`(?m)^RUN id=([0-9a-f]{16}) host=\S+ version=\S+ start_ns=\d+$`).FindAllStringSubmatch(string(b), -1)
+	if len(ids) != 2 || ids[0][1] == ids[1][1] {
+		t.Fatalf("run headers %v in:\n%s", ids, b)
+	}
+	cmd := pulseCmd(t, "check", "--spec", spec, "--skip-last", log)
+	out, err := cmd.Output()
+	// Each run's first judged window starts the violation afresh: two for_s=0.0.
+	if exitCode(err) != 1 || strings.Count(string(out), "ALERT topic_rate topic=/chatter side=recv transport=any hz=") < 4 ||
+		strings.Count(string(out), "for_s=0.0") != 2 {
+		t.Errorf("check of two runs: %v\n%s", err, out)
+	}
+	if third := run("--truncate"); strings.Contains(third, "appending") {
+		t.Errorf("--truncate appended: %s", third)
+	}
+	b, _ = os.ReadFile(log)
+	if n := strings.Count(string(b), "RUN id="); n != 1 {
+		t.Errorf("after --truncate the file holds %d runs", n)
+	}
+}

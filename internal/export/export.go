@@ -302,7 +302,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 			continue
 		}
 		side := sideOf(e.Kind)
-		id := key + "#" + strconv.Itoa(i)
+		id := key + "#" + strconv.Itoa(e.Index) + "." + strconv.FormatUint(uint64(e.Generation), 10) // a reused slot is another entity
 		ages := math.NaN()
 		pubHidden := e.Kind == segment.KindPublisher && hidden[e.Name]
 		for slot, sd := range sides {

@@ -247,3 +247,44 @@ func TestLossRule(t *testing.T) {
 		t.Errorf("from a log: %+v", ws)
 	}
 }
+
+// Two runs appended to one recording are judged as two: the second run's
+// first window is its ramp-up, and a verdict's age does not carry over.
+// Parallel logs of one run are still merged.
+func TestJudgeRunsOneByOne(t *testing.T) {
+	s := mustSpec(t, "topics:\n  /t: {min_hz: 45}\n")
+	slow := []window.Topic{{Name: "/t", RecvInter: 10, SubCount: 1}}
+	var log []*window.Window
+	for i := int64(0); i < 4; i++ { // run a: slow throughout
+		w := logWin(1000*i, 1, slow)
+		w.Run = "a"
+		log = append(log, w)
+	}
+	for i := int64(0); i < 3; i++ { // run b, a minute later: slow too
+		w := logWin(60000+1000*i, 1, slow)
+		w.Run = "b"
+		log = append(log, w)
+	}
+	ms := JudgeRuns(s, [][]*window.Window{log}, false)
+	var judged []Moment
+	for _, m := range ms {
+		if m.Judged {
+			judged = append(judged, m)
+		}
+	}
+	if len(ms) != 7 || len(judged) != 5 {
+		t.Fatalf("%d moments, %d judged; want 7 and 5 (each run's first window is a ramp-up)", len(ms), len(judged))
+	}
+	if b := judged[3]; b.W.Run != "b" || len(b.Warns) != 1 || b.Warns[0].Age != 0 {
+		t.Errorf("run b's first judged window: %+v", b)
+	}
+	// One run split over two parallel logs is one group, merged as before.
+	other := []*window.Window{logWin(400, 1, slow), logWin(1400, 1, slow), logWin(2400, 1, slow), logWin(3400, 1, slow)}
+	for _, w := range other {
+		w.Run = "c"
+	}
+	ms = JudgeRuns(s, [][]*window.Window{log[:4], other}, false)
+	if len(ms) != 4 || ms[1].W.Topic("/t").RecvInter != 20 {
+		t.Errorf("parallel logs of one span: %d moments, %+v", len(ms), ms[1].W.Topic("/t"))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"ros2_pulse/internal/spec"
 	"ros2_pulse/internal/window"
 )
 
@@ -82,4 +83,40 @@ func medianSeconds(l []*window.Window) float64 {
 	}
 	sort.Float64s(s)
 	return s[len(s)/2]
+}
+
+// JudgeRuns judges recorded logs run by run. Each log is cut at its RUN
+// lines; the runs of different logs that overlap in time are sources of
+// one span and are judged together (as JudgeLogs merges them); every such
+// group gets an evaluator of its own, so a run's first window is a ramp-up
+// and no verdict's age carries over from the run before. skipLast skips
+// each run's last window.
+func JudgeRuns(s *spec.Spec, logs [][]*window.Window, skipLast bool) []Moment {
+	type part struct {
+		ws         []*window.Window
+		start, end int64
+	}
+	var parts []part
+	for _, l := range logs {
+		for i := 0; i < len(l); {
+			j := i + 1
+			for j < len(l) && l[j].Run == l[i].Run {
+				j++
+			}
+			parts = append(parts, part{l[i:j], l[i].TsNs - int64(l[i].Seconds*1e9), l[j-1].TsNs})
+			i = j
+		}
+	}
+	sort.SliceStable(parts, func(i, j int) bool { return parts[i].start < parts[j].start })
+	var out []Moment
+	for i := 0; i < len(parts); {
+		group, end := [][]*window.Window{parts[i].ws}, parts[i].end
+		j := i + 1
+		for ; j < len(parts) && parts[j].start < end; j++ {
+			group, end = append(group, parts[j].ws), max(end, parts[j].end)
+		}
+		out = append(out, New(s).JudgeLogs(group, skipLast)...)
+		i = j
+	}
+	return out
 }

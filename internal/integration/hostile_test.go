@@ -120,8 +120,9 @@ func TestGarbageEnvironment(t *testing.T) {
 		t.Fatalf("host failed: %v\n%s", err, stderr)
 	}
 	lines := probeLines(stderr)
-	if len(lines) != 2 || !strings.Contains(lines[0], "invalid ROS_PULSE_MAX_ENDPOINTS '12abc'") || !strings.Contains(lines[1], "active:") {
-		t.Fatalf("want the warning and the banner (QUIET is exactly \"1\"): %q", lines)
+	if len(lines) != 3 || !strings.Contains(lines[0], "invalid ROS_TOPIC_STATS_QUIET 'yes' (expected exactly 1 to switch it on, or 0), using off") ||
+		!strings.Contains(lines[1], "invalid ROS_PULSE_MAX_ENDPOINTS '12abc'") || !strings.Contains(lines[2], "active:") {
+		t.Fatalf("want both warnings and the banner (QUIET is exactly \"1\"): %q", lines)
 	}
 	// QUIET=1 silences the banner but never an error.
 	stderr, _ = runHost(t, "", "ROS_PULSE_DIR=relative/dir", "ROS_TOPIC_STATS_QUIET=1", "ROS_PULSE_MAX_ENDPOINTS=16")

@@ -170,6 +170,34 @@ func Render(f Format, w *window.Window, opt Options) []byte {
 	return renderText(w, opt)
 }
 
+// RunInfo opens one run's part of a recording: readers tell a file's runs
+// apart by it, and judge each on its own.
+type RunInfo struct {
+	ID      string // random, 16 hex digits
+	Host    string
+	Version string // of pulse
+	StartNs int64  // wall clock at the start
+}
+
+// RenderRun is the run header, a line kind of its own written before the
+// run's first window: "RUN id=… host=… version=… start_ns=…" and an empty
+// line in text, {"run":{…}} in jsonl. Readers of either grammar that do not
+// know it skip it.
+func RenderRun(f Format, r RunInfo) []byte {
+	if f == JSONL {
+		var b strings.Builder
+		b.WriteString(`{"run":{"id":`)
+		jsonString(&b, r.ID)
+		b.WriteString(`,"host":`)
+		jsonString(&b, r.Host)
+		b.WriteString(`,"version":`)
+		jsonString(&b, r.Version)
+		fmt.Fprintf(&b, `,"start_ns":"%d"}}`+"\n", r.StartNs)
+		return []byte(b.String())
+	}
+	return []byte(fmt.Sprintf("RUN id=%s host=%s version=%s start_ns=%d\n\n", textName(r.ID), textName(r.Host), textName(r.Version), r.StartNs))
+}
+
 // textName escapes bytes that would break the line grammar. Legal ROS names
 // never contain them, so ordinary output is byte-identical to the raw name.
 func textName(s string) string {

@@ -41,9 +41,14 @@ func Read(r io.Reader) (*ReadResult, error) {
 	res := &ReadResult{}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var cur *builder
+	run := "" // the RUN line the windows that follow belong to
+	add := func(w *window.Window) {
+		w.Run = run
+		res.Windows = append(res.Windows, w)
+	}
 	finish := func() {
 		if cur != nil {
-			res.Windows = append(res.Windows, cur.window())
+			add(cur.window())
 			cur = nil
 		}
 	}
@@ -66,9 +71,17 @@ func Read(r io.Reader) (*ReadResult, error) {
 			bad(lineno)
 		case len(line) > 0 && line[0] == '{':
 			finish()
-			w, ok := parseJSONWindow(line)
-			if ok {
-				res.Windows = append(res.Windows, w)
+			if id, ok := parseJSONRun(line); ok {
+				run = id
+			} else if w, ok := parseJSONWindow(line); ok {
+				add(w)
+			} else {
+				bad(lineno)
+			}
+		case bytes.HasPrefix(line, []byte("RUN ")):
+			finish()
+			if id, ok := parseRun(string(line)); ok {
+				run = id
 			} else {
 				bad(lineno)
 			}
@@ -120,6 +133,31 @@ func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
 			return bytes.TrimSuffix(buf, []byte{'\r'}), tooLong, nil
 		}
 	}
+}
+
+// parseRun reads a text run header, "RUN id=… host=… version=… start_ns=…", for its id.
+func parseRun(s string) (string, bool) {
+	kv, ok := keyvals(strings.Fields(s)[1:], "id")
+	if !ok || kv["id"] == "" {
+		return "", false
+	}
+	return kv["id"], true
+}
+
+// parseJSONRun reads a jsonl run header, {"run":{"id":…}}, for its id.
+func parseJSONRun(line []byte) (string, bool) {
+	if !bytes.HasPrefix(line, []byte(`{"run":`)) {
+		return "", false
+	}
+	var j struct {
+		Run *struct {
+			ID string `json:"id"`
+		} `json:"run"`
+	}
+	if err := json.Unmarshal(line, &j); err != nil || j.Run == nil || j.Run.ID == "" {
+		return "", false
+	}
+	return j.Run.ID, true
 }
 
 // parseHeader reads "# ts_ns=N window_s=S".

@@ -192,3 +192,35 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// A run header, in either grammar, marks the windows that follow with its
+// run; a reader that does not know it (upstream's) skips it, and so do we
+// when it is malformed.
+func TestRunHeaders(t *testing.T) {
+	w := &window.Window{TsNs: 2e9, Seconds: 1, Topics: []window.Topic{{Name: "/t", PubInter: 5, PubAny: 5, PubCount: 1, PubInterSeen: true}}}
+	for _, f := range []Format{Text, JSONL} {
+		var b bytes.Buffer
+		b.Write(Render(f, w, Options{}))
+		b.Write(RenderRun(f, RunInfo{ID: "00ff00ff00ff00ff", Host: "robot one", Version: "0.1.0", StartNs: 3e9}))
+		b.Write(Render(f, w, Options{}))
+		b.Write(RenderRun(f, RunInfo{ID: "1111111111111111", Host: "r", Version: "0.1.0", StartNs: 4e9}))
+		b.Write(Render(f, w, Options{}))
+		res, err := Read(&b)
+		if err != nil || res.Malformed != 0 || len(res.Windows) != 3 {
+			t.Fatalf("%s: %v %+v", f, err, res)
+		}
+		if res.Windows[0].Run != "" || res.Windows[1].Run != "00ff00ff00ff00ff" || res.Windows[2].Run != "1111111111111111" {
+			t.Errorf("%s: runs %q %q %q", f, res.Windows[0].Run, res.Windows[1].Run, res.Windows[2].Run)
+		}
+	}
+	if got := string(RenderRun(Text, RunInfo{ID: "ab", Host: "robot one", Version: "v", StartNs: 7})); got != "RUN id=ab host=robot\\x20one version=v start_ns=7\n\n" {
+		t.Errorf("text header %q", got)
+	}
+	if got := string(RenderRun(JSONL, RunInfo{ID: "ab", Host: "h\"", Version: "v", StartNs: 7})); got != `{"run":{"id":"ab","host":"h\"","version":"v","start_ns":"7"}}`+"\n" {
+		t.Errorf("jsonl header %q", got)
+	}
+	res, _ := Read(strings.NewReader("RUN host=x\n{\"run\":{}}\n"))
+	if res.Malformed != 2 {
+		t.Errorf("malformed headers: %+v", res)
+	}
+}

@@ -40,6 +40,9 @@ type Options struct {
 	// Empty is said on Warn when a scan finds no probed process (which
 	// directory was read, and why that one).
 	Empty string
+	// Run, when set, is written to Out before the first window: the run
+	// header that tells this run from others in the same file.
+	Run *logfmt.RunInfo
 }
 
 // Recorder records one directory.
@@ -54,6 +57,7 @@ type Recorder struct {
 	reported  map[string]string
 	writeErr  string
 	empty     segment.EmptyNotice
+	headed    bool // the run header is written
 }
 
 // New starts a recorder on dir and takes its baseline scan.
@@ -119,7 +123,11 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 	if r.opt.Out != nil {
 		lo := r.opt.Log
 		lo.Warns = warns
-		if _, err := r.opt.Out.Write(logfmt.Render(r.opt.Format, w, lo)); err != nil {
+		b := logfmt.Render(r.opt.Format, w, lo)
+		if r.opt.Run != nil && !r.headed { // one write with the first window: never a header without it
+			b = append(logfmt.RenderRun(r.opt.Format, *r.opt.Run), b...)
+		}
+		if _, err := r.opt.Out.Write(b); err != nil {
 			if msg := err.Error(); msg != r.writeErr {
 				r.writeErr = msg
 				fmt.Fprintf(r.opt.Warn, "pulse: cannot write window (%v); counts are kept and the next window will cover this one\n", err)
@@ -127,6 +135,7 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 			r.reader.Recycle(scan)
 			return w, nil // keep prev: nothing counted is lost
 		}
+		r.headed = true
 		if r.writeErr != "" {
 			fmt.Fprintf(r.opt.Warn, "pulse: writing windows again\n")
 			r.writeErr = ""

@@ -11,7 +11,7 @@ package segment
 const (
 	Magic                 = 0x45534c5550325352 // "RS2PULSE" as a little-endian u64
 	ABIMajor              = 1
-	ABIMinor              = 2
+	ABIMinor              = 3
 	HeaderSize            = 4096
 	MaxSections           = 8
 	ExeMax                = 256
@@ -116,6 +116,8 @@ type rawEndpoint struct {
 	Flags         uint32
 	Aux           uint64
 	CreatedMonoNs uint64
-	Reserved1     [32]byte
+	Generation    uint32 // ABI 1.3: +1 at every reuse of the slot
+	Reserved0b    uint32
+	Base          [3]uint64 // ABI 1.3: the slot's lane sums when this entity took it
 	Name          [NameMax]byte
 }

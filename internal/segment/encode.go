@@ -13,7 +13,9 @@ type SyntheticEndpoint struct {
 	Node        int // index into SyntheticSpec.Nodes, or -1
 	Aux         uint64
 	CreatedMono uint64
-	Counts      [CountersPerEndpoint]uint64 // put in lane 0
+	Counts      [CountersPerEndpoint]uint64 // put in lane 0: the slot's sums
+	Generation  uint32                      // a reused slot's generation
+	Base        [3]uint64                   // and what the entities before it counted
 }
 
 // SyntheticSpec describes a segment as the probe would write it. Tests and
@@ -82,6 +84,7 @@ func Encode(spec SyntheticSpec) []byte {
 	for i, e := range spec.Endpoints {
 		r := (*rawEndpoint)(unsafe.Pointer(&mem[epOff+uint64(i)*uint64(unsafe.Sizeof(rawEndpoint{}))]))
 		r.State, r.Kind, r.Aux, r.CreatedMonoNs = RecordReady, uint16(e.Kind), e.Aux, e.CreatedMono
+		r.Generation, r.Base = e.Generation, e.Base
 		r.NodeIndex = NoNode
 		if e.Node >= 0 {
 			r.NodeIndex = uint32(e.Node)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync/atomic"
@@ -59,9 +60,11 @@ type Endpoint struct {
 	Aux         uint64
 	CreatedMono uint64
 	Flags       uint32
-	Counts      [CountersPerEndpoint]uint64
-	Gap         *Gap // nil unless the process runs with gap tracking
-	Latency     *Gap // a subscription's receive latency; nil unless latency tracking is on (LastMono is then CLOCK_REALTIME)
+	Generation  uint32                      // the slot's reuse count: another generation is another entity (ABI 1.3)
+	Base        [3]uint64                   // the slot's counter sums when this entity took it: what the entities before it counted
+	Counts      [CountersPerEndpoint]uint64 // this entity's own counts (the slot's sums minus Base)
+	Gap         *Gap                        // nil unless the process runs with gap tracking
+	Latency     *Gap                        // a subscription's receive latency; nil unless latency tracking is on (LastMono is then CLOCK_REALTIME)
 }
 
 // Gap is an endpoint's inter-arrival histogram (see rp_gap in segment.h).
@@ -146,6 +149,7 @@ func Parse(mem []byte) (*Snapshot, error) { return parse(mem, nil) }
 // Reader.Recycle for the next parse to fill.
 type mappingCache struct {
 	nodes, endpoints []*string
+	generations      []uint32 // of the endpoint names cached: a reused slot has another name
 	spare            []Endpoint
 }
 
@@ -318,12 +322,21 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 	} else {
 		snap.Endpoints = make([]Endpoint, 0, epCount)
 	}
+	retries := 0
 	for i := uint32(0); i < epCount; i++ {
 		off := epSec.Offset + uint64(i)*epSec.Stride
 		r := (*rawEndpoint)(unsafe.Pointer(&mem[off]))
 		if load32(&r.State) != RecordReady {
 			continue
 		}
+		gen := load32(&r.Generation)
+		for uint32(len(names.generations)) <= i {
+			names.generations = append(names.generations, 0)
+		}
+		if names.generations[i] != gen && int(i) < len(names.endpoints) {
+			names.endpoints[i] = nil // the slot was reused: read its new name
+		}
+		names.generations[i] = gen
 		kind := Kind(r.Kind)
 		name, ok := cached(&names.endpoints, i, func() (string, bool) { return cString(r.Name[:]) })
 		if !ok || kind < KindPublisher || kind > KindService {
@@ -331,7 +344,10 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 			continue
 		}
 		ep := Endpoint{Index: int(i), Kind: kind, Name: name, Node: -1, Aux: r.Aux,
-			CreatedMono: r.CreatedMonoNs, Flags: load32(&r.Flags)}
+			CreatedMono: r.CreatedMonoNs, Flags: load32(&r.Flags), Generation: gen}
+		for c := range ep.Base {
+			ep.Base[c] = load64(&r.Base[c])
+		}
 		if ni := load32(&r.NodeIndex); ni != NoNode {
 			if ni < nodeCount && nodeIndex[ni] >= 0 {
 				ep.Node = nodeIndex[ni]
@@ -350,6 +366,20 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		}
 		if latSec != nil && ep.Kind == KindSubscription {
 			ep.Latency = readGap(mem, latSec, i)
+		}
+		// The record was being rewritten for a new entity while we read it
+		// (microseconds, under the probe's init mutex): read it again, and if
+		// it is still changing, take it next scan.
+		if load32(&r.State) != RecordReady || load32(&r.Generation) != gen {
+			if retries < 100 {
+				retries++
+				runtime.Gosched()
+				i--
+			}
+			continue
+		}
+		for c := range ep.Base {
+			ep.Counts[c] = ep.Counts[c] - min(ep.Counts[c], ep.Base[c])
 		}
 		snap.Endpoints = append(snap.Endpoints, ep)
 	}

@@ -73,7 +73,7 @@ func LoadLog(path string, s *spec.Spec) ([]Frame, *logfmt.ReadResult, error) {
 	}
 	var frames []Frame
 	if s != nil {
-		for _, m := range health.New(s).JudgeLogs([][]*window.Window{res.Windows}, false) {
+		for _, m := range health.JudgeRuns(s, [][]*window.Window{res.Windows}, false) {
 			frames = append(frames, Frame{W: m.W, Warns: m.Warns, At: time.Unix(0, m.W.TsNs)})
 		}
 	} else {

@@ -171,6 +171,7 @@ type Timer struct {
 
 // Window is everything measured between two scans.
 type Window struct {
+	Run     string  // the run that recorded it, from a log's RUN line ("" live, or in a log without one)
 	TsNs    int64   // wall clock at the end of the window
 	Seconds float64 // measured length
 	Topics  []Topic // sorted by name
@@ -209,25 +210,38 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 	}
 	topicOf := make([]int32, 0, endpoints) // per pub/sub endpoint in scan order: its topic, or -1 when hidden
 	rates := 0
-	for _, s := range cur.Snapshots {
+	numberTopic := func(name string, kind segment.Kind) int32 {
+		if IsBuiltin(name) && !opt.ShowBuiltin {
+			return -1
+		}
+		ti, ok := index[name]
+		if !ok {
+			ti = int32(len(sizes))
+			index[name] = ti
+			sizes = append(sizes, [2]int{})
+		}
+		sizes[ti][kind-segment.KindPublisher]++
+		rates++
+		return ti
+	}
+	// A slot reused since the previous scan (another generation) held an
+	// entity that is gone: what it counted to its end is a vanished
+	// endpoint's last counts, folded into its topic like an exited process's.
+	var vanished []vanishedEndpoint
+	for si, s := range cur.Snapshots {
+		old := before[s.Key()]
 		for i := range s.Endpoints {
 			e := &s.Endpoints[i]
-			if e.Kind != segment.KindPublisher && e.Kind != segment.KindSubscription {
-				continue
+			if old != nil {
+				if o := segment.FindEndpoint(old.Endpoints, e.Index); o != nil && o.Generation != e.Generation && isPubSub(o.Kind) {
+					if ti := numberTopic(o.Name, o.Kind); ti >= 0 {
+						vanished = append(vanished, vanishedEndpoint{snap: si, old: o, now: e, topic: ti})
+					}
+				}
 			}
-			if IsBuiltin(e.Name) && !opt.ShowBuiltin {
-				topicOf = append(topicOf, -1)
-				continue
+			if isPubSub(e.Kind) {
+				topicOf = append(topicOf, numberTopic(e.Name, e.Kind))
 			}
-			ti, ok := index[e.Name]
-			if !ok {
-				ti = int32(len(sizes))
-				index[e.Name] = ti
-				sizes = append(sizes, [2]int{})
-			}
-			sizes[ti][e.Kind-segment.KindPublisher]++
-			topicOf = append(topicOf, ti)
-			rates++
 		}
 	}
 	// Every topic's lists are cut from one slab: one allocation, not two per topic.
@@ -270,7 +284,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 		// record, itself when there is no baseline (nothing counted), or nil
 		// for an endpoint born in this window (everything counted).
 		baseline := func(e *segment.Endpoint) *segment.Endpoint {
-			if o := segment.FindEndpoint(oldEps, e.Index); o != nil && o.Kind == e.Kind && o.Name == e.Name {
+			if o := segment.FindEndpoint(oldEps, e.Index); o != nil && o.Kind == e.Kind && o.Name == e.Name && o.Generation == e.Generation {
 				return o
 			}
 			if noBaseline {
@@ -342,26 +356,26 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			}
 			if e.Kind == segment.KindPublisher {
 				r.PubHidden = hidden[e.Name]
-				t.PubHidden = t.PubHidden || (r.PubHidden && r.Alive)
-				t.Pubs = append(t.Pubs, r)
-				t.PubInter += r.Inter
-				t.PubIntra += r.Intra
-				t.PubAny += max(r.Inter, r.Intra)
-				if r.Alive {
-					t.PubCount++
-					t.PubInterSeen = t.PubInterSeen || total[0] > 0
-					t.PubIntraSeen = t.PubIntraSeen || total[1] > 0
-				}
-			} else {
-				t.Subs = append(t.Subs, r)
-				t.RecvInter += r.Inter
-				t.RecvIntra += r.Intra
-				if r.Alive {
-					t.SubCount++
-					t.RecvSeen = t.RecvSeen || total[0]+total[1] > 0
-				}
 			}
+			t.add(e.Kind, r)
 		}
+	}
+	for _, v := range vanished {
+		s := cur.Snapshots[v.snap]
+		old := before[s.Key()]
+		var tail [2]uint64
+		for k := range tail {
+			tail[k] = sub(v.now.Base[k], v.old.Counts[k]+v.old.Base[k])
+		}
+		exposure := exposureOf(v.old.CreatedMono)
+		r := EndpointRate{Pid: s.Pid, Delta: tail, Total: [2]uint64{v.old.Counts[0] + tail[0], v.old.Counts[1] + tail[1]}, Exposure: exposure}
+		if v.old.Node >= 0 && v.old.Node < len(old.Nodes) {
+			r.Node = old.Nodes[v.old.Node].Name
+		}
+		if exposure > 0 {
+			r.Inter, r.Intra = float64(tail[0])/exposure, float64(tail[1])/exposure
+		}
+		w.Topics[v.topic].add(v.old.Kind, r)
 	}
 	judgeLoss(w, prev != nil)
 	for ti, acc := range gapAccs {
@@ -412,6 +426,41 @@ func IntraDelivered(s *segment.Snapshot) map[string]bool {
 		}
 	}
 	return out
+}
+
+// vanishedEndpoint is an entity whose slot was reused since the previous scan.
+type vanishedEndpoint struct {
+	snap     int               // in the current scan
+	old, now *segment.Endpoint // the slot then and now
+	topic    int32
+}
+
+func isPubSub(k segment.Kind) bool {
+	return k == segment.KindPublisher || k == segment.KindSubscription
+}
+
+// add folds one endpoint's rates into its topic.
+func (t *Topic) add(kind segment.Kind, r EndpointRate) {
+	if kind == segment.KindPublisher {
+		t.PubHidden = t.PubHidden || (r.PubHidden && r.Alive)
+		t.Pubs = append(t.Pubs, r)
+		t.PubInter += r.Inter
+		t.PubIntra += r.Intra
+		t.PubAny += max(r.Inter, r.Intra)
+		if r.Alive {
+			t.PubCount++
+			t.PubInterSeen = t.PubInterSeen || r.Total[0] > 0
+			t.PubIntraSeen = t.PubIntraSeen || r.Total[1] > 0
+		}
+		return
+	}
+	t.Subs = append(t.Subs, r)
+	t.RecvInter += r.Inter
+	t.RecvIntra += r.Intra
+	if r.Alive {
+		t.SubCount++
+		t.RecvSeen = t.RecvSeen || r.Total[0]+r.Total[1] > 0
+	}
 }
 
 // procOf is the process of a segment snapshot, its node names sorted.

@@ -122,4 +122,13 @@ static inline uint64_t rp_map_put(struct rp_map *m, uintptr_t key, uint64_t valu
     return rp_table_put(t, key, value);
 }
 
+/* Sets every entry whose value is value to 0 (absent). Caller holds the init mutex. */
+static inline void rp_map_forget_value(struct rp_map *m, uint64_t value)
+{
+    struct rp_table *t = atomic_load_explicit(&m->table, memory_order_relaxed);
+    for (uint32_t i = 0; t != NULL && i < t->capacity; i++)
+        if (atomic_load_explicit(&t->values[i], memory_order_relaxed) == value)
+            atomic_store_explicit(&t->values[i], 0, memory_order_release);
+}
+
 #endif /* ROS2_PULSE_HANDLE_MAP_H */

@@ -78,6 +78,19 @@ static struct rp_map g_nodes;       /* rcl node handle -> node index + 1 */
 
 enum { CB_TAG_SUB = 1, CB_TAG_TIMER = 2, CB_TAG_SERVICE = 3, CB_TAG_MASK = 3 };
 
+static struct rp_map g_timer_periods; /* rcl timer impl -> period ns + 1, until an rclcpp timer claims it */
+
+/*
+ * Retired endpoint slots, oldest first: once the table is full, a new entity
+ * takes the slot retired longest ago instead of being dropped (ABI 1.3). A
+ * process that creates and destroys entities for ever (lifecycle nodes,
+ * clients, rclpy's per-call timers) never runs out. A slot that does not fit
+ * the ring is simply never reused.
+ */
+#define RP_RETIRED_MAX 4096u
+static uint32_t g_retired[RP_RETIRED_MAX];
+static uint32_t g_retired_head, g_retired_count;
+
 /* Endpoints whose node was not initialised yet (Humble creates /rosout before rcl_node_init). */
 #define RP_PENDING_MAX 256
 static struct {
@@ -591,19 +604,54 @@ static void map_put_locked(struct rp_map *m, uintptr_t key, uint64_t value)
         atomic_fetch_add_explicit(&g_seg.header->dropped_handles, 1, memory_order_relaxed);
 }
 
+/* Marks an endpoint retired (its entity is gone) and queues its slot for reuse. */
+static void retire_locked(uint32_t ep)
+{
+    uint32_t was = atomic_fetch_or_explicit(&g_seg.endpoints[ep].flags, RP_EP_RETIRED, memory_order_release);
+    if ((was & RP_EP_RETIRED) == 0 && g_retired_count < RP_RETIRED_MAX)
+        g_retired[(g_retired_head + g_retired_count++) % RP_RETIRED_MAX] = ep;
+}
+
+/* Forgets every handle that still names slot ep, in all maps: a reused slot counts only for its new entity. */
+static void forget_slot_locked(uint32_t ep)
+{
+    struct rp_map *maps[] = {&g_pubs, &g_subs, &g_rmw_subs, &g_timers, &g_services};
+    for (size_t m = 0; m < sizeof maps / sizeof maps[0]; m++)
+        rp_map_forget_value(maps[m], (uint64_t)ep + 1);
+    for (uint32_t i = 0; i < g_pending_count;) {
+        if (g_pending[i].endpoint == ep)
+            g_pending[i] = g_pending[--g_pending_count];
+        else
+            i++;
+    }
+}
+
+/* A fresh slot while the table has room; then the slot retired longest ago. */
+static int32_t new_endpoint_locked(uint16_t kind, const char *name, uint64_t aux)
+{
+    bool full = atomic_load_explicit(&g_seg.header->endpoint_count, memory_order_relaxed) >=
+                g_seg.header->endpoint_capacity;
+    if (!full || g_retired_count == 0)
+        return rp_segment_add_endpoint(&g_seg, kind, name, aux, RP_NO_NODE); /* full: counted as dropped */
+    uint32_t slot = g_retired[g_retired_head];
+    g_retired_head = (g_retired_head + 1) % RP_RETIRED_MAX;
+    g_retired_count--;
+    forget_slot_locked(slot);
+    return rp_segment_reuse_endpoint(&g_seg, slot, kind, name, aux, RP_NO_NODE);
+}
+
 /* Creates an endpoint for handle in map; a re-used handle retires the endpoint it named before. */
 static void add_endpoint_locked(struct rp_map *map, uintptr_t key, uint16_t kind, const char *name,
                                 uint64_t aux, uintptr_t node)
 {
     uint64_t old = rp_map_get(map, key);
-    if (old != 0)
-        atomic_fetch_or_explicit(&g_seg.endpoints[old - 1].flags, RP_EP_RETIRED, memory_order_release);
-    int32_t ep = rp_segment_add_endpoint(&g_seg, kind, name, aux, RP_NO_NODE);
-    if (ep < 0) {
-        if (old != 0)
-            map_put_locked(map, key, 0); /* never keep counting into the retired endpoint */
-        return;
+    if (old != 0) {
+        retire_locked((uint32_t)(old - 1));
+        map_put_locked(map, key, 0); /* never keep counting into the retired endpoint */
     }
+    int32_t ep = new_endpoint_locked(kind, name, aux);
+    if (ep < 0)
+        return;
     map_put_locked(map, key, (uint64_t)ep + 1);
     if (node != 0)
         link_node_locked((uint32_t)ep, node);
@@ -698,12 +746,23 @@ EXPORT void ros_trace_rclcpp_subscription_callback_added(const void *subscriptio
     FORWARD(rclcpp_subscription_callback_added, (const void *, const void *), (subscription, callback));
 }
 
+/*
+ * A timer takes an endpoint slot only when rclcpp claims it: only rclcpp timers fire a
+ * tracepoint (callback_start). rclpy makes an rcl timer per timed wait (spin_once with a
+ * timeout), thousands a minute; they fire nothing, so they get no slot, only their period
+ * kept here. A new rcl timer at an old timer's address means the old one is gone.
+ */
 EXPORT void ros_trace_rcl_timer_init(const void *timer_handle, int64_t period)
 {
     if (timer_handle != NULL) {
         INIT_BEGIN();
-        add_endpoint_locked(&g_timers, impl_of(timer_handle), RP_KIND_TIMER, "",
-                            period > 0 ? (uint64_t)period : 0, 0);
+        uintptr_t impl = impl_of(timer_handle);
+        uint64_t old = rp_map_get(&g_timers, impl);
+        if (old != 0) {
+            retire_locked((uint32_t)(old - 1));
+            map_put_locked(&g_timers, impl, 0);
+        }
+        map_put_locked(&g_timer_periods, impl, (period > 0 ? (uint64_t)period : 0) + 1);
         INIT_END();
     }
     FORWARD(rcl_timer_init, (const void *, int64_t), (timer_handle, period));
@@ -713,7 +772,12 @@ EXPORT void ros_trace_rclcpp_timer_callback_added(const void *timer_handle, cons
 {
     if (timer_handle != NULL && callback != NULL) {
         INIT_BEGIN();
-        map_put_locked(&g_callbacks, (uintptr_t)callback, (uint64_t)impl_of(timer_handle) | CB_TAG_TIMER);
+        uintptr_t impl = impl_of(timer_handle);
+        if (rp_map_get(&g_timers, impl) == 0) {
+            uint64_t period = rp_map_get(&g_timer_periods, impl);
+            add_endpoint_locked(&g_timers, impl, RP_KIND_TIMER, "", period != 0 ? period - 1 : 0, 0);
+        }
+        map_put_locked(&g_callbacks, (uintptr_t)callback, (uint64_t)impl | CB_TAG_TIMER);
         INIT_END();
     }
     FORWARD(rclcpp_timer_callback_added, (const void *, const void *), (timer_handle, callback));

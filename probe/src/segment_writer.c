@@ -348,6 +348,41 @@ int32_t rp_segment_add_endpoint(struct rp_segment *seg, uint16_t kind, const cha
     return (int32_t)idx;
 }
 
+int32_t rp_segment_reuse_endpoint(struct rp_segment *seg, uint32_t idx, uint16_t kind, const char *name, uint64_t aux,
+                                  uint32_t node_index)
+{
+    struct rp_header *h = seg->header;
+    if (idx >= atomic_load_explicit(&h->endpoint_count, memory_order_relaxed))
+        return -1;
+    struct rp_endpoint *e = &seg->endpoints[idx];
+    /* Readers that saw READY before this re-check it after reading, and skip the record. */
+    atomic_store_explicit(&e->state, RP_RECORD_EMPTY, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    uint64_t sums[3] = {0, 0, 0};
+    for (uint32_t lane = 0; lane < h->lane_count; lane++) {
+        _Atomic uint64_t *c = seg->lanes + ((size_t)lane * h->endpoint_capacity + idx) * RP_COUNTERS_PER_ENDPOINT;
+        for (int k = 0; k < 3; k++)
+            sums[k] += atomic_load_explicit(&c[k], memory_order_relaxed);
+    }
+    bool truncated;
+    copy_name(e->name, name, &truncated);
+    e->kind = kind;
+    e->aux = aux;
+    e->created_mono_ns = rp_now_mono_ns();
+    for (int k = 0; k < 3; k++)
+        e->base[k] = sums[k];
+    /* Histograms start afresh: readers take a new generation's as new (their buckets are not counters of the slot). */
+    if (seg->gaps != NULL)
+        memset(&seg->gaps[idx], 0, sizeof seg->gaps[idx]);
+    if (seg->latency != NULL)
+        memset(&seg->latency[idx], 0, sizeof seg->latency[idx]);
+    atomic_store_explicit(&e->node_index, node_index, memory_order_relaxed);
+    atomic_store_explicit(&e->flags, truncated ? RP_EP_NAME_TRUNCATED : 0u, memory_order_relaxed);
+    atomic_fetch_add_explicit(&e->generation, 1, memory_order_relaxed);
+    atomic_store_explicit(&e->state, RP_RECORD_READY, memory_order_release);
+    return (int32_t)idx;
+}
+
 bool rp_segment_clone_records(struct rp_segment *dst, const struct rp_segment *src)
 {
     const struct rp_header *sh = src->header;

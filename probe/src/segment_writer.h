@@ -53,6 +53,13 @@ int32_t rp_segment_add_node(struct rp_segment *seg, const char *ns, const char *
 int32_t rp_segment_add_endpoint(struct rp_segment *seg, uint16_t kind, const char *name, uint64_t aux,
                                 uint32_t node_index);
 
+/*
+ * Gives retired slot idx to a new entity (ABI 1.3): base[] takes the slot's lane sums, the
+ * generation goes up, histograms start afresh. Returns idx, or -1 for a slot never used.
+ */
+int32_t rp_segment_reuse_endpoint(struct rp_segment *seg, uint32_t idx, uint16_t kind, const char *name, uint64_t aux,
+                                  uint32_t node_index);
+
 /* After fork: copies the parent's node and endpoint records (not counters) at the same indices. */
 bool rp_segment_clone_records(struct rp_segment *dst, const struct rp_segment *src);
 

@@ -31,7 +31,8 @@ int main(void)
     F(rp_header, reserved1);
     F(rp_node, state); F(rp_node, flags); F(rp_node, created_mono_ns); F(rp_node, name);
     F(rp_endpoint, state); F(rp_endpoint, kind); F(rp_endpoint, reserved0); F(rp_endpoint, node_index);
-    F(rp_endpoint, flags); F(rp_endpoint, aux); F(rp_endpoint, created_mono_ns); F(rp_endpoint, reserved1);
+    F(rp_endpoint, flags); F(rp_endpoint, aux); F(rp_endpoint, created_mono_ns); F(rp_endpoint, generation);
+    F(rp_endpoint, reserved0b); F(rp_endpoint, base);
     F(rp_endpoint, name);
     C(RP_MAGIC); C(RP_ABI_MAJOR); C(RP_ABI_MINOR); C(RP_HEADER_SIZE); C(RP_MAX_SECTIONS);
     C(RP_EXE_MAX); C(RP_CMDLINE_MAX); C(RP_NAME_MAX); C(RP_COUNTERS_PER_ENDPOINT); C(RP_NO_NODE);

@@ -88,7 +88,7 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             continue;
         const char *kw = tok[0];
         int node = g->nnodes - 1;
-        double v;
+        double v, v2;
 
         if (strcmp(kw, "process") == 0) {
             if (nt < 2 || g->nprocs >= G_MAX_PROCS)
@@ -260,6 +260,18 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             if (!parse_num(tok[2], 0.01, 100000, &p->hz) || !parse_num(tok[3], 0, 1e6, &proc->fork_at))
                 FAIL("bad fork rate or time");
             proc->fork_pub = g->npubs++;
+        } else if (strcmp(kw, "churn") == 0) {
+            /* entities made and destroyed before the node's own: handles cycle through two addresses, as malloc's */
+            if (nt == 3 && strcmp(tok[1], "timers") == 0 && parse_num(tok[2], 1, 1e7, &v)) {
+                g->nodes[node].churn_timers = (int)v;
+            } else if (nt == 5 && strcmp(tok[1], "pubs") == 0 && valid_name(tok[2]) && parse_num(tok[3], 1, 1e6, &v) &&
+                       parse_num(tok[4], 0, 1e6, &v2)) {
+                g->nodes[node].churn_pubs = (int)v;
+                g->nodes[node].churn_msgs = (int)v2;
+                snprintf(g->nodes[node].churn_topic, sizeof g->nodes[node].churn_topic, "%s", tok[2]);
+            } else {
+                FAIL("usage: churn timers N | churn pubs TOPIC N MSGS");
+            }
         } else if (strcmp(kw, "exit_storm") == 0) {
             if (nt != 2 || !parse_num(tok[1], 1, 64, &v))
                 FAIL("usage: exit_storm THREADS");

@@ -31,6 +31,9 @@ struct g_node {
     bool py;
     bool intra;
     double log_hz;
+    int churn_timers;              /* churn timers N: rclpy's spin_once(timeout) makes and frees an rcl timer N times */
+    int churn_pubs, churn_msgs;    /* churn pubs TOPIC N MSGS: N publishers made, used for MSGS messages, freed */
+    char churn_topic[G_NAME];
 };
 
 enum { PUB_TYPED = 0, PUB_LOANED, PUB_SERIALIZED };

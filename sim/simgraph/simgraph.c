@@ -329,6 +329,44 @@ static void publish_rosout(int node)
     rmw_publish(NULL, buf);
 }
 
+/*
+ * churn: entities a long-lived process makes and frees before its own. rclpy's
+ * spin_once(timeout) makes an rcl timer per call (rcl_timer_init only, no
+ * rclcpp tracepoint) and frees it; the next one mostly lands at a freed
+ * address, so handles cycle through two. Churned publishers each publish
+ * their messages through rcl, then are freed (no destroy tracepoint exists).
+ */
+static void churn(int n)
+{
+    struct g_node *gn = &G.nodes[n];
+    if (gn->churn_timers == 0 && gn->churn_pubs == 0)
+        return;
+    /* A second after the node exists, so a reader has the process's segment before the churn. */
+    sleep_until(now_ns(CLOCK_MONOTONIC) + 1000000000u);
+    rcl_handle_t *th[2] = {xalloc(sizeof(rcl_handle_t)), xalloc(sizeof(rcl_handle_t))};
+    for (int i = 0; i < 2; i++)
+        th[i]->impl = xalloc(48);
+    for (int i = 0; i < gn->churn_timers; i++)
+        ros_trace_rcl_timer_init(th[i % 2], 10000000);
+    rcl_handle_t *ph[2] = {xalloc(sizeof(rcl_handle_t)), xalloc(sizeof(rcl_handle_t))};
+    void *rmw[2] = {xalloc(48), xalloc(48)};
+    char m[16] = {0};
+    for (int i = 0; i < 2; i++) {
+        ph[i]->impl = xalloc(48);
+        *(void **)ph[i]->impl = rmw[i];
+    }
+    for (int i = 0; i < gn->churn_pubs; i++) {
+        ros_trace_rmw_publisher_init(rmw[i % 2], fake_gid);
+        ros_trace_rcl_publisher_init(ph[i % 2], nodes_rt[n].handle, rmw[i % 2], gn->churn_topic, 10);
+        for (int k = 0; k < gn->churn_msgs; k++) {
+            ros_trace_rclcpp_publish(NULL, m);
+            ros_trace_rcl_publish(ph[i % 2], m);
+            rmw_publish(rmw[i % 2], m);
+        }
+        sleep_until(now_ns(CLOCK_MONOTONIC) + 25000000u); /* one a 25 ms, as a node re-creating a client might */
+    }
+}
+
 static void create_node(int idx)
 {
     static const char *const srv_cpp[] = {"get_parameters", "get_parameter_types", "set_parameters",
@@ -738,6 +776,7 @@ static int run_process(int proc, int64_t duration_ns)
         if (G.nodes[n].proc != proc)
             continue;
         create_node(n);
+        churn(n);
         /* rclcpp: /parameter_events publisher, one event, the TimeSource subscription, more events */
         for (int p = 0; p < G.npubs; p++)
             if (G.pubs[p].node == n && G.pubs[p].builtin)

@@ -19,6 +19,15 @@
  *  - A record (node, endpoint) is filled first and then published by a
  *    release store of its `state`; readers load `state` with acquire and
  *    ignore records whose state is not RP_RECORD_READY.
+ *  - An endpoint slot whose entity is gone (its handle was re-initialised)
+ *    is retired, and may be reused for a new entity once the table is full
+ *    (ABI 1.3): the writer stores state EMPTY, rewrites the record, stores
+ *    base[] = the slot's lane sums at that moment, bumps `generation`, and
+ *    stores state READY (release). A reader that saw READY and a generation
+ *    before reading a record checks both again after: a change means "read
+ *    it next time". The slot's counters are never reset: the new entity's
+ *    counts are the sums minus base[], and what the old entity counted to
+ *    the end is base[] itself.
  *  - Counters live in lanes. Lane i < lane_count-1 has exactly one writing
  *    thread at a time, which increments with a plain load+store. The last
  *    lane is shared by any further threads and uses atomic adds. Readers sum
@@ -41,7 +50,7 @@
 
 #define RP_MAGIC UINT64_C(0x45534c5550325352) /* "RS2PULSE" read as little-endian u64 */
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 2
+#define RP_ABI_MINOR 3
 
 #define RP_HEADER_SIZE 4096u
 #define RP_MAX_SECTIONS 8u
@@ -93,7 +102,7 @@ enum rp_endpoint_kind {
 /* rp_endpoint.flags (set before publication, except RP_EP_RETIRED) */
 enum rp_endpoint_flags {
     RP_EP_NAME_TRUNCATED = 1u << 0,
-    RP_EP_RETIRED = 1u << 1, /* its handle was re-initialised for another entity */
+    RP_EP_RETIRED = 1u << 1, /* its handle was re-initialised for another entity; the slot may be reused */
     RP_EP_RCLCPP = 1u << 2,  /* an rclcpp object was linked to it (callbacks deliver) */
 };
 
@@ -201,7 +210,9 @@ struct rp_endpoint {
     RP_ATOMIC(uint32_t) flags;
     uint64_t aux;             /* publisher/subscription: QoS depth; timer: period ns */
     uint64_t created_mono_ns; /* rates of a young endpoint are taken over its lifetime */
-    uint8_t reserved1[32];
+    RP_ATOMIC(uint32_t) generation; /* ABI 1.3: 0 for a slot's first entity, +1 at every reuse */
+    uint32_t reserved0b;
+    uint64_t base[3];               /* ABI 1.3: lane sums of counter slots 0..2 when this entity took the slot */
     char name[RP_NAME_MAX];
 };
 

@@ -1,0 +1,80 @@
+package integration
+
+import (
+	"testing"
+	"time"
+
+	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/window"
+)
+
+// Endpoints never run out in a long-lived process: rclpy-style timers take
+// no slot, and publishers made and destroyed over and over reuse retired
+// slots (ABI 1.3 generations). Nothing a reader counted is lost or counted
+// twice across a reuse: every message of the 150 churned publishers is in
+// the windows' totals, and the publisher and subscription made afterwards
+// are counted exactly.
+func TestEndpointChurnNeverFillsTheSegment(t *testing.T) {
+	for _, distro := range []string{"humble", "jazzy"} {
+		t.Run(distro, func(t *testing.T) {
+			g := sim(t, "testdata/churn.graph", distro, 7*time.Second, "ROS_PULSE_MAX_ENDPOINTS=32")
+			rec := newRecorder(t, g.dir, 250*time.Millisecond, window.Options{})
+			ws := record(t, g, rec, 250*time.Millisecond)
+			var churned, chatterPub, chatterRecv uint64
+			reused := false
+			for i, w := range ws {
+				if tp := w.Topic("/churned"); tp != nil {
+					churned += tp.Published
+				}
+				tp := w.Topic("/late_chatter")
+				if tp == nil {
+					continue
+				}
+				for _, p := range tp.Pubs {
+					chatterPub += p.Delta[0]
+				}
+				for _, s := range tp.Subs {
+					chatterRecv += s.Delta[0] + s.Delta[1]
+				}
+				if i < len(ws)-1 && tp.Exposure >= 0.3 && (!within(tp.PubInter, 50, tp.Exposure, 1) || !within(tp.RecvInter, 50, tp.Exposure, 1)) {
+					t.Errorf("window %d: /late_chatter pub %.2f recv %.2f Hz over %.3f s, want 50", i, tp.PubInter, tp.RecvInter, tp.Exposure)
+				}
+			}
+			s := scan(t, g.dir)
+			if len(s.Snapshots) != 1 {
+				t.Fatalf("%d segments", len(s.Snapshots))
+			}
+			snap := s.Snapshots[0]
+			for _, e := range snap.Endpoints {
+				reused = reused || e.Generation > 0
+			}
+			if snap.DroppedEndpoints != 0 || !reused {
+				t.Errorf("dropped %d endpoints, slots reused: %v", snap.DroppedEndpoints, reused)
+			}
+			if timers := len(endpointsOfKind(snap, segment.KindTimer)); timers != 0 {
+				t.Errorf("%d timer slots taken by rclpy timers, which never fire a tracepoint", timers)
+			}
+			if churned != 150*3 {
+				t.Errorf("the windows hold %d messages of the churned publishers, they published %d", churned, 150*3)
+			}
+			// /late_chatter ran from its creation to the end: its totals in the windows are its own counts.
+			late := endpoints(s, segment.KindPublisher, "/late_chatter")
+			if len(late) != 1 || chatterPub != late[0].Counts[segment.SlotInter] || chatterPub < 50 {
+				t.Errorf("/late_chatter: windows hold %d publishes, its endpoint %+v", chatterPub, late)
+			}
+			if chatterRecv+2 < chatterPub || chatterRecv > chatterPub {
+				t.Errorf("/late_chatter: %d delivered of %d published", chatterRecv, chatterPub)
+			}
+		})
+	}
+}
+
+func endpointsOfKind(s *segment.Snapshot, k segment.Kind) []segment.Endpoint {
+	var out []segment.Endpoint
+	for _, e := range s.Endpoints {
+		if e.Kind == k {
+			out = append(out, e)
+		}
+	}
+	return out
+}
