@@ -198,9 +198,9 @@ func checkLogs(stdout io.Writer, s *spec.Spec, paths []string, skipLast bool) er
 			fmt.Fprintln(stdout, line)
 		}
 		for _, w := range m.Warns {
-			if w.Kind == health.CannotJudge && !noGap[w.Topic+w.Metric] {
-				noGap[w.Topic+w.Metric] = true
-				fmt.Fprintf(os.Stderr, "pulse: the spec's %s rule for %s cannot be judged from the logs: %s\n", w.Metric, w.Topic, w.Why())
+			if what := w.Topic + w.Node; w.Kind == health.CannotJudge && !noGap[what+w.Metric] {
+				noGap[what+w.Metric] = true
+				fmt.Fprintf(os.Stderr, "pulse: the spec's %s rule for %s cannot be judged from the logs: %s\n", w.Metric, what, w.Why())
 			}
 		}
 	}

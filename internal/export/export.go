@@ -539,7 +539,11 @@ func (v *verdicts) collect(c *Collector, ch chan<- prometheus.Metric) {
 				bad[ruleKey(kind, w.Topic, string(w.Side), string(w.Transport), "", "")] = true
 			}
 		case health.CannotJudge:
-			unjudgeable[ruleKey(w.Metric, w.Topic, string(w.Side), string(w.Transport), "", "")] = true
+			if w.Metric == "timer" {
+				unjudgeable[ruleKey("timer", "", "", "", w.Node, timerLabel(w.Timer))] = true
+			} else {
+				unjudgeable[ruleKey(w.Metric, w.Topic, string(w.Side), string(w.Transport), "", "")] = true
+			}
 		case health.NodeMissing:
 			bad[ruleKey("node", "", "", "", w.Node, "")] = true
 		case health.TimerRate:

@@ -12,6 +12,7 @@ package health
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -39,6 +40,7 @@ const (
 	NoLatencyData     = "no_latency_data"           // a latency rule, and latency tracking is off
 	NoLocalPublisher  = "no_local_publisher"        // a loss rule, and what was sent happens elsewhere
 	PublishNotVisible = "intra_publish_not_visible" // Humble: a publisher's intra-process publishes fire no tracepoint
+	NoTimerTracepoint = "no_timer_tracepoint"       // a live node with no timer the probe sees: rclpy's fire none
 )
 
 // reasonText says each reason in words, with what would make the rule judgeable.
@@ -47,6 +49,7 @@ var reasonText = map[string]string{
 	NoLatencyData:     "no latency data (run with ROS_TOPIC_STATS_LATENCY=1)",
 	NoLocalPublisher:  "no publisher on this machine, so what was sent is unknown",
 	PublishNotVisible: "its intra-process publishes are not visible on Humble (no rclcpp_intra_publish tracepoint)",
+	NoTimerTracepoint: "the node is alive but no timer of it fires a tracepoint (rclpy timers fire none)",
 }
 
 // Why explains a cannot_judge verdict in words.
@@ -70,7 +73,7 @@ type Warning struct {
 	Min, Max  float64 // the bounds of a rate rule (Max +Inf when unbounded)
 	Bound     float64 // max_gap_ms, max_latency_ms or max_loss_pct
 	Metric    string  // for CannotJudge: "rate", "gap", "latency" or "loss"
-	Reason    string  // for CannotJudge: NoGapData, NoLatencyData, NoLocalPublisher or PublishNotVisible
+	Reason    string  // for CannotJudge: NoGapData, NoLatencyData, NoLocalPublisher, PublishNotVisible or NoTimerTracepoint
 	Since     time.Time
 	Age       time.Duration // how long the violation has lasted, as of this window
 }
@@ -288,7 +291,14 @@ func (e *Evaluator) timer(r spec.TimerRule, w *window.Window) []Warning {
 			out = append(out, Warning{Kind: TimerRate, Node: r.Node, Pid: tm.Pid, Timer: tm.Ordinal, Value: tm.Hz, Min: r.MinHz, Max: math.Inf(1)})
 		}
 	}
-	if !found && e.windows > e.Grace {
+	switch {
+	case found || e.windows <= e.Grace:
+	case slices.Contains(w.Nodes, r.Node):
+		// Alive, and no timer of it is seen: an rclpy node (its timers fire no
+		// tracepoint), or one without the timer. Not a zero: not judged.
+		out = append(out, Warning{Kind: CannotJudge, Metric: "timer", Reason: NoTimerTracepoint, Node: r.Node, Timer: r.Ordinal,
+			Min: r.MinHz, Max: math.Inf(1)})
+	default:
 		out = append(out, Warning{Kind: TimerRate, Node: r.Node, Timer: r.Ordinal, Value: 0, Min: r.MinHz, Max: math.Inf(1)})
 	}
 	return out

@@ -3,6 +3,7 @@ package health
 import (
 	"math"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -286,5 +287,28 @@ func TestJudgeRunsOneByOne(t *testing.T) {
 	ms = JudgeRuns(s, [][]*window.Window{log[:4], other}, false)
 	if len(ms) != 4 || ms[1].W.Topic("/t").RecvInter != 20 {
 		t.Errorf("parallel logs of one span: %d moments, %+v", len(ms), ms[1].W.Topic("/t"))
+	}
+}
+
+// A timer rule on a live node with no timer the probe sees (rclpy's fire no
+// tracepoint) cannot be judged, with its reason; never a violation at 0 Hz.
+// A node that is not there at all still fails its timer rule.
+func TestTimerRuleWithoutTimers(t *testing.T) {
+	e := New(mustSpec(t, "timers:\n  /py_talker: {min_hz: 5}\n  /gone: {min_hz: 5}\n"))
+	e.Grace = 1
+	var ws []Warning
+	for i := 0; i < 3; i++ {
+		ws = e.Judge(win(nil, []string{"/py_talker"}, nil), false, time.Now())
+	}
+	byNode := map[string]Warning{}
+	for _, w := range ws {
+		byNode[w.Node] = w
+	}
+	if w := byNode["/py_talker"]; w.Kind != CannotJudge || w.Metric != "timer" || w.Reason != NoTimerTracepoint ||
+		!strings.Contains(w.Why(), "rclpy timers fire none") {
+		t.Errorf("an rclpy node's timer rule: %+v", w)
+	}
+	if w := byNode["/gone"]; w.Kind != TimerRate || w.Value != 0 {
+		t.Errorf("an absent node's timer rule: %+v", w)
 	}
 }

@@ -95,7 +95,7 @@ func alertLine(w *health.Warning) string {
 	if w.Pid != 0 {
 		fmt.Fprintf(&b, " pid=%d", w.Pid)
 	}
-	if w.Kind == health.TimerRate && w.Timer >= 0 {
+	if (w.Kind == health.TimerRate || w.Metric == "timer") && w.Timer >= 0 {
 		fmt.Fprintf(&b, " timer=%d", w.Timer)
 	}
 	switch w.Kind {
@@ -109,7 +109,7 @@ func alertLine(w *health.Warning) string {
 		fmt.Fprintf(&b, " loss_pct=%s max_loss_pct=%s", pct(w.Value), bound(w.Bound))
 	case health.CannotJudge:
 		switch w.Metric {
-		case "rate":
+		case "rate", "timer":
 			fmt.Fprintf(&b, " min_hz=%s max_hz=%s", bound(w.Min), bound(w.Max))
 		case "latency":
 			fmt.Fprintf(&b, " max_latency_ms=%s", bound(w.Bound))
@@ -317,7 +317,7 @@ func jsonWarn(b *strings.Builder, w *health.Warning) {
 	if w.Pid != 0 {
 		fmt.Fprintf(b, `,"pid":%d`, w.Pid)
 	}
-	if w.Kind == health.TimerRate && w.Timer >= 0 {
+	if (w.Kind == health.TimerRate || w.Metric == "timer") && w.Timer >= 0 {
 		fmt.Fprintf(b, `,"timer":%d`, w.Timer)
 	}
 	switch w.Kind {
@@ -334,6 +334,11 @@ func jsonWarn(b *strings.Builder, w *health.Warning) {
 		fmt.Fprintf(b, `,"loss_pct":%s,"max_loss_pct":%s`, pct(w.Value), bound(w.Bound))
 	case health.CannotJudge:
 		switch w.Metric {
+		case "rate", "timer":
+			fmt.Fprintf(b, `,"min_hz":%s`, bound(w.Min))
+			if !math.IsInf(w.Max, 1) {
+				fmt.Fprintf(b, `,"max_hz":%s`, bound(w.Max))
+			}
 		case "latency":
 			fmt.Fprintf(b, `,"max_latency_ms":%s`, bound(w.Bound))
 		case "loss":
@@ -341,6 +346,7 @@ func jsonWarn(b *strings.Builder, w *health.Warning) {
 		default:
 			fmt.Fprintf(b, `,"max_gap_ms":%s`, bound(w.Bound))
 		}
+		fmt.Fprintf(b, `,"reason":"%s"`, w.Reason)
 	case health.RecvLag:
 		fmt.Fprintf(b, `,"hz":%s,"pub_hz":%s`, hz(w.Value), hz(w.Min))
 	}

@@ -198,7 +198,11 @@ func describe(w *health.Warning) string {
 	case health.TopicLoss:
 		return fmt.Sprintf("%s%s lost %.1f %% > %g %%", w.Topic, who, w.Value, w.Bound)
 	case health.CannotJudge:
-		return fmt.Sprintf("%s: %s rule not judged: %s", w.Topic, w.Metric, w.Why())
+		what := w.Topic
+		if what == "" {
+			what = w.Node
+		}
+		return fmt.Sprintf("%s: %s rule not judged: %s", what, w.Metric, w.Why())
 	case health.RecvLag:
 		return fmt.Sprintf("%s%s receives %.1f of %.1f Hz", w.Topic, who, w.Value, w.Min)
 	}
