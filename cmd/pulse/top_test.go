@@ -128,3 +128,51 @@ process consumer
 	p.keys("?", "q")
 	p.waitFor("exit 0", 3*time.Second, func(s string) bool { return strings.Contains(s, "PULSE-EXIT=0") })
 }
+
+// A process whose segment is full is said in every window of every view:
+// record's FULL line, top's warning, export's counter (with its alert rule,
+// promtool-tested in deploy/prometheus).
+func TestFullSegmentSaidEverywhere(t *testing.T) {
+	pulse, _, _ := bin(t)
+	dir := t.TempDir()
+	graph, segs := startGraph(t, dir, "demo", "12", "ROS_PULSE_MAX_ENDPOINTS=16")
+	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
+	view := func(args ...string) *exec.Cmd {
+		c := pulseCmd(t, args...)
+		c.Env = append(c.Env, "ROS_PULSE_DIR="+segs)
+		return c
+	}
+	time.Sleep(300 * time.Millisecond)
+	out, err := view("record", "--period", "1s", "--duration", "3.2s").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	windows := strings.Count(string(out), "# ts_ns=")
+	full := regexp.MustCompile(`(?m)^FULL pid=(\d+) dropped_endpoints=(\d+)$`).FindAllStringSubmatch(string(out), -1)
+	if windows < 3 || len(full) < windows {
+		t.Fatalf("%d windows, FULL lines %v:\n%s", windows, full, out)
+	}
+	pid := full[0][1]
+
+	addr := freePort(t)
+	exp := view("export", "--listen", addr)
+	if err := exp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { exp.Process.Signal(os.Interrupt); exp.Wait() }()
+	var dropped float64
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && dropped == 0; time.Sleep(200 * time.Millisecond) {
+		dropped, _ = scrapeCounter(t, addr, "ros2_pulse_dropped_endpoints_total", `pid="`+pid+`"`)
+	}
+	if dropped <= 0 {
+		t.Errorf("export: ros2_pulse_dropped_endpoints_total{pid=%q} = %v", pid, dropped)
+	}
+
+	p := &tmuxPane{t: t, socket: fmt.Sprintf("pulse-full-%d", os.Getpid())}
+	defer exec.Command("tmux", "-L", p.socket, "kill-server").Run()
+	p.run("new-session", "-d", "-s", "top", "-x", "120", "-y", "40",
+		fmt.Sprintf("ROS_PULSE_DIR=%s %s top --period 500ms; sleep 60", segs, pulse))
+	p.waitFor("the full segment in the warnings", 5*time.Second, func(s string) bool {
+		return strings.Contains(s, "segment_full") && strings.Contains(s, "pid "+pid+" (") && strings.Contains(s, "endpoints did not fit")
+	})
+}

@@ -79,3 +79,20 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 	}
 	return out
 }
+
+// SegmentFull is not a spec verdict: a process whose segment ran out of
+// endpoint slots counts nothing for the entities beyond it. Views show it in
+// every window until the process is gone.
+const SegmentFull Kind = "segment_full"
+
+// FullSegments warns of every process of the window whose segment dropped
+// endpoints (Value: how many).
+func FullSegments(w *window.Window) []Warning {
+	var out []Warning
+	for _, p := range w.Procs {
+		if p.Dropped > 0 {
+			out = append(out, Warning{Kind: SegmentFull, Pid: p.Pid, Node: p.NodeNames(), Timer: -1, Value: float64(p.Dropped)})
+		}
+	}
+	return out
+}

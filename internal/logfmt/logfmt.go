@@ -261,6 +261,11 @@ func renderText(w *window.Window, opt Options) []byte {
 	for _, p := range w.Procs {
 		fmt.Fprintf(&b, "PROC pid=%d state=%s nodes=%s exe=%s\n", p.Pid, p.State(), textName(p.NodeNames()), textName(p.Exe))
 	}
+	for _, p := range w.Procs { // a full segment, in every window: its entities beyond the table are not counted
+		if p.Dropped > 0 {
+			fmt.Fprintf(&b, "FULL pid=%d dropped_endpoints=%d\n", p.Pid, p.Dropped)
+		}
+	}
 	for _, line := range WarnLines(opt.Warns) {
 		b.WriteString(line + "\n")
 	}
@@ -411,7 +416,11 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 			}
 			jsonString(&b, n)
 		}
-		b.WriteString("]}")
+		b.WriteString("]")
+		if p.Dropped > 0 {
+			fmt.Fprintf(&b, `,"dropped_endpoints":%d`, p.Dropped)
+		}
+		b.WriteString("}")
 	}
 	// Timers: a new array (old readers ignore unknown keys).
 	b.WriteString(`],"timers":[`)

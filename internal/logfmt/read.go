@@ -305,9 +305,12 @@ func (b *builder) textLine(s string) bool {
 	switch kind {
 	case "WARN", "ALERT", "LOAN":
 		return true // verdicts are re-judged from the numbers; loans are not modelled
-	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC":
+	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC", "FULL":
 	default:
 		return true // a line kind from a newer writer
+	}
+	if kind == "FULL" {
+		return b.fullLine(f[1:])
 	}
 	if kind == "PROC" {
 		return b.procLine(f[1:])
@@ -446,6 +449,26 @@ func (b *builder) procLine(f []string) bool {
 	return true
 }
 
+// fullLine reads "FULL pid=N dropped_endpoints=M" onto the process's PROC line.
+func (b *builder) fullLine(f []string) bool {
+	kv, ok := keyvals(f, "pid", "dropped_endpoints")
+	if !ok {
+		return false
+	}
+	pid, err1 := strconv.Atoi(kv["pid"])
+	n, err2 := strconv.ParseUint(kv["dropped_endpoints"], 10, 64)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	for i := range b.w.Procs {
+		if b.w.Procs[i].Pid == pid {
+			b.w.Procs[i].Dropped = n
+			return true
+		}
+	}
+	return false
+}
+
 // The jsonl window, as renderJSONL and upstream write it. Pointers tell an
 // absent key ("not measured") from a zero.
 type jsonWindow struct {
@@ -454,10 +477,11 @@ type jsonWindow struct {
 	Topics  []jsonTopic `json:"topics"`
 	Nodes   []string    `json:"nodes"`
 	Procs   []struct {
-		Pid   int      `json:"pid"`
-		State string   `json:"state"`
-		Exe   string   `json:"exe"`
-		Nodes []string `json:"nodes"`
+		Pid     int      `json:"pid"`
+		State   string   `json:"state"`
+		Exe     string   `json:"exe"`
+		Nodes   []string `json:"nodes"`
+		Dropped uint64   `json:"dropped_endpoints"`
 	} `json:"procs"`
 	Timers []struct {
 		Node     string  `json:"node"`
@@ -581,7 +605,7 @@ func parseJSONWindow(line []byte) (*window.Window, bool) {
 		b.w.Timers = append(b.w.Timers, window.Timer{Node: tm.Node, Ordinal: tm.Timer, PeriodMs: tm.PeriodMs, Hz: tm.Hz})
 	}
 	for _, p := range j.Procs {
-		b.w.Procs = append(b.w.Procs, window.Proc{Pid: p.Pid, Alive: p.State == "alive", Exe: p.Exe, Nodes: p.Nodes})
+		b.w.Procs = append(b.w.Procs, window.Proc{Pid: p.Pid, Alive: p.State == "alive", Exe: p.Exe, Nodes: p.Nodes, Dropped: p.Dropped})
 	}
 	if err != nil {
 		return nil, false

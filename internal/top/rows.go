@@ -203,6 +203,8 @@ func describe(w *health.Warning) string {
 			what = w.Node
 		}
 		return fmt.Sprintf("%s: %s rule not judged: %s", what, w.Metric, w.Why())
+	case health.SegmentFull:
+		return fmt.Sprintf("pid %d (%s): %.0f endpoints did not fit its segment and are not counted (raise ROS_PULSE_MAX_ENDPOINTS)", w.Pid, w.Node, w.Value)
 	case health.RecvLag:
 		return fmt.Sprintf("%s%s receives %.1f of %.1f Hz", w.Topic, who, w.Value, w.Min)
 	}

@@ -27,7 +27,7 @@ func Hook(send func(tea.Msg)) (func(*window.Window, []health.Warning, bool), err
 	return func(w *window.Window, warns []health.Warning, final bool) {
 		now := time.Unix(0, w.TsNs)
 		f := Frame{W: w, At: now, Live: true, CPU: map[int]cpu.Sample{}}
-		f.Warns = append(append(f.Warns, warns...), lag.Observe(w, final, now)...)
+		f.Warns = append(append(append(f.Warns, warns...), lag.Observe(w, final, now)...), health.FullSegments(w)...)
 		for _, s := range sampler.Sample(cpu.Targets(w.Procs, false, "")) {
 			f.CPU[s.Pid] = s
 		}
@@ -80,6 +80,9 @@ func LoadLog(path string, s *spec.Spec) ([]Frame, *logfmt.ReadResult, error) {
 		for _, w := range res.Windows {
 			frames = append(frames, Frame{W: w, At: time.Unix(0, w.TsNs)})
 		}
+	}
+	for i := range frames {
+		frames[i].Warns = append(frames[i].Warns, health.FullSegments(frames[i].W)...)
 	}
 	// A recording ends with the windows after its processes exited, which
 	// carry no topic: the replay ends on the last window that shows the run.
