@@ -38,6 +38,7 @@ func run() error {
 	specPath := fs.String("spec", os.Getenv("ROS_TOPIC_STATS_EXPECTED"), "expected-rate spec: the diagnostics levels")
 	periodText := fs.String("period", "1s", "window period")
 	forD := fs.Duration("for", 0, "stop after this long (default: until SIGINT/SIGTERM)")
+	retain := fs.Duration("retain", 5*time.Minute, "show an exited process this long after it was first seen exited, then leave it out and remove its segment (negative: forever)")
 	dirFlag := fs.String("dir", "", "segment directory to read (default ROS_PULSE_DIR, else /dev/shm/ros2_pulse-<uid>); run directories inside it are read too")
 	golden := fs.Bool("golden", false, "publish only the fixed messages of the CDR golden test, every 100 ms")
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -96,7 +97,7 @@ func run() error {
 	}
 	host, _ := os.Hostname()
 	lag := health.NewLagDetector()
-	opt := recorder.Options{Period: period, Spec: s, Retain: -1, Warn: os.Stderr, Empty: env.NothingThere()}
+	opt := recorder.Options{Period: period, Spec: s, Retain: *retain, Warn: os.Stderr, Empty: env.NothingThere()}
 	opt.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
 		if final {
 			return

@@ -270,7 +270,6 @@ window.`,
 // checkLive judges the live segments until ctx ends or forD passes.
 func checkLive(stdout io.Writer, opt recorder.Options, dir string, forD time.Duration, watchdog bool) error {
 	opt.Out = nil
-	opt.Retain = -1 // a checker only reads: cleaning up is record's job
 	judge := &liveJudge{out: stdout, period: opt.Period}
 	notified := false
 	notify := func(state string) {

@@ -22,6 +22,7 @@ func cpuCmd() *cobra.Command {
 	var out, summary string
 	var threads, probedOnly bool
 	var dir string
+	var retain time.Duration
 	c := &cobra.Command{
 		Use:   "cpu [--period 1s] [--duration D] [--out FILE.csv] [--threads] | --summary FILE.csv",
 		Short: "Sample the CPU and memory of every ROS process, named by its nodes, as CSV",
@@ -62,6 +63,7 @@ weighed. Rows are CSV: ` + fmt.Sprint(cpu.Header) + `.
 				return err
 			}
 			reader := segment.NewReader(env.Dir)
+			reader.Retain(retain, true)
 			defer reader.Close()
 			ctx, cancel := signalContext()
 			defer cancel()
@@ -94,6 +96,7 @@ weighed. Rows are CSV: ` + fmt.Sprint(cpu.Header) + `.
 	c.Flags().BoolVar(&probedOnly, "probed-only", false, "only processes with a segment (skip the command-line fallback)")
 	c.Flags().StringVar(&summary, "summary", "", "print mean, median and max CPU per node of a CSV written by pulse cpu")
 	c.Flags().StringVar(&dir, "dir", "", dirHelp)
+	addRetainFlag(c, &retain)
 	return c
 }
 

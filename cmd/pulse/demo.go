@@ -32,7 +32,6 @@ func demoCmd() *cobra.Command {
 	var graph, distro string
 	var duration time.Duration
 	var jitter, noTop bool
-	var retain time.Duration
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the built-in simulated robot under the probe and show its windows live",
@@ -66,7 +65,7 @@ q or Ctrl-C unless --duration is given.`,
 				return err
 			}
 			if isTerminal(os.Stdout) && isTerminal(os.Stdin) && !noTop {
-				return demoTop(cmd.Context(), graph, sim, lib, tt, duration, jitter, opt, f.env.Dir, retain)
+				return demoTop(cmd.Context(), graph, sim, lib, tt, duration, jitter, opt, f.env.Dir, f.retain)
 			}
 			// --record's file is the recorder's (with its run header); the screen gets each window too.
 			opt.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
@@ -76,7 +75,7 @@ q or Ctrl-C unless --duration is given.`,
 			}
 			args := []string{sim, "--graph", graph, "--duration", strconv.FormatFloat(duration.Seconds(), 'f', 3, 64)}
 			fmt.Fprintf(os.Stderr, "pulse demo: graph %s, %s tracetools stand-in, window %v\n", graph, distro, opt.Period)
-			ro := runner.Options{Lib: lib, Dir: f.env.Dir, Retain: retain, Recorder: opt, Env: []string{"LD_LIBRARY_PATH=" + tt},
+			ro := runner.Options{Lib: lib, Dir: f.env.Dir, Retain: f.retain, Recorder: opt, Env: []string{"LD_LIBRARY_PATH=" + tt},
 				Summary: os.Stderr, Stdout: os.Stderr, Stderr: os.Stderr}
 			if jitter {
 				ro.Env = append(ro.Env, "ROS_TOPIC_STATS_JITTER=1")
@@ -97,7 +96,6 @@ q or Ctrl-C unless --duration is given.`,
 	c.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default 15s without a terminal)")
 	c.Flags().BoolVar(&jitter, "jitter", false, "gap tracking in the simulated processes: JITTER and PERIOD lines")
 	c.Flags().BoolVar(&noTop, "no-top", false, "print the windows even on a terminal")
-	addRetainFlag(c, &retain)
 	return c
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"ros2_pulse/internal/doctor"
@@ -10,6 +12,7 @@ import (
 func doctorCmd() *cobra.Command {
 	var tracetools []string
 	var dir string
+	var retain time.Duration
 	c := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check that libtracetools has the tracepoints, the probe loads, and list probed processes",
@@ -20,7 +23,7 @@ func doctorCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if n := doctor.Report(cmd.OutOrStdout(), lib, libErr, doctor.FindTracetools(tracetools), env.Dir, env.NothingThere()); n > 0 {
+			if n := doctor.Report(cmd.OutOrStdout(), lib, libErr, doctor.FindTracetools(tracetools), env.Dir, env.NothingThere(), retain); n > 0 {
 				return exitError{1}
 			}
 			return nil
@@ -28,5 +31,6 @@ func doctorCmd() *cobra.Command {
 	}
 	c.Flags().StringArrayVar(&tracetools, "tracetools", nil, "also inspect this libtracetools.so (repeatable)")
 	c.Flags().StringVar(&dir, "dir", "", dirHelp)
+	addRetainFlag(c, &retain)
 	return c
 }

@@ -25,7 +25,6 @@ func exportCmd() *cobra.Command {
 	var f recordFlags
 	var listen, webConfig string
 	var perTopic bool
-	var retain time.Duration
 	c := &cobra.Command{
 		Use:   "export [--listen 127.0.0.1:9464] [--web.config.file F] [--per-topic] [--spec F]",
 		Short: "Serve the machine's counters, liveness, gaps, CPU and spec verdicts to Prometheus",
@@ -45,7 +44,7 @@ It listens on loopback unless told otherwise.`,
 			if err != nil {
 				return err
 			}
-			coll, err := export.New(export.Options{Dir: f.env.Dir, PerTopic: perTopic, Retain: retain, Version: version,
+			coll, err := export.New(export.Options{Dir: f.env.Dir, PerTopic: perTopic, Retain: f.retain, Version: version,
 				Warn: os.Stderr, Empty: f.env.NothingThere()})
 			if err != nil {
 				return err
@@ -107,6 +106,5 @@ It listens on loopback unless told otherwise.`,
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:9464", "address to serve /metrics on (loopback by default)")
 	c.Flags().StringVar(&webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth)")
 	c.Flags().BoolVar(&perTopic, "per-topic", false, "one series per topic, side and transport instead of per endpoint")
-	addRetainFlag(c, &retain)
 	return c
 }

@@ -16,6 +16,7 @@ func graphCmd() *cobra.Command {
 	var period time.Duration
 	var allTopics bool
 	var dir string
+	var retain time.Duration
 	c := &cobra.Command{
 		Use:   "graph [--format dot|mermaid|json] [--period 1s]",
 		Short: "The live computation graph: nodes, topics, who publishes and subscribes, with rates and liveness",
@@ -44,7 +45,7 @@ Mermaid renders in GitHub and GitLab Markdown; JSON is for tools.`,
 			if err != nil {
 				return err
 			}
-			opt := recorder.Options{Period: period, Retain: -1, Warn: os.Stderr, Empty: env.NothingThere()}
+			opt := recorder.Options{Period: period, Retain: retain, Warn: os.Stderr, Empty: env.NothingThere()}
 			opt.Window.ShowBuiltin = allTopics
 			rec, err := recorder.New(env.Dir, opt)
 			if err != nil {
@@ -71,5 +72,6 @@ Mermaid renders in GitHub and GitLab Markdown; JSON is for tools.`,
 	c.Flags().DurationVar(&period, "period", time.Second, "time between the two samples the rates come from")
 	c.Flags().BoolVar(&allTopics, "all-topics", false, "include /rosout and /parameter_events")
 	c.Flags().StringVar(&dir, "dir", "", dirHelp)
+	addRetainFlag(c, &retain)
 	return c
 }

@@ -56,19 +56,20 @@ type recordFlags struct {
 	specPath            string
 	dir                 string
 	allTopics, truncate bool
+	retain              time.Duration
 	env                 config.Env
 }
 
 // dirHelp is the one description of --dir, for every command that reads segments.
 const dirHelp = "segment directory to read (default ROS_PULSE_DIR, else /dev/shm/ros2_pulse-<uid>); run directories inside it are read too"
 
-// defaultRetain is how long an exited process (and an ended run) stays
-// visible before its segment is removed, for every command that removes.
+// defaultRetain is how long an exited process (and an ended run) stays in
+// every view before it is left out and its segment removed.
 const defaultRetain = 5 * time.Minute
 
 func addRetainFlag(c *cobra.Command, retain *time.Duration) {
 	c.Flags().DurationVar(retain, "retain", defaultRetain,
-		"keep an exited process's segment (and an ended run's directory) this long, then remove it (negative: forever)")
+		"show an exited process (and keep an ended run) this long after it was first seen exited, then leave it out and remove its segment (negative: forever)")
 }
 
 // readEnv is the environment with --dir applied.
@@ -82,6 +83,7 @@ func addRecordFlags(c *cobra.Command, f *recordFlags, outName, outHelp string) {
 	c.Flags().BoolVar(&f.allTopics, "all-topics", false, "include /rosout and /parameter_events")
 	c.Flags().StringVar(&f.dir, "dir", "", dirHelp)
 	c.Flags().BoolVar(&f.truncate, "truncate", false, "start the output file afresh instead of appending this run to it")
+	addRetainFlag(c, &f.retain)
 	c.Flags().StringVar(&f.specPath, "spec", os.Getenv("ROS_TOPIC_STATS_EXPECTED"), "expected-rate spec (YAML) to judge every window (env ROS_TOPIC_STATS_EXPECTED)")
 }
 
@@ -109,7 +111,7 @@ func (f *recordFlags) options() (recorder.Options, error) {
 	}
 	opt := recorder.Options{
 		Period: period, Format: format, Log: logfmt.Options{EmitIdle: f.env.EmitIdle},
-		Window: window.Options{ShowBuiltin: f.allTopics}, Warn: os.Stderr, Empty: f.env.NothingThere(),
+		Window: window.Options{ShowBuiltin: f.allTopics}, Warn: os.Stderr, Empty: f.env.NothingThere(), Retain: f.retain,
 	}
 	if f.specPath != "" {
 		if opt.Spec, err = spec.Load(f.specPath); err != nil {
@@ -162,7 +164,6 @@ func signalContext() (context.Context, context.CancelFunc) {
 
 func recordCmd() *cobra.Command {
 	var f recordFlags
-	var retain time.Duration
 	var duration time.Duration
 	c := &cobra.Command{
 		Use:   "record",
@@ -179,7 +180,6 @@ Dead processes are reported as exited, then their segments are removed after --r
 			if f.out == "" {
 				opt.Out = os.Stdout
 			}
-			opt.Retain = retain
 			rec, err := recorder.New(f.env.Dir, opt)
 			if err != nil {
 				return err
@@ -195,7 +195,6 @@ Dead processes are reported as exited, then their segments are removed after --r
 		},
 	}
 	addRecordFlags(c, &f, "out", "output file, '-' for stdout (env ROS_TOPIC_STATS_OUTPUT_FILE; default stdout); rotated at ROS_TOPIC_STATS_MAX_BYTES")
-	addRetainFlag(c, &retain)
 	c.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default: until SIGINT/SIGTERM)")
 	return c
 }

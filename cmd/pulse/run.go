@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +16,6 @@ import (
 func runCmd() *cobra.Command {
 	var f recordFlags
 	var noSummary, jitter, check bool
-	var retain time.Duration
 	c := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARGS...]",
 		Short: "Run a command (e.g. ros2 launch) with the probe preloaded, record it, summarise it",
@@ -45,7 +43,7 @@ by a running pulse record or pulse export.`,
 			if jitter {
 				ro.Env = append(ro.Env, "ROS_TOPIC_STATS_JITTER=1")
 			}
-			ro.Dir, ro.Retain = f.env.Dir, retain
+			ro.Dir, ro.Retain = f.env.Dir, f.retain
 			if !noSummary {
 				ro.Summary = os.Stderr
 			}
@@ -75,7 +73,6 @@ by a running pulse record or pulse export.`,
 	}
 	addRecordFlags(c, &f, "record", "write windows to this file, '-' for stdout (env ROS_TOPIC_STATS_OUTPUT_FILE)")
 	c.Flags().BoolVar(&noSummary, "no-summary", false, "do not print the per-topic summary at the end")
-	addRetainFlag(c, &retain)
 	c.Flags().BoolVar(&check, "check", false, "exit with the spec's verdict (0 healthy, 1 violations, 2 cannot judge) when CMD succeeds")
 	c.Flags().BoolVar(&jitter, "jitter", false, "gap tracking in CMD's processes (ROS_TOPIC_STATS_JITTER=1): JITTER and PERIOD lines")
 	return c

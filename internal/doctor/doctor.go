@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/window"
@@ -131,7 +132,8 @@ func CheckProbe(lib string) error {
 
 // Report prints the whole diagnosis and returns the number of problems.
 // nothing is what to say when dir holds no probed process.
-func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, nothing string) int {
+// Segments of processes that exited more than retain ago are listed as stale, not removed.
+func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, nothing string, retain time.Duration) int {
 	problems := 0
 	fmt.Fprintf(out, "probe library\n")
 	if libErr != nil {
@@ -165,13 +167,14 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 
 	fmt.Fprintf(out, "segments in %s\n", dir)
 	r := segment.NewReader(dir)
+	r.Retain(retain, false) // a diagnosis removes nothing
 	defer r.Close()
 	scan, err := r.Scan()
 	if err != nil {
 		fmt.Fprintf(out, "  FAIL %v\n", err)
 		return problems + 1
 	}
-	if len(scan.Snapshots) == 0 {
+	if len(scan.Snapshots) == 0 && len(scan.Stale) == 0 {
 		fmt.Fprintf(out, "  --   %s: is LD_PRELOAD set in the ROS processes' environment? see `pulse env`\n", nothing)
 	}
 	for _, s := range scan.Snapshots {
@@ -204,6 +207,10 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 		if s.DroppedEndpoints > 0 {
 			fmt.Fprintf(out, "         %d endpoints did not fit the segment (raise ROS_PULSE_MAX_ENDPOINTS)\n", s.DroppedEndpoints)
 		}
+	}
+	for _, st := range scan.Stale {
+		fmt.Fprintf(out, "  stale  pid %-7d exited %s ago (over --retain %v): removable; the next pulse record, export, top, check or cpu of its user removes it  %s\n",
+			st.Pid, time.Since(st.Since).Round(time.Second), retain, st.Path)
 	}
 	for _, p := range scan.Problems {
 		fmt.Fprintf(out, "  FAIL %v\n", p)

@@ -100,6 +100,7 @@ type series struct {
 	raw     []uint32   // the last raw 32-bit buckets, for unwrapping
 	changed time.Time  // when the count last changed, as seen at scrapes
 	agg     *aggregate // per topic: the aggregate it feeds (its kind and labels)
+	scrape  uint64     // the last scrape that read it
 }
 
 // Collector is a prometheus.Collector over a segment directory.
@@ -108,14 +109,14 @@ type Collector struct {
 	d       descs
 	started uint64 // CLOCK_MONOTONIC when the exporter started
 
-	mu        sync.Mutex
-	reader    *segment.Reader
-	cpu       *cpu.Reader
-	seen      map[string]*series    // by segment key + endpoint + side
-	gone      map[string]*aggregate // per topic: what vanished endpoints had counted
-	deadSince map[string]time.Time
-	verdicts  *verdicts
-	empty     segment.EmptyNotice
+	mu       sync.Mutex
+	reader   *segment.Reader
+	cpu      *cpu.Reader
+	seen     map[string]*series    // by segment key + endpoint + side
+	gone     map[string]*aggregate // per topic: what vanished endpoints had counted
+	scrape   uint64                // scrapes so far: series not read in this one are gone
+	verdicts *verdicts
+	empty    segment.EmptyNotice
 }
 
 // New returns a collector over opt.Dir.
@@ -124,8 +125,10 @@ func New(opt Options) (*Collector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Collector{opt: opt, d: newDescs(opt.PerTopic), started: segment.NowMono(), reader: segment.NewReader(opt.Dir), cpu: r,
-		seen: map[string]*series{}, gone: map[string]*aggregate{}, deadSince: map[string]time.Time{},
+	reader := segment.NewReader(opt.Dir)
+	reader.Retain(opt.Retain, true) // its last counts were scraped for Retain; per-topic sums keep them
+	return &Collector{opt: opt, d: newDescs(opt.PerTopic), started: segment.NowMono(), reader: reader, cpu: r,
+		seen: map[string]*series{}, gone: map[string]*aggregate{},
 		empty: segment.EmptyNotice{Msg: opt.Empty}}, nil
 }
 
@@ -161,6 +164,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	defer c.mu.Unlock()
 	now := time.Now()
 	emit(ch, c.d.build, prometheus.GaugeValue, 1, time.Time{}, c.opt.Version, runtime.Version())
+	c.scrape++
 	scan, err := c.reader.Scan()
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.d.procs, err)
@@ -168,25 +172,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.empty.Observe(scan, c.opt.Warn)
 	c.verdicts.collect(c, ch)
-	live := map[string]bool{}
 	alive, exited := 0, 0
 	aggs := map[string]*aggregate{}
-	for _, s := range scan.Snapshots {
-		key := s.Key()
-		if !s.Alive {
-			since, ok := c.deadSince[key]
-			if !ok {
-				since, c.deadSince[key] = now, now
-			}
-			if c.opt.Retain >= 0 && now.Sub(since) > c.opt.Retain {
-				_ = c.reader.Remove(s.Path) // its last counts were scraped for Retain; per-topic sums keep them
-				continue
-			}
-			exited++
-		} else {
+	for _, s := range scan.Snapshots { // exited longer than Retain ago: left out by the reader (and removed)
+		if s.Alive {
 			alive++
+		} else {
+			exited++
 		}
-		live[key] = true
 		c.process(ch, s, scan.Mono, now, aggs)
 	}
 	if c.opt.Retain >= 0 {
@@ -194,9 +187,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	emit(ch, c.d.procs, prometheus.GaugeValue, float64(alive), time.Time{}, "alive")
 	emit(ch, c.d.procs, prometheus.GaugeValue, float64(exited), time.Time{}, "exited")
-	// Series of segments that are gone: per topic, what they counted stays.
+	// Series that are gone (their segment aged out, or their slot went to a
+	// new entity): per topic, what they counted stays.
 	for k, st := range c.seen {
-		if live[k[:strings.IndexByte(k, '#')]] {
+		if st.scrape == c.scrape {
 			continue
 		}
 		if a := st.agg; a != nil {
@@ -213,11 +207,6 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		delete(c.seen, k)
-	}
-	for k := range c.deadSince {
-		if !live[k] {
-			delete(c.deadSince, k)
-		}
 	}
 	if c.opt.PerTopic {
 		c.emitAggregates(ch, aggs)
@@ -253,6 +242,7 @@ func (c *Collector) track(id string, vals []float64, preexisting bool, agg *aggr
 		st.changed = now
 	}
 	st.last = append(st.last[:0], vals...)
+	st.scrape = c.scrape
 	return st
 }
 
@@ -413,6 +403,7 @@ func (c *Collector) gapValues(id string, g *segment.Gap, preexisting bool) ([]fl
 			vals[2+b] = st.last[2+b] + float64(v-st.raw[b]) // modular difference: right across a wrap
 		}
 	}
+	st.scrape = c.scrape
 	copy(st.raw, g.Buckets[:])
 	for b := 0; b < segment.GapBuckets; b++ {
 		vals[0] += vals[2+b]

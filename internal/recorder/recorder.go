@@ -25,8 +25,9 @@ type Options struct {
 	Format logfmt.Format
 	Log    logfmt.Options
 	Window window.Options
-	// Retain is how long a dead segment stays after the window that first
-	// recorded it as exited. Negative: never remove.
+	// Retain is how long an exited process stays in the windows after a
+	// reader first saw it exited; then its segment is left out and removed
+	// (and ended runs' directories with it). Negative: never.
 	Retain time.Duration
 	// Out receives each rendered window; nil records nothing (OnWindow only).
 	Out io.Writer
@@ -47,17 +48,16 @@ type Options struct {
 
 // Recorder records one directory.
 type Recorder struct {
-	opt       Options
-	eval      *health.Evaluator
-	reader    *segment.Reader
-	dir       string
-	prev      *segment.Scan
-	start     uint64
-	deadSince map[string]time.Time
-	reported  map[string]string
-	writeErr  string
-	empty     segment.EmptyNotice
-	headed    bool // the run header is written
+	opt      Options
+	eval     *health.Evaluator
+	reader   *segment.Reader
+	dir      string
+	prev     *segment.Scan
+	start    uint64
+	reported map[string]string
+	writeErr string
+	empty    segment.EmptyNotice
+	headed   bool // the run header is written
 }
 
 // New starts a recorder on dir and takes its baseline scan.
@@ -68,8 +68,9 @@ func New(dir string, opt Options) (*Recorder, error) {
 	if opt.Warn == nil {
 		opt.Warn = io.Discard
 	}
-	r := &Recorder{opt: opt, reader: segment.NewReader(dir), dir: dir, deadSince: map[string]time.Time{}, reported: map[string]string{},
+	r := &Recorder{opt: opt, reader: segment.NewReader(dir), dir: dir, reported: map[string]string{},
 		empty: segment.EmptyNotice{Msg: opt.Empty}}
+	r.reader.Retain(opt.Retain, true)
 	if opt.Spec != nil {
 		r.eval = health.New(opt.Spec)
 	}
@@ -146,29 +147,15 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 	if r.opt.OnWindow != nil {
 		r.opt.OnWindow(w, warns, final)
 	}
-	r.cleanup(scan)
+	r.cleanup()
 	return w, nil
 }
 
-func (r *Recorder) cleanup(scan *segment.Scan) {
-	now := time.Now()
-	for _, s := range scan.Snapshots {
-		if s.Alive {
-			continue
-		}
-		since, ok := r.deadSince[s.Key()]
-		if !ok {
-			r.deadSince[s.Key()] = now
-			since = now
-		}
-		if r.opt.Retain >= 0 && now.Sub(since) >= r.opt.Retain {
-			if err := r.reader.Remove(s.Path); err != nil {
-				fmt.Fprintf(r.opt.Warn, "pulse: %v\n", err)
-			}
-			delete(r.deadSince, s.Key())
-		}
-	}
-	if r.opt.Retain >= 0 { // and what ended runs left: their exited processes, then their directories
+// cleanup removes what ended runs left once they are older than the
+// retention (the reader already leaves out, and removes, exited processes
+// older than it).
+func (r *Recorder) cleanup() {
+	if r.opt.Retain >= 0 {
 		if _, err := segment.SweepRuns(r.dir, r.opt.Retain); err != nil {
 			fmt.Fprintf(r.opt.Warn, "pulse: cannot clean up ended runs: %v\n", err)
 		}

@@ -87,7 +87,9 @@ func Run(ctx context.Context, argv []string, opt Options) (int, error) {
 	if opt.Recorder.Spec != nil && opt.Recorder.Spec.NeedsLatency() {
 		opt.Env = append(opt.Env, "ROS_TOPIC_STATS_LATENCY=1") // nor a latency rule
 	}
-	opt.Recorder.Retain = opt.Retain // processes that exit mid-run go as the exporter's do
+	// The run's own record keeps every process it started, to the summary; the
+	// other views age them out, and sweep the run's directory once it ended.
+	opt.Recorder.Retain = -1
 	rec, err := recorder.New(dir, opt.Recorder)
 	if err != nil {
 		return 1, err

@@ -23,6 +23,7 @@ type SyntheticEndpoint struct {
 type SyntheticSpec struct {
 	Pid, Ppid        int
 	StartMono        uint64
+	StartReal        uint64 // wall clock at creation, ns
 	Exe              string
 	Cmdline          []string
 	Nodes            []string
@@ -61,6 +62,7 @@ func Encode(spec SyntheticSpec) []byte {
 	h := (*rawHeader)(unsafe.Pointer(&mem[0]))
 	h.Magic, h.AbiMajor, h.AbiMinor, h.HeaderSize, h.TotalSize = Magic, ABIMajor, ABIMinor, HeaderSize, total
 	h.State, h.Pid, h.Ppid, h.Distro, h.StartMonoNs = SegmentReady, int32(spec.Pid), int32(spec.Ppid), DistroJazzy, spec.StartMono
+	h.StartRealNs = spec.StartReal
 	h.LaneCount, h.SectionCount, h.NodeCapacity, h.EndpointCapacity = uint32(lanes), 3, uint32(nodeCap), uint32(epCap)
 	h.NodeCount, h.EndpointCount = uint32(len(spec.Nodes)), uint32(len(spec.Endpoints))
 	h.LanesClaimed = 1 // the counts below are in lane 0, as one thread would have put them

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -44,6 +45,15 @@ type Scan struct {
 	Mono      uint64 // CLOCK_MONOTONIC at the end of the pass
 	Snapshots []*Snapshot
 	Problems  []Problem
+	Stale     []Stale // exited longer than the retention: left out of Snapshots (and removed, when cleaning)
+}
+
+// Stale is a segment of a process that exited longer ago than the retention.
+type Stale struct {
+	Path    string
+	Pid     int
+	Since   time.Time // when a reader first saw it exited
+	Removed bool
 }
 
 type mapping struct {
@@ -58,13 +68,26 @@ type mapping struct {
 // Reader keeps segments of one directory mapped between scans. It is not
 // safe for concurrent use.
 type Reader struct {
-	dir    string
-	maps   map[string]*mapping
-	dirBuf []byte
+	dir       string
+	maps      map[string]*mapping
+	dirBuf    []byte
+	retain    time.Duration        // exited processes older than this are stale; negative: never
+	clean     bool                 // remove stale segments (the reader of the segments' owner does)
+	firstDead map[string]time.Time // where no exited-marker could be made
 }
 
-// NewReader returns a reader of dir.
-func NewReader(dir string) *Reader { return &Reader{dir: dir, maps: map[string]*mapping{}} }
+// NewReader returns a reader of dir that shows every segment.
+func NewReader(dir string) *Reader {
+	return &Reader{dir: dir, maps: map[string]*mapping{}, retain: -1, firstDead: map[string]time.Time{}}
+}
+
+// Retain makes scans leave out the segments of processes that exited more
+// than retain ago (negative: none) and, with clean, remove them: exited
+// processes age out of every view, and the first reader the segments' owner
+// runs removes them. When a process exited is when a reader first saw it
+// exited, kept beside the segment in an exited-marker file (ExitedSuffix)
+// so that every reader, and every later run of one, agrees.
+func (r *Reader) Retain(retain time.Duration, clean bool) { r.retain, r.clean = retain, clean }
 
 // Close unmaps everything.
 func (r *Reader) Close() {
@@ -111,6 +134,7 @@ func (r *Reader) Scan() (*Scan, error) {
 			delete(r.maps, p)
 		}
 	}
+	r.ageOut(scan, entries, seen)
 	sort.Slice(scan.Snapshots, func(i, j int) bool { return scan.Snapshots[i].Pid < scan.Snapshots[j].Pid })
 	scan.Mono = NowMono()
 	return scan, nil
@@ -336,5 +360,7 @@ func (r *Reader) Remove(path string) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return fmt.Errorf("refusing to remove %s: not a regular file", path)
 	}
+	_ = os.Remove(path + ExitedSuffix)
+	delete(r.firstDead, path)
 	return os.Remove(path)
 }

@@ -170,6 +170,10 @@ func removeDeadSegments(run string) (removed []string, ok bool) {
 		if name == RunLock {
 			continue
 		}
+		if strings.HasSuffix(name, ExitedSuffix) && e.Type().IsRegular() {
+			_ = os.Remove(filepath.Join(run, name)) // goes with its segment
+			continue
+		}
 		path := filepath.Join(run, name)
 		if !e.Type().IsRegular() || !strings.HasSuffix(name, Suffix) {
 			ok = false // not ours: leave the directory to its owner
@@ -215,5 +219,67 @@ func (n *EmptyNotice) Observe(s *Scan, w io.Writer) {
 	if !n.said {
 		n.said = true
 		fmt.Fprintf(w, "pulse: %s\n", n.Msg)
+	}
+}
+
+// ExitedSuffix names the marker a reader leaves beside the segment of a
+// process it first saw exited: its mtime is when. It is not a segment (the
+// probe never writes it, readers never map it).
+const ExitedSuffix = ".exited"
+
+// exitedSince is when a reader first saw the process of snap exited: the
+// marker's mtime, made now if there is none (or only a stale one, older
+// than the segment), or this reader's own first sighting where no marker
+// can be made (another user's directory).
+func (r *Reader) exitedSince(snap *Snapshot, now time.Time) time.Time {
+	marker := snap.Path + ExitedSuffix
+	if st, err := os.Lstat(marker); err == nil && st.Mode().IsRegular() && st.ModTime().UnixNano() >= int64(snap.StartReal) {
+		return st.ModTime()
+	}
+	_ = os.Remove(marker) // a leftover of an earlier segment of that name
+	if f, err := os.OpenFile(marker, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600); err == nil {
+		f.Close()
+		return now
+	}
+	if t, ok := r.firstDead[snap.Path]; ok {
+		return t
+	}
+	r.firstDead[snap.Path] = now
+	return now
+}
+
+// ageOut leaves the segments of processes that exited more than the
+// retention ago out of the scan, removing them when the reader cleans, and
+// removes markers whose segment is gone.
+func (r *Reader) ageOut(scan *Scan, entries []dirEntry, seen map[string]bool) {
+	if r.retain < 0 {
+		return
+	}
+	now := time.Now()
+	kept := scan.Snapshots[:0]
+	for _, snap := range scan.Snapshots {
+		if snap.Alive {
+			kept = append(kept, snap)
+			continue
+		}
+		since := r.exitedSince(snap, now)
+		if now.Sub(since) <= r.retain {
+			kept = append(kept, snap)
+			continue
+		}
+		st := Stale{Path: snap.Path, Pid: snap.Pid, Since: since}
+		if r.clean {
+			st.Removed = r.Remove(snap.Path) == nil
+		}
+		scan.Stale = append(scan.Stale, st)
+	}
+	scan.Snapshots = kept
+	if !r.clean {
+		return
+	}
+	for _, e := range entries { // markers of segments removed by someone else
+		if name, ok := strings.CutSuffix(e.name, ExitedSuffix); ok && !seen[filepath.Join(r.dir, name)] {
+			_ = os.Remove(filepath.Join(r.dir, e.name))
+		}
 	}
 }

@@ -140,3 +140,68 @@ func TestEmptyNotice(t *testing.T) {
 		t.Fatalf("%q", b.String())
 	}
 }
+
+// Exited processes age out: a reader marks when it first saw one exited,
+// every reader leaves it out once that is longer ago than the retention,
+// and the owner's reader removes it (with its marker); a diagnosis only
+// lists it. A live process is never aged out.
+func TestExitedProcessesAgeOut(t *testing.T) {
+	dir := t.TempDir()
+	dead := filepath.Join(dir, "7.0.pulse")
+	if err := WriteSynthetic(dead, SyntheticSpec{Pid: 7, StartMono: 1, Exe: "/x", Nodes: []string{"/n"}}); err != nil {
+		t.Fatal(err)
+	}
+	live := filepath.Join(dir, "8.0.pulse")
+	if err := WriteSynthetic(live, SyntheticSpec{Pid: 8, StartMono: 1, Exe: "/x", Nodes: []string{"/m"}}); err != nil {
+		t.Fatal(err)
+	}
+	holdLock(t, live)
+	scanWith := func(retain time.Duration, clean bool) *Scan {
+		t.Helper()
+		r := NewReader(dir)
+		defer r.Close()
+		r.Retain(retain, clean)
+		s, err := r.Scan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if s := scanWith(time.Hour, true); len(s.Snapshots) != 2 || len(s.Stale) != 0 {
+		t.Fatalf("within the retention: %d shown, stale %v", len(s.Snapshots), s.Stale)
+	}
+	marker := dead + ExitedSuffix
+	st, err := os.Stat(marker)
+	if err != nil || time.Since(st.ModTime()) > time.Minute {
+		t.Fatalf("no marker of when it was first seen exited: %v", err)
+	}
+	old := time.Now().Add(-2 * time.Hour) // it exited two hours ago
+	os.Chtimes(marker, old, old)
+	if s := scanWith(time.Hour, false); len(s.Snapshots) != 1 || s.Snapshots[0].Pid != 8 || len(s.Stale) != 1 || s.Stale[0].Pid != 7 || s.Stale[0].Removed {
+		t.Fatalf("a diagnosis: shown %d, stale %+v", len(s.Snapshots), s.Stale)
+	}
+	if _, err := os.Stat(dead); err != nil {
+		t.Fatal("a reader that does not clean removed it")
+	}
+	if s := scanWith(-1, true); len(s.Snapshots) != 2 {
+		t.Errorf("a negative retention shows everything: %d", len(s.Snapshots))
+	}
+	if s := scanWith(time.Hour, true); len(s.Stale) != 1 || !s.Stale[0].Removed {
+		t.Fatalf("the owner's reader: stale %+v", s.Stale)
+	}
+	for _, p := range []string{dead, marker} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s left behind", p)
+		}
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Error("the live process's segment was removed")
+	}
+	// A marker left by an earlier process of the same name is not this one's.
+	os.WriteFile(marker, nil, 0o600)
+	os.Chtimes(marker, old, old)
+	WriteSynthetic(dead, SyntheticSpec{Pid: 7, StartMono: 1, StartReal: uint64(time.Now().Add(-time.Minute).UnixNano()), Exe: "/x"})
+	if s := scanWith(time.Hour, true); len(s.Stale) != 0 {
+		t.Errorf("an old marker aged out a new segment: %+v", s.Stale)
+	}
+}

@@ -43,8 +43,7 @@ func Live(ctx context.Context, dir string, opt recorder.Options, send func(tea.M
 		return err
 	}
 	opt.Out = nil
-	opt.Retain = -1 // a viewer only reads: cleaning up is record's job
-	opt.Empty = ""  // the screen says it (Model.Empty): stderr is under the dashboard
+	opt.Empty = "" // the screen says it (Model.Empty): stderr is under the dashboard
 	opt.OnWindow = hook
 	rec, err := recorder.New(dir, opt)
 	if err != nil {
