@@ -84,7 +84,8 @@ func TestRecorderLosesNothingOnWriteFailure(t *testing.T) {
 	}
 }
 
-// A dead segment is removed once a written window has reported it exited.
+// A dead segment is removed once a written window has reported it exited
+// and the retention (0 here) has passed: the next scan leaves it out.
 func TestRecorderRemovesDeadSegmentsAfterRecording(t *testing.T) {
 	g := sim(t, "testdata/selfloop.graph", "jazzy", 500*time.Millisecond)
 	log := filepath.Join(t.TempDir(), "w.log")
@@ -101,7 +102,14 @@ func TestRecorderRemovesDeadSegmentsAfterRecording(t *testing.T) {
 	if !strings.Contains(string(b), "state=exited") || !strings.Contains(string(b), "TOPIC /loop") {
 		t.Errorf("the exit and the final counts were not recorded:\n%s", b)
 	}
-	if m, _ := filepath.Glob(filepath.Join(g.dir, "*.pulse")); len(m) != 0 {
-		t.Errorf("dead segments left after recording: %v", m)
+	if m, _ := filepath.Glob(filepath.Join(g.dir, "*.pulse")); len(m) != 1 {
+		t.Errorf("the segment went before a second scan: %v", m)
+	}
+	w, err := rec.Step(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(g.dir, "*")); len(m) != 0 || len(w.Procs) != 0 {
+		t.Errorf("left after the retention: %v, procs %+v", m, w.Procs)
 	}
 }

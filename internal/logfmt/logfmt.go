@@ -137,11 +137,39 @@ func decide(t *window.Topic, opt Options) lines {
 	// Gap lines need gap data; a zero maximum means "not measured" (upstream).
 	l.pubGap = t.PubGap.HasData && t.PubGap.MaxDtMs() > 0
 	l.recvGap = t.RecvGap.HasData && t.RecvGap.MaxDtMs() > 0
-	l.latency = t.Latency.HasData && t.Latency.N > 0 // a new line kind: the window's receive latency
+	// A new line kind: the window's receive latency; n=0 when tracking is on
+	// and nothing was taken (a latency rule is then judged, not unjudgeable).
+	l.latency = t.Latency.HasData
 	// A new line kind, only for a loss: a line per topic per window would
 	// grow every log for what is usually 0. No line reads as nothing lost.
 	l.loss = t.Loss.Judged > 0 && pct(t.Loss.WorstPct) != pct(0)
 	return l
+}
+
+// endpointLines writes an EP line (a new line kind) per live publisher and
+// subscription of the topic: what the evaluator judges live (which sides have
+// live endpoints, each subscription's rate and loss), so that a recording is
+// judged offline exactly as it was live.
+func endpointLines(b *strings.Builder, name string, t *window.Topic) {
+	for _, side := range []struct {
+		kind string
+		eps  []window.EndpointRate
+	}{{"pub", t.Pubs}, {"recv", t.Subs}} {
+		for i := range side.eps {
+			e := &side.eps[i]
+			if !e.Alive {
+				continue
+			}
+			fmt.Fprintf(b, "EP %s %s pid=%d node=%s inter=%s intra=%s", name, side.kind, e.Pid, dash(e.Node), hz(e.Inter), hz(e.Intra))
+			if e.LossJudged {
+				fmt.Fprintf(b, " loss_pct=%s", pct(e.LossPct))
+			}
+			if e.PubHidden {
+				b.WriteString(" not_measured=1")
+			}
+			b.WriteByte('\n')
+		}
+	}
 }
 
 func ms(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
@@ -251,9 +279,10 @@ func renderText(w *window.Window, opt Options) []byte {
 			fmt.Fprintf(&b, "LOSS %s published=%d judged=%d worst_pct=%s node=%s pid=%d\n",
 				name, t.Published, t.Loss.Judged, pct(t.Loss.WorstPct), dash(t.Loss.Node), t.Loss.Pid)
 		}
+		endpointLines(&b, name, t)
 	}
 	for _, tm := range w.Timers {
-		fmt.Fprintf(&b, "TIMER %s timer=%d period_ms=%s hz=%s\n", textName(tm.Node), tm.Ordinal, ms(tm.PeriodMs), hz(tm.Hz))
+		fmt.Fprintf(&b, "TIMER %s timer=%d period_ms=%s hz=%s pid=%d\n", textName(tm.Node), tm.Ordinal, ms(tm.PeriodMs), hz(tm.Hz), tm.Pid)
 	}
 	for _, n := range w.Nodes {
 		fmt.Fprintf(&b, "NODE %s\n", textName(n))
@@ -430,11 +459,36 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 		}
 		b.WriteString(`{"node":`)
 		jsonString(&b, tm.Node)
-		fmt.Fprintf(&b, `,"timer":%d,"period_ms":%s,"hz":%s}`, tm.Ordinal, ms(tm.PeriodMs), hz(tm.Hz))
+		fmt.Fprintf(&b, `,"timer":%d,"period_ms":%s,"hz":%s,"pid":%d}`, tm.Ordinal, ms(tm.PeriodMs), hz(tm.Hz), tm.Pid)
 	}
 	b.WriteString("]")
 	// New arrays (old readers ignore unknown keys): receive latency, loss
 	// (only for topics that lost messages), period statistics per side.
+	// Live endpoints, as the EP lines of the text grammar.
+	topicArray(&b, "endpoints", w, func(t *window.Topic, _ lines, item func() *strings.Builder) {
+		for _, side := range []struct {
+			kind string
+			eps  []window.EndpointRate
+		}{{"pub", t.Pubs}, {"recv", t.Subs}} {
+			for i := range side.eps {
+				e := &side.eps[i]
+				if !e.Alive {
+					continue
+				}
+				ib := item()
+				fmt.Fprintf(ib, `,"side":"%s","pid":%d,"node":`, side.kind, e.Pid)
+				jsonString(ib, e.Node)
+				fmt.Fprintf(ib, `,"inter_hz":%s,"intra_hz":%s`, hz(e.Inter), hz(e.Intra))
+				if e.LossJudged {
+					fmt.Fprintf(ib, `,"loss_pct":%s`, pct(e.LossPct))
+				}
+				if e.PubHidden {
+					ib.WriteString(`,"not_measured":true`)
+				}
+				ib.WriteByte('}')
+			}
+		}
+	}, opt)
 	topicArray(&b, "latencies", w, func(t *window.Topic, l lines, item func() *strings.Builder) {
 		if l.latency {
 			g := &t.Latency

@@ -246,10 +246,27 @@ func unescapeName(s string) (string, bool) {
 type builder struct {
 	w      *window.Window
 	topics map[string]*window.Topic
+	eps    map[string]bool // topics with EP lines: their live endpoints are known, not rebuilt
 }
 
 func newBuilder(w *window.Window) *builder {
-	return &builder{w: w, topics: map[string]*window.Topic{}}
+	return &builder{w: w, topics: map[string]*window.Topic{}, eps: map[string]bool{}}
+}
+
+// endpoint adds a live endpoint read from an EP line or a jsonl endpoints item.
+func (b *builder) endpoint(topic, side string, e window.EndpointRate) bool {
+	t := b.topic(topic)
+	e.Alive = true
+	switch side {
+	case "pub":
+		t.Pubs = append(t.Pubs, e)
+	case "recv":
+		t.Subs = append(t.Subs, e)
+	default:
+		return false
+	}
+	b.eps[topic] = true
+	return true
 }
 
 // loss records a topic's worst subscription loss: a log writes it only when
@@ -273,8 +290,15 @@ func (b *builder) topic(name string) *window.Topic {
 func (b *builder) window() *window.Window {
 	w := b.w
 	w.Topics = make([]window.Topic, 0, len(b.topics))
-	for _, t := range b.topics {
+	for name, t := range b.topics {
 		t.PubAny = math.Max(t.PubInter, t.PubIntra)
+		if b.eps[name] { // the writer listed the live endpoints: take them as they were
+			t.PubCount, t.SubCount, t.PubAny = len(t.Pubs), len(t.Subs), 0
+			for _, p := range t.Pubs {
+				t.PubAny += math.Max(p.Inter, p.Intra)
+				t.PubHidden = t.PubHidden || p.PubHidden
+			}
+		}
 		w.Topics = append(w.Topics, *t)
 	}
 	sort.Slice(w.Topics, func(i, j int) bool { return w.Topics[i].Name < w.Topics[j].Name })
@@ -305,7 +329,7 @@ func (b *builder) textLine(s string) bool {
 	switch kind {
 	case "WARN", "ALERT", "LOAN":
 		return true // verdicts are re-judged from the numbers; loans are not modelled
-	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC", "FULL":
+	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC", "FULL", "EP":
 	default:
 		return true // a line kind from a newer writer
 	}
@@ -323,6 +347,24 @@ func (b *builder) textLine(s string) bool {
 		return false
 	}
 	switch kind {
+	case "EP":
+		if len(f) < 3 {
+			return false
+		}
+		kv, ok := keyvals(f[3:], "pid", "node", "inter", "intra")
+		rates, ok2 := numbers(kv, "inter", "intra")
+		pid, err := strconv.Atoi(kv["pid"])
+		if !ok || !ok2 || err != nil {
+			return false
+		}
+		e := window.EndpointRate{Pid: pid, Inter: rates[0], Intra: rates[1], PubHidden: kv["not_measured"] == "1"}
+		if node, ok := unescapeName(kv["node"]); ok && node != "-" {
+			e.Node = node
+		}
+		if v, ok := number(kv["loss_pct"]); ok {
+			e.LossPct, e.LossJudged = v, true
+		}
+		return b.endpoint(name, f[2], e)
 	case "NODE":
 		if len(f) != 2 {
 			return false
@@ -424,7 +466,8 @@ func (b *builder) textLine(s string) bool {
 		if err != nil || !ok || ord < 0 {
 			return false
 		}
-		b.w.Timers = append(b.w.Timers, window.Timer{Node: name, Ordinal: ord, PeriodMs: v[0], Hz: v[1]})
+		pid, _ := strconv.Atoi(kv["pid"]) // absent before pulse 0.2: no pid
+		b.w.Timers = append(b.w.Timers, window.Timer{Node: name, Ordinal: ord, PeriodMs: v[0], Hz: v[1], Pid: pid})
 	}
 	return true
 }
@@ -488,7 +531,18 @@ type jsonWindow struct {
 		Timer    int     `json:"timer"`
 		PeriodMs float64 `json:"period_ms"`
 		Hz       float64 `json:"hz"`
+		Pid      int     `json:"pid"`
 	} `json:"timers"`
+	Endpoints []struct {
+		Topic       string   `json:"topic"`
+		Side        string   `json:"side"`
+		Pid         int      `json:"pid"`
+		Node        string   `json:"node"`
+		InterHz     float64  `json:"inter_hz"`
+		IntraHz     float64  `json:"intra_hz"`
+		LossPct     *float64 `json:"loss_pct"`
+		NotMeasured bool     `json:"not_measured"`
+	} `json:"endpoints"`
 	Latencies []struct {
 		Topic  string  `json:"topic"`
 		N      uint64  `json:"n"`
@@ -602,7 +656,16 @@ func parseJSONWindow(line []byte) (*window.Window, bool) {
 		if tm.Timer < 0 || tm.PeriodMs < 0 || tm.Hz < 0 {
 			return nil, false
 		}
-		b.w.Timers = append(b.w.Timers, window.Timer{Node: tm.Node, Ordinal: tm.Timer, PeriodMs: tm.PeriodMs, Hz: tm.Hz})
+		b.w.Timers = append(b.w.Timers, window.Timer{Node: tm.Node, Ordinal: tm.Timer, PeriodMs: tm.PeriodMs, Hz: tm.Hz, Pid: tm.Pid})
+	}
+	for _, e := range j.Endpoints {
+		ep := window.EndpointRate{Pid: e.Pid, Node: e.Node, Inter: e.InterHz, Intra: e.IntraHz, PubHidden: e.NotMeasured}
+		if e.LossPct != nil {
+			ep.LossPct, ep.LossJudged = *e.LossPct, true
+		}
+		if e.Topic == "" || e.InterHz < 0 || e.IntraHz < 0 || !b.endpoint(e.Topic, e.Side, ep) {
+			return nil, false
+		}
 	}
 	for _, p := range j.Procs {
 		b.w.Procs = append(b.w.Procs, window.Proc{Pid: p.Pid, Alive: p.State == "alive", Exe: p.Exe, Nodes: p.Nodes, Dropped: p.Dropped})

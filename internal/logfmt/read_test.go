@@ -224,3 +224,40 @@ func TestRunHeaders(t *testing.T) {
 		t.Errorf("malformed headers: %+v", res)
 	}
 }
+
+// EP lines (text) and the endpoints array (jsonl) carry the live endpoints
+// the evaluator judges: read back, a topic has exactly their sides, rates,
+// losses and pids, even with no traffic line at all (a subscription waiting
+// for a late publisher); timer pids come back too.
+func TestEndpointsRoundTrip(t *testing.T) {
+	w := &window.Window{TsNs: 5e9, Seconds: 1, Topics: []window.Topic{
+		{Name: "/chatter", PubInter: 20, PubAny: 20, PubCount: 1, SubCount: 2, PubInterSeen: true, RecvInter: 35, RecvSeen: true,
+			Pubs: []window.EndpointRate{{Pid: 7, Node: "/talker", Inter: 20, Alive: true}},
+			Subs: []window.EndpointRate{{Pid: 8, Node: "/a", Inter: 20, Alive: true, LossJudged: true},
+				{Pid: 9, Node: "/b", Inter: 15, Alive: true, LossJudged: true, LossPct: 25},
+				{Pid: 10, Node: "/gone", Inter: 1}}}, // exited: not a live endpoint
+		{Name: "/image", PubCount: 1, PubHidden: true, Pubs: []window.EndpointRate{{Pid: 7, Node: "/cam", Alive: true, PubHidden: true}}},
+		{Name: "/waiting", SubCount: 1, Subs: []window.EndpointRate{{Pid: 8, Alive: true}}},
+	}, Timers: []window.Timer{{Node: "/talker", Pid: 7, PeriodMs: 50, Hz: 20}}}
+	for _, f := range []Format{Text, JSONL} {
+		res, err := Read(bytes.NewReader(Render(f, w, Options{})))
+		if err != nil || res.Malformed != 0 || len(res.Windows) != 1 {
+			t.Fatalf("%s: %v %+v\n%s", f, err, res, Render(f, w, Options{}))
+		}
+		got := res.Windows[0]
+		c, img, wait := got.Topic("/chatter"), got.Topic("/image"), got.Topic("/waiting")
+		if c == nil || img == nil || wait == nil {
+			t.Fatalf("%s: topics %+v", f, got.Topics)
+		}
+		if c.PubCount != 1 || c.SubCount != 2 || c.PubAny != 20 || len(c.Subs) != 2 || c.Subs[1].Node != "/b" || c.Subs[1].Pid != 9 ||
+			!c.Subs[1].LossJudged || c.Subs[1].LossPct != 25 || c.Subs[1].Inter != 15 {
+			t.Errorf("%s: /chatter %+v", f, c)
+		}
+		if !img.PubHidden || img.PubCount != 1 || wait.SubCount != 1 || wait.PubCount != 0 || wait.Subs[0].Node != "" {
+			t.Errorf("%s: /image %+v /waiting %+v", f, img, wait)
+		}
+		if len(got.Timers) != 1 || got.Timers[0].Pid != 7 {
+			t.Errorf("%s: timers %+v", f, got.Timers)
+		}
+	}
+}

@@ -72,7 +72,7 @@ func TestLiveSendsFrames(t *testing.T) {
 	msgs := make(chan tea.Msg, 64)
 	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
 	defer cancel()
-	if err := Live(ctx, dir, recorder.Options{Period: 50 * time.Millisecond}, func(m tea.Msg) { msgs <- m }); err != nil {
+	if err := Live(ctx, dir, recorder.Options{Period: 50 * time.Millisecond, Retain: -1}, func(m tea.Msg) { msgs <- m }); err != nil {
 		t.Fatal(err)
 	}
 	close(msgs)

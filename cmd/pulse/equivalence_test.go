@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// verdictsByWindow reads the window headers and ALERT lines that live
+// (pulse run --spec, on stderr) and offline (pulse check, on stdout) print
+// for unhealthy windows, keyed by the window's time. An ALERT's age (for_s)
+// is left out: live ages count wall time, offline ones window time. Numbers
+// are compared to the log's precision.
+func verdictsByWindow(out string) map[string][]string {
+	num := regexp.MustCompile(`=(\d+\.\d+)`)
+	byWin := map[string][]string{}
+	cur := ""
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "# ts_ns="):
+			cur = strings.Fields(line)[1]
+		case strings.HasPrefix(line, "ALERT ") && cur != "":
+			line = regexp.MustCompile(` for_s=\S+`).ReplaceAllString(line, "")
+			line = num.ReplaceAllStringFunc(line, func(m string) string {
+				v, _ := strconv.ParseFloat(m[1:], 64)
+				return "=" + strconv.FormatFloat(v, 'f', 3, 64)
+			})
+			byWin[cur] = append(byWin[cur], line)
+		}
+	}
+	for _, ls := range byWin {
+		sort.Strings(ls)
+	}
+	return byWin
+}
+
+// One evaluator, one answer: for every fault of the fault tests (and a late
+// publisher, rclpy timers and a latency rule through a freeze), pulse run
+// --spec --check judges the run live and records it; pulse check judges the
+// recording offline. Their verdicts are equal window by window, and so are
+// their exit codes.
+func TestLiveAndOfflineVerdictsAgree(t *testing.T) {
+	_, sim, _ := bin(t)
+	cases := []struct {
+		name, graph, spec string
+		jitter            bool
+	}{
+		{"rate sag", "process drivers\n  node /drivers\n    pub /odom 50 thread sag=1.5:30\nprocess consumer\n  node /consumer\n    sub /odom\n",
+			"topics:\n  /odom: {min_hz: 45, max_hz: 55, side: pub}\n", false},
+		{"freeze", "process drivers\n  node /drivers\n    pub /scan 50 thread stall=1.6:0.6\nprocess consumer\n  node /consumer\n    sub /scan\n",
+			"topics:\n  /scan: {min_hz: 25, max_gap_ms: 200}\n", true},
+		{"killed node", "process drivers kill=2\n  node /drivers\n    pub /imu 100 thread\nprocess consumer\n  node /consumer\n    sub /imu\n",
+			"nodes: [/drivers, /consumer]\ntopics:\n  /imu: {min_hz: 90}\n", false},
+		{"wedged timer", "process sensor\n  node /sensor\n    pub /imu 100 thread\nprocess control\n  node /controller\n    sub /imu\n    timer 100 stall=1.5:1.5\n",
+			"topics:\n  /imu: {min_hz: 90}\ntimers:\n  /controller: {min_hz: 90}\n", false},
+		{"slow subscriber", "process drivers\n  node /drivers\n    pub /points 50 thread\nprocess consumer\n  node /consumer\n    sub /points cost=40\n",
+			"topics:\n  /points:\n    - {min_hz: 45}\n    - {min_hz: 45, max_hz: 55, side: pub}\n", false},
+		{"lossy subscriber", "process drivers\n  node /drivers\n    pub /points 100 thread\nprocess consumer\n  node /consumer\n    sub /points drop=0.2\n",
+			"topics:\n  /points: {max_loss_pct: 5}\n", false},
+		{"late talker", "process listener\n  node /listener\n    sub /chatter\nprocess talker\n  node /talker\n    pub /chatter 20 thread stall=0:2\n",
+			"topics:\n  /chatter: {min_hz: 15}\nnodes: [/talker, /listener]\n", false},
+		{"rclpy timer and latency", "process py\n  node /py_talker lang=py\n    pub /chatter 20 thread stall=1.5:1\n    timer 10\nprocess l\n  node /listener lang=py\n    sub /chatter delay=5\n",
+			"topics:\n  /chatter: {max_latency_ms: 50}\ntimers:\n  /py_talker: {min_hz: 5}\n", false},
+	}
+	for _, c := range cases {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			dir := t.TempDir()
+			graph, spec, rec := filepath.Join(dir, "g.graph"), filepath.Join(dir, "spec.yaml"), filepath.Join(dir, "run.log")
+			os.WriteFile(graph, []byte(c.graph), 0o600)
+			os.WriteFile(spec, []byte(c.spec), 0o600)
+			args := []string{"run", "--period", "500ms", "--spec", spec, "--check", "--record", rec, "--no-summary"}
+			if c.jitter {
+				args = append(args, "--jitter")
+			}
+			live := pulseCmd(t, append(args, "--", sim, "--graph", graph, "--duration", "4")...)
+			var liveErr bytes.Buffer
+			live.Stderr = &liveErr
+			liveCode := exitCode(live.Run())
+			offline := pulseCmd(t, "check", "--spec", spec, "--skip-last", rec)
+			var offOut, offErr bytes.Buffer
+			offline.Stdout, offline.Stderr = &offOut, &offErr
+			offCode := exitCode(offline.Run())
+			lv, ov := verdictsByWindow(liveErr.String()), verdictsByWindow(offOut.String())
+			same := len(lv) == len(ov)
+			for ts, ls := range lv {
+				same = same && strings.Join(ls, "\n") == strings.Join(ov[ts], "\n")
+			}
+			if !same || liveCode != offCode || liveCode == 0 {
+				b, _ := os.ReadFile(rec)
+				t.Errorf("live exit %d, offline exit %d (every case here is unhealthy)\nlive:\n%s\noffline:\n%s%s\nrecording:\n%s",
+					liveCode, offCode, liveErr.String(), offOut.String(), offErr.String(), b)
+			}
+		})
+	}
+}
