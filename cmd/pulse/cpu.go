@@ -71,12 +71,14 @@ weighed. Rows are CSV: ` + fmt.Sprint(cpu.Header) + `.
 				ctx, cancel = context.WithTimeout(ctx, duration)
 				defer cancel()
 			}
+			empty := segment.EmptyNotice{Msg: env.NothingThere() + "; only unprobed ROS processes are sampled"}
 			tick := time.NewTicker(period)
 			defer tick.Stop()
 			for {
 				var procs []window.Proc
 				if scan, err := reader.Scan(); err == nil {
 					procs = window.Procs(scan)
+					empty.Observe(scan, os.Stderr)
 				}
 				if err := cpu.WriteCSV(cw, sampler.Sample(cpu.Targets(procs, !probedOnly, ""))); err != nil {
 					return fmt.Errorf("writing samples: %w", err)

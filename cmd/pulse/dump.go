@@ -52,6 +52,9 @@ func dumpCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if len(scan.Snapshots) == 0 {
+				fmt.Fprintf(os.Stderr, "pulse: %s\n", env.NothingThere())
+			}
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			for _, s := range scan.Snapshots {
 				d := dumpSegment{Path: s.Path, Pid: s.Pid, Ppid: s.Ppid, Alive: s.Alive, Distro: s.Distro.String(), Exe: s.Exe,

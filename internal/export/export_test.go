@@ -241,7 +241,7 @@ func bucketOf(ns float64) int {
 
 // Spec verdicts: one series per rule, 1 held, 0 violated, unjudgeable apart.
 func TestSpecVerdicts(t *testing.T) {
-	s, err := spec.Parse([]byte("topics:\n  /scan: {min_hz: 9, max_hz: 11, max_gap_ms: 200}\n  /tf: {min_hz: 45, side: pub}\nnodes: [/a, /b]\ntimers:\n  /ctl: {min_hz: 90}\n"))
+	s, err := spec.Parse([]byte("topics:\n  /scan: {min_hz: 9, max_hz: 11, max_gap_ms: 200}\n  /tf: {min_hz: 45, side: pub}\nnodes: [/a, /b]\ntimers:\n  /ctl: {min_hz: 90}\n  /py_talker: {min_hz: 5}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,6 +255,7 @@ func TestSpecVerdicts(t *testing.T) {
 		{Kind: health.CannotJudge, Topic: "/scan", Side: spec.Recv, Transport: spec.Any, Metric: "gap"},
 		{Kind: health.NodeMissing, Node: "/b"},
 		{Kind: health.TimerRate, Node: "/ctl", Timer: 0},
+		{Kind: health.CannotJudge, Node: "/py_talker", Timer: -1, Metric: "timer", Reason: health.NoTimerTracepoint},
 	})
 	f := gather(t, c)
 	for _, c := range []struct {
@@ -273,6 +274,13 @@ func TestSpecVerdicts(t *testing.T) {
 	}
 	if v, ok := find(t, f, "ros2_pulse_spec_rule_unjudgeable", map[string]string{"kind": "gap", "topic": "/scan"}); !ok || v != 1 {
 		t.Errorf("unjudgeable gap rule: %v %v", v, ok)
+	}
+	// An rclpy node's timer rule: unjudgeable, never a violation at 0 Hz.
+	if v, ok := find(t, f, "ros2_pulse_spec_rule_unjudgeable", map[string]string{"kind": "timer", "node": "/py_talker", "timer": "any"}); !ok || v != 1 {
+		t.Errorf("unjudgeable rclpy timer rule: %v %v", v, ok)
+	}
+	if _, ok := find(t, f, "ros2_pulse_spec_rule_ok", map[string]string{"kind": "timer", "node": "/py_talker"}); ok {
+		t.Error("an unjudgeable timer rule is also exported as judged")
 	}
 	if v, _ := find(t, f, "ros2_pulse_spec_min_hz", map[string]string{"topic": "/tf"}); v != 45 {
 		t.Errorf("spec_min_hz: %v", v)
