@@ -151,23 +151,28 @@ func decide(t *window.Topic, opt Options) lines {
 // live endpoints, each subscription's rate and loss), so that a recording is
 // judged offline exactly as it was live.
 func endpointLines(b *strings.Builder, name string, t *window.Topic) {
+	eachLiveEndpoint(t, func(side string, e *window.EndpointRate) {
+		fmt.Fprintf(b, "EP %s %s pid=%d node=%s inter=%s intra=%s", name, side, e.Pid, dash(e.Node), hz(e.Inter), hz(e.Intra))
+		if e.LossJudged {
+			fmt.Fprintf(b, " loss_pct=%s", pct(e.LossPct))
+		}
+		if e.PubHidden {
+			b.WriteString(" not_measured=1")
+		}
+		b.WriteByte('\n')
+	})
+}
+
+// eachLiveEndpoint calls f for the topic's live publishers ("pub"), then subscriptions ("recv").
+func eachLiveEndpoint(t *window.Topic, f func(side string, e *window.EndpointRate)) {
 	for _, side := range []struct {
-		kind string
+		name string
 		eps  []window.EndpointRate
 	}{{"pub", t.Pubs}, {"recv", t.Subs}} {
 		for i := range side.eps {
-			e := &side.eps[i]
-			if !e.Alive {
-				continue
+			if side.eps[i].Alive {
+				f(side.name, &side.eps[i])
 			}
-			fmt.Fprintf(b, "EP %s %s pid=%d node=%s inter=%s intra=%s", name, side.kind, e.Pid, dash(e.Node), hz(e.Inter), hz(e.Intra))
-			if e.LossJudged {
-				fmt.Fprintf(b, " loss_pct=%s", pct(e.LossPct))
-			}
-			if e.PubHidden {
-				b.WriteString(" not_measured=1")
-			}
-			b.WriteByte('\n')
 		}
 	}
 }
@@ -466,28 +471,19 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 	// (only for topics that lost messages), period statistics per side.
 	// Live endpoints, as the EP lines of the text grammar.
 	topicArray(&b, "endpoints", w, func(t *window.Topic, _ lines, item func() *strings.Builder) {
-		for _, side := range []struct {
-			kind string
-			eps  []window.EndpointRate
-		}{{"pub", t.Pubs}, {"recv", t.Subs}} {
-			for i := range side.eps {
-				e := &side.eps[i]
-				if !e.Alive {
-					continue
-				}
-				ib := item()
-				fmt.Fprintf(ib, `,"side":"%s","pid":%d,"node":`, side.kind, e.Pid)
-				jsonString(ib, e.Node)
-				fmt.Fprintf(ib, `,"inter_hz":%s,"intra_hz":%s`, hz(e.Inter), hz(e.Intra))
-				if e.LossJudged {
-					fmt.Fprintf(ib, `,"loss_pct":%s`, pct(e.LossPct))
-				}
-				if e.PubHidden {
-					ib.WriteString(`,"not_measured":true`)
-				}
-				ib.WriteByte('}')
+		eachLiveEndpoint(t, func(side string, e *window.EndpointRate) {
+			ib := item()
+			fmt.Fprintf(ib, `,"side":"%s","pid":%d,"node":`, side, e.Pid)
+			jsonString(ib, e.Node)
+			fmt.Fprintf(ib, `,"inter_hz":%s,"intra_hz":%s`, hz(e.Inter), hz(e.Intra))
+			if e.LossJudged {
+				fmt.Fprintf(ib, `,"loss_pct":%s`, pct(e.LossPct))
 			}
-		}
+			if e.PubHidden {
+				ib.WriteString(`,"not_measured":true`)
+			}
+			ib.WriteByte('}')
+		})
 	}, opt)
 	topicArray(&b, "latencies", w, func(t *window.Topic, l lines, item func() *strings.Builder) {
 		if l.latency {
