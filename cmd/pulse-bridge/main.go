@@ -20,6 +20,7 @@ import (
 	"ros2_pulse/internal/dds"
 	"ros2_pulse/internal/health"
 	"ros2_pulse/internal/recorder"
+	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/spec"
 	"ros2_pulse/internal/window"
 )
@@ -40,6 +41,7 @@ func run() error {
 	forD := fs.Duration("for", 0, "stop after this long (default: until SIGINT/SIGTERM)")
 	retain := fs.Duration("retain", 5*time.Minute, "show an exited process this long after it was first seen exited, then leave it out and remove its segment (negative: forever)")
 	dirFlag := fs.String("dir", "", "segment directory to read (default ROS_PULSE_DIR, else /dev/shm/ros2_pulse-<uid>); run directories inside it are read too")
+	distroFlag := fs.String("distro", "", "join the graph by this distro's rules: humble, jazzy or kilted (default ROS_DISTRO, else what the probed processes report, else humble)")
 	golden := fs.Bool("golden", false, "publish only the fixed messages of the CDR golden test, every 100 ms")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err
@@ -61,15 +63,28 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	cfg, err := bridge.DiscoveryConfig(os.Getenv)
-	if err != nil {
-		return err
-	}
 	env, err := config.FromOS().WithDir(*dirFlag)
 	if err != nil {
 		return err
 	}
-	pub, err := dds.Open(domain, cfg)
+	distro, distroFrom, err := chooseDistro(*distroFlag, env.Dir)
+	if err != nil {
+		return err
+	}
+	disc := bridge.ComposeDiscovery(distro, os.Getenv)
+	disc.DistroFrom = distroFrom
+	for _, w := range disc.Warnings { // what rcl and rmw_cyclonedds say in the same case
+		fmt.Fprintf(os.Stderr, "pulse bridge: %s\n", w)
+	}
+	if err := bridge.CheckURI(disc.URI); err != nil {
+		return err
+	}
+	domainFrom := "default"
+	if os.Getenv("ROS_DOMAIN_ID") != "" {
+		domainFrom = "ROS_DOMAIN_ID"
+	}
+	fmt.Fprintf(os.Stderr, "pulse bridge: %s\n", disc.Describe(domain, domainFrom))
+	pub, err := dds.Open(domain, disc.Config)
 	if err != nil {
 		return fmt.Errorf("DDS domain %d: %w", domain, err)
 	}
@@ -126,4 +141,41 @@ func run() error {
 		return err
 	}
 	return nil
+}
+
+// chooseDistro picks whose rules the bridge joins the graph by: --distro,
+// else ROS_DISTRO, else the distro most live probed processes report, else
+// Humble's; and says where it came from.
+func chooseDistro(flagValue, dir string) (distro, from string, err error) {
+	known := map[string]bool{"humble": true, "iron": true, "jazzy": true, "kilted": true, "rolling": true}
+	switch {
+	case flagValue != "":
+		if !known[flagValue] {
+			return "", "", fmt.Errorf("--distro %q: expected humble, jazzy or kilted", flagValue)
+		}
+		return flagValue, "--distro", nil
+	case os.Getenv("ROS_DISTRO") != "":
+		v := os.Getenv("ROS_DISTRO")
+		if known[v] {
+			return v, "ROS_DISTRO", nil
+		}
+		fmt.Fprintf(os.Stderr, "pulse bridge: ROS_DISTRO=%q is not a distro it knows; looking at the probed processes\n", v)
+	}
+	r := segment.NewReader(dir)
+	defer r.Close()
+	if scan, err := r.Scan(); err == nil {
+		votes := map[string]int{}
+		best := ""
+		for _, snap := range scan.Snapshots {
+			if d := snap.Distro.String(); snap.Alive && d != "unknown" {
+				if votes[d]++; votes[d] > votes[best] {
+					best = d
+				}
+			}
+		}
+		if best != "" {
+			return best, "the probed processes", nil
+		}
+	}
+	return "humble", "default: no --distro, ROS_DISTRO or probed process", nil
 }

@@ -20,8 +20,9 @@ its level from the spec's verdicts and stalls). Neither flag: both.
 
 It speaks DDS directly through CycloneDDS, without a ROS install: topics rt/statistics and
 rt/diagnostics, ROS type names, XCDR1, reliable, volatile, keep-last 10. It honours
-ROS_DOMAIN_ID, ROS_LOCALHOST_ONLY (Humble), ROS_AUTOMATIC_DISCOVERY_RANGE (Jazzy+) and
-CYCLONEDDS_URI. The DDS part is a separate binary, pulse-bridge, beside pulse (make bridge).`,
+ROS_DOMAIN_ID, ROS_LOCALHOST_ONLY, ROS_AUTOMATIC_DISCOVERY_RANGE, ROS_STATIC_PEERS and
+CYCLONEDDS_URI as rmw_cyclonedds of --distro does (default ROS_DISTRO, else the probed processes' distro, else
+humble). The DDS part is a separate binary, pulse-bridge, beside pulse (make bridge).`,
 		DisableFlagParsing: true, // pulse-bridge parses its own flags
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {

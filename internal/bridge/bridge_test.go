@@ -103,14 +103,16 @@ func TestDiagnosticsLevels(t *testing.T) {
 	}
 }
 
-func TestEnv(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		m := map[string]string{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return func(k string) string { return m[k] }
+// env is an environment of the given name, value pairs.
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
 	}
+	return func(k string) string { return m[k] }
+}
+
+func TestEnv(t *testing.T) {
 	for _, c := range []struct {
 		env  func(string) string
 		want uint32
@@ -122,24 +124,59 @@ func TestEnv(t *testing.T) {
 			t.Errorf("%v: %d %v", c.env("ROS_DOMAIN_ID"), got, err)
 		}
 	}
+}
+
+// The configuration is rmw_cyclonedds' fragment for the distro's rules, then
+// CYCLONEDDS_URI (never instead of it); rcl's warnings and fallbacks for bad
+// values come with it.
+func TestComposeDiscovery(t *testing.T) {
+	const uri = "file:///etc/cyclonedds.xml"
+	auto := "<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>"
 	for _, c := range []struct {
-		env       func(string) string
-		localhost bool
-		bad       bool
+		distro string
+		env    func(string) string
+		config string
+		warn   string
 	}{
-		{env(), false, false},
-		{env("ROS_LOCALHOST_ONLY", "1"), true, false},
-		{env("ROS_AUTOMATIC_DISCOVERY_RANGE", "localhost"), true, false},
-		{env("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET", "ROS_LOCALHOST_ONLY", "1"), true, false},
-		{env("ROS_LOCALHOST_ONLY", "1", "CYCLONEDDS_URI", "file:///x.xml"), false, false}, // the user's file wins
-		{env("ROS_AUTOMATIC_DISCOVERY_RANGE", "OFF"), false, true},
-		{env("ROS_AUTOMATIC_DISCOVERY_RANGE", "everywhere"), false, true},
-		{env("ROS_LOCALHOST_ONLY", "yes"), false, true},
+		{"humble", env(), "", ""},
+		{"humble", env("ROS_LOCALHOST_ONLY", "0", "CYCLONEDDS_URI", uri), uri, ""},
+		{"humble", env("ROS_LOCALHOST_ONLY", "1", "CYCLONEDDS_URI", uri), humbleLocalhost + uri, ""},
+		{"humble", env("ROS_LOCALHOST_ONLY", "yes"), "", ""}, // Humble's rcl: only "1" enables it
+		{"jazzy", env(), "<CycloneDDS><Domain>" + auto + "</Discovery></Domain></CycloneDDS>,", ""},
+		{"jazzy", env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST", "ROS_STATIC_PEERS", "10.0.0.2;;robot2", "CYCLONEDDS_URI", uri),
+			"<CycloneDDS><Domain><General><AllowMulticast>false</AllowMulticast></General>" + auto +
+				`<Peers><Peer address="localhost"/><Peer address="10.0.0.2"/><Peer address="robot2"/></Peers></Discovery></Domain></CycloneDDS>,` + uri, ""},
+		{"jazzy", env("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET", "ROS_STATIC_PEERS", "127.0.0.1"),
+			"<CycloneDDS><Domain>" + auto + `<Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>,`, ""},
+		{"kilted", env("ROS_AUTOMATIC_DISCOVERY_RANGE", "SYSTEM_DEFAULT", "ROS_STATIC_PEERS", "127.0.0.1", "CYCLONEDDS_URI", uri), uri,
+			"1 static peers were specified, but discovery is set to use the RMW implementation default"},
+		{"jazzy", env("ROS_LOCALHOST_ONLY", "1", "ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET", "ROS_STATIC_PEERS", "10.0.0.2"),
+			"<CycloneDDS><Domain><General><AllowMulticast>false</AllowMulticast></General>" + auto +
+				`<Peers><Peer address="localhost"/></Peers></Discovery></Domain></CycloneDDS>,`, "'localhost_only' is enabled"},
+		{"jazzy", env("ROS_AUTOMATIC_DISCOVERY_RANGE", "everywhere"),
+			"<CycloneDDS><Domain><General><AllowMulticast>false</AllowMulticast></General>" + auto +
+				`<Peers><Peer address="localhost"/></Peers></Discovery></Domain></CycloneDDS>,`,
+			"Invalid value 'everywhere' specified for 'ROS_AUTOMATIC_DISCOVERY_RANGE', assuming localhost only"},
+		{"jazzy", env("ROS_STATIC_PEERS", strings.Repeat("x", 300)), "<CycloneDDS><Domain>" + auto + "</Discovery></Domain></CycloneDDS>,",
+			"is too long (maximum of 255); skipping"},
 	} {
-		cfg, err := DiscoveryConfig(c.env)
-		if (err != nil) != c.bad || (cfg == localhostConfig) != c.localhost {
-			t.Errorf("%v: %q %v", c, cfg, err)
+		d := ComposeDiscovery(c.distro, c.env)
+		warns := strings.Join(d.Warnings, "\n")
+		if d.Config != c.config || (c.warn == "") != (warns == "") || !strings.Contains(warns, c.warn) {
+			t.Errorf("%s %v:\n got %q\nwant %q\nwarnings %q", c.distro, c.env("ROS_AUTOMATIC_DISCOVERY_RANGE"), d.Config, c.config, warns)
 		}
+	}
+	// OFF: multicast off, a tag of this process, no peers (rcl does not read them).
+	d := ComposeDiscovery("jazzy", env("ROS_AUTOMATIC_DISCOVERY_RANGE", "OFF", "ROS_STATIC_PEERS", "127.0.0.1"))
+	if !strings.Contains(d.Config, "<AllowMulticast>false</AllowMulticast>") || !strings.Contains(d.Config, "<ParticipantIndex>none</ParticipantIndex><Tag>ros_discovery_off_") ||
+		strings.Contains(d.Config, "Peer") || len(d.Peers) != 0 {
+		t.Errorf("OFF: %q %v", d.Config, d.Peers)
+	}
+	if err := CheckURI("file:///nonexistent/cyclonedds.xml"); err == nil || !strings.Contains(err.Error(), "/nonexistent/cyclonedds.xml") {
+		t.Errorf("a missing CYCLONEDDS_URI file: %v", err)
+	}
+	if err := CheckURI("<CycloneDDS/>"); err != nil {
+		t.Errorf("inline XML: %v", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -24,36 +25,170 @@ func DomainFromEnv(getenv func(string) string) (uint32, error) {
 	return uint32(v), nil
 }
 
-// localhostConfig is what rmw_cyclonedds generates for localhost-only
-// discovery: no multicast, the loopback peer, automatic participant indexes.
-const localhostConfig = `<CycloneDDS><Domain id="any"><General><Interfaces><NetworkInterface address="127.0.0.1"/></Interfaces>` +
-	`<AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex>` +
-	`<MaxAutoParticipantIndex>32</MaxAutoParticipantIndex><Peers><Peer address="localhost"/></Peers></Discovery></Domain></CycloneDDS>`
+// Discovery is how the bridge joins the ROS graph: the CycloneDDS
+// configuration an rmw_cyclonedds node of the same distro would build from
+// the same environment, and where each part came from.
+type Discovery struct {
+	Distro, DistroFrom string
+	Range, RangeFrom   string // Humble: "localhost only" or "default"; Jazzy on: SUBNET, LOCALHOST, OFF, SYSTEM_DEFAULT
+	Peers              []string
+	PeersFrom          string
+	URI                string   // CYCLONEDDS_URI as set ("" unset)
+	Config             string   // what dds_create_domain gets: rmw's fragment, then CYCLONEDDS_URI
+	Warnings           []string // what rcl and rmw_cyclonedds would warn of, in the same cases
+}
 
-// DiscoveryConfig returns the CycloneDDS configuration the ROS environment
-// asks for: "" to let CycloneDDS read CYCLONEDDS_URI (or its defaults), or
-// the localhost-only configuration for ROS_LOCALHOST_ONLY=1 (Humble) or
-// ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST (Jazzy and later). A CYCLONEDDS_URI
-// the user set always wins, as in rmw_cyclonedds.
-func DiscoveryConfig(getenv func(string) string) (string, error) {
-	if getenv("CYCLONEDDS_URI") != "" {
-		return "", nil
+// humbleLocalhost is rmw_cyclonedds' fragment for ROS_LOCALHOST_ONLY=1 on
+// Humble (rmw_node.cpp, check_create_domain, humble branch): bind the
+// domain to the loopback interface.
+const humbleLocalhost = `<CycloneDDS><Domain><General><Interfaces><NetworkInterface address="127.0.0.1"/>` +
+	`</Interfaces></General></Domain></CycloneDDS>,`
+
+// maxPeerLength is RMW_DISCOVERY_OPTIONS_STATIC_PEERS_MAX_LENGTH - 1.
+const maxPeerLength = 255
+
+// ComposeDiscovery builds the configuration by the rules of distro
+// ("humble", or "jazzy"/"kilted" and later), as rcl reads the environment
+// (rcl init.c, localhost.c, discovery_options.c) and rmw_cyclonedds turns
+// the result into a CycloneDDS configuration (check_create_domain), which
+// CycloneDDS merges with CYCLONEDDS_URI. A value rcl warns about gets the
+// same warning and the same fallback.
+func ComposeDiscovery(distro string, getenv func(string) string) Discovery {
+	d := Discovery{Distro: distro, URI: getenv("CYCLONEDDS_URI")}
+	localhost := getenv("ROS_LOCALHOST_ONLY")
+	if distro == "humble" {
+		d.Range, d.RangeFrom = "default", "default"
+		if localhost == "1" {
+			d.Range, d.RangeFrom = "localhost only", "ROS_LOCALHOST_ONLY"
+			d.Config = humbleLocalhost
+		}
+		d.Config += d.URI
+		return d
 	}
-	switch r := strings.ToUpper(strings.TrimSpace(getenv("ROS_AUTOMATIC_DISCOVERY_RANGE"))); r {
+	// Jazzy and later: ROS_LOCALHOST_ONLY is deprecated, and when it is 1
+	// it overrides the range and drops the static peers.
+	if localhost != "" {
+		d.Warnings = append(d.Warnings, "ROS_LOCALHOST_ONLY is deprecated but still honored if it is enabled. "+
+			"Use ROS_AUTOMATIC_DISCOVERY_RANGE and ROS_STATIC_PEERS instead.")
+	}
+	if localhost == "1" {
+		d.Warnings = append(d.Warnings, "'localhost_only' is enabled, 'automatic_discovery_range' and 'static_peers' will be ignored.")
+		d.Range, d.RangeFrom = "LOCALHOST", "ROS_LOCALHOST_ONLY"
+	} else {
+		if localhost != "" {
+			d.Warnings = append(d.Warnings, "'localhost_only' is disabled, 'automatic_discovery_range' and 'static_peers' will be used.")
+		}
+		switch v := getenv("ROS_AUTOMATIC_DISCOVERY_RANGE"); v {
+		case "":
+			d.Range, d.RangeFrom = "SUBNET", "default"
+		case "OFF", "LOCALHOST", "SUBNET", "SYSTEM_DEFAULT":
+			d.Range, d.RangeFrom = v, "ROS_AUTOMATIC_DISCOVERY_RANGE"
+		default:
+			d.Warnings = append(d.Warnings, fmt.Sprintf("Invalid value '%s' specified for 'ROS_AUTOMATIC_DISCOVERY_RANGE', assuming localhost only", v))
+			d.Range, d.RangeFrom = "LOCALHOST", "ROS_AUTOMATIC_DISCOVERY_RANGE (invalid)"
+		}
+		if d.Range != "OFF" { // rcl reads no peers for OFF
+			for _, p := range strings.Split(getenv("ROS_STATIC_PEERS"), ";") {
+				switch {
+				case p == "":
+				case len(p) > maxPeerLength:
+					d.Warnings = append(d.Warnings, fmt.Sprintf("Static peer %.40s… specified to 'ROS_STATIC_PEERS' is too long (maximum of %d); skipping", p, maxPeerLength))
+				default:
+					d.Peers = append(d.Peers, p)
+				}
+			}
+			if len(d.Peers) > 0 {
+				d.PeersFrom = "ROS_STATIC_PEERS"
+			}
+		}
+	}
+	localhostPeer, staticPeers, noMulticast := false, false, false
+	switch d.Range {
+	case "SUBNET":
+		staticPeers = true
+	case "SYSTEM_DEFAULT":
+		if len(d.Peers) > 0 {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("%d static peers were specified, but discovery is set to use the RMW "+
+				"implementation default, so these static peers will be ignored.", len(d.Peers)))
+		}
 	case "LOCALHOST":
-		return localhostConfig, nil
+		localhostPeer, staticPeers, noMulticast = true, true, true
 	case "OFF":
-		return "", fmt.Errorf("ROS_AUTOMATIC_DISCOVERY_RANGE=OFF: discovery is off, no ROS tool could see the bridge")
-	case "", "SUBNET", "SYSTEM_DEFAULT":
-	default:
-		return "", fmt.Errorf("ROS_AUTOMATIC_DISCOVERY_RANGE=%q: expected SUBNET, LOCALHOST, OFF or SYSTEM_DEFAULT", r)
+		noMulticast = true
 	}
-	switch strings.TrimSpace(getenv("ROS_LOCALHOST_ONLY")) {
-	case "1":
-		return localhostConfig, nil
-	case "", "0":
-		return "", nil
-	default:
-		return "", fmt.Errorf("ROS_LOCALHOST_ONLY=%q: expected 0 or 1", getenv("ROS_LOCALHOST_ONLY"))
+	if !staticPeers {
+		d.Peers, d.PeersFrom = nil, ""
 	}
+	if localhostPeer || staticPeers || noMulticast {
+		var b strings.Builder
+		b.WriteString("<CycloneDDS><Domain>")
+		if noMulticast {
+			b.WriteString("<General><AllowMulticast>false</AllowMulticast></General>")
+		}
+		if noMulticast && !localhostPeer && !staticPeers {
+			// OFF: a tag no other process has, so nothing is discovered automatically.
+			fmt.Fprintf(&b, "<Discovery><ParticipantIndex>none</ParticipantIndex><Tag>ros_discovery_off_%d</Tag>", os.Getpid())
+		} else {
+			b.WriteString("<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>")
+		}
+		if localhostPeer || len(d.Peers) > 0 {
+			b.WriteString("<Peers>")
+			if localhostPeer {
+				b.WriteString(`<Peer address="localhost"/>`)
+			}
+			for _, p := range d.Peers {
+				fmt.Fprintf(&b, `<Peer address="%s"/>`, xmlEscape(p))
+			}
+			b.WriteString("</Peers>")
+		}
+		b.WriteString("</Discovery></Domain></CycloneDDS>,")
+		d.Config = b.String()
+	}
+	d.Config += d.URI
+	return d
+}
+
+func xmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;").Replace(s)
+}
+
+// CheckURI refuses a CYCLONEDDS_URI that names a file that cannot be read:
+// CycloneDDS would stop with a vague error (and a ROS node would not start).
+func CheckURI(uri string) error {
+	for _, part := range strings.Split(uri, ",") {
+		part = strings.TrimSpace(part)
+		if !strings.HasPrefix(part, "file://") {
+			continue // inline XML, or empty
+		}
+		path := strings.TrimPrefix(part, "file://")
+		if _, err := os.ReadFile(path); err != nil {
+			return fmt.Errorf("CYCLONEDDS_URI names %s: %v", path, err)
+		}
+	}
+	return nil
+}
+
+// Describe is the one line the bridge prints at start: the domain, the
+// distro's rules, the discovery range, the peers, the interfaces, and
+// where each came from.
+func (d Discovery) Describe(domain uint32, domainFrom string) string {
+	peers := "none"
+	if len(d.Peers) > 0 {
+		peers = strings.Join(d.Peers, ",") + " (from " + d.PeersFrom + ")"
+	}
+	iface := "CycloneDDS's choice"
+	switch {
+	case d.Distro == "humble" && d.Range == "localhost only":
+		iface = "127.0.0.1 (rmw_cyclonedds, ROS_LOCALHOST_ONLY=1)"
+	case d.Range == "LOCALHOST":
+		iface = "CycloneDDS's choice, no multicast, peer localhost"
+	case d.Range == "OFF":
+		iface = "CycloneDDS's choice, no multicast, no discovery"
+	}
+	uri := "unset"
+	if d.URI != "" {
+		uri = d.URI
+	}
+	return fmt.Sprintf("domain %d (from %s); %s rules (from %s); discovery range %s (from %s); static peers %s; interfaces %s; CYCLONEDDS_URI %s",
+		domain, domainFrom, d.Distro, d.DistroFrom, d.Range, d.RangeFrom, peers, iface, uri)
 }

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rmwCyclone is the CycloneDDS configuration an rmw_cyclonedds node builds
+// for a row's environment, written out by hand from rmw_cyclonedds_cpp
+// src/rmw_node.cpp, check_create_domain (humble and jazzy branches), with the
+// discovery options rcl derives on Jazzy (rcl src/rcl/init.c, localhost.c,
+// discovery_options.c). It deliberately does not call the bridge's code: the
+// subscriber stands where a ROS node stands. The node's configuration is
+// this fragment followed by CYCLONEDDS_URI.
+const (
+	// Humble, ROS_LOCALHOST_ONLY=1: the domain on the loopback interface.
+	humbleLocalhostFragment = `<CycloneDDS><Domain><General><Interfaces><NetworkInterface address="127.0.0.1"/></Interfaces></General></Domain></CycloneDDS>,`
+	// Jazzy, range LOCALHOST (or the deprecated ROS_LOCALHOST_ONLY=1): no
+	// multicast, automatic participant indexes, localhost as a static peer.
+	jazzyLocalhostFragment = `<CycloneDDS><Domain><General><AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex><Peers><Peer address="localhost"/></Peers></Discovery></Domain></CycloneDDS>,`
+	jazzyLocalhostPeerFragment = `<CycloneDDS><Domain><General><AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex><Peers><Peer address="localhost"/><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>,`
+	// Jazzy, range SUBNET: multicast as CycloneDDS does it, the static peers added.
+	jazzySubnetFragment     = `<CycloneDDS><Domain><Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex></Discovery></Domain></CycloneDDS>,`
+	jazzySubnetPeerFragment = `<CycloneDDS><Domain><Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex><Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>,`
+)
+
+// jazzyOffFragment: range OFF, no multicast, a tag of the node's own pid (so
+// no other process discovers it), peers ignored.
+func jazzyOffFragment(pid int) string {
+	return fmt.Sprintf(`<CycloneDDS><Domain><General><AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>none</ParticipantIndex><Tag>ros_discovery_off_%d</Tag></Discovery></Domain></CycloneDDS>,`, pid)
+}
+
+// multicastInterface reports whether the host has an interface other than
+// loopback that is up and can multicast (what the default ranges use).
+func multicastInterface() bool {
+	ifs, _ := net.Interfaces()
+	for _, i := range ifs {
+		if i.Flags&net.FlagUp != 0 && i.Flags&net.FlagMulticast != 0 && i.Flags&net.FlagLoopback == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// pulse bridge is heard by a node that configures CycloneDDS by
+// rmw_cyclonedds' rules, in every discovery setup Humble and Jazzy offer:
+// /statistics rates within 2 % of the graph, or, where the range makes two
+// participants on one host deaf to each other by design (OFF), nothing and
+// no error.
+func TestBridgeDiscoveryMatrix(t *testing.T) {
+	pulse, _, _ := bin(t)
+	if _, err := os.Stat(filepath.Join(filepath.Dir(pulse), "pulse-bridge")); err != nil {
+		t.Fatal("pulse-bridge is not built: apt-get install cyclonedds-dev cyclonedds-tools, then make bridge")
+	}
+	dir := t.TempDir()
+	// The usual file of a host whose loopback has no multicast (and of
+	// containers): no multicast, automatic participant indexes, the unicast
+	// peer 127.0.0.1. It names no interface: with ROS_LOCALHOST_ONLY=1 Humble's
+	// rmw names 127.0.0.1, and CycloneDDS refuses an interface named twice.
+	noMulticastPath := filepath.Join(dir, "no-multicast.xml")
+	os.WriteFile(noMulticastPath, []byte(`<CycloneDDS><Domain id="any"><General><AllowMulticast>false</AllowMulticast></General>`+
+		`<Discovery><ParticipantIndex>auto</ParticipantIndex><Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>`), 0o600)
+	noMulticast := "file://" + noMulticastPath
+	graph, segs := startGraph(t, dir, "demo", "200")
+	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
+	loMulticast := false
+	if ifc, err := net.InterfaceByName("lo"); err == nil {
+		loMulticast = ifc.Flags&net.FlagMulticast != 0
+	}
+	subPid := os.Getpid() // OFF rows: the tag is the node's own pid; any pid but the bridge's stands for it
+	rows := []struct {
+		name, distro string
+		env          []string
+		fragment     func() string
+		heard        bool
+		needs        string // "multicast" on a non-loopback interface, or "lo-multicast"
+	}{
+		{"humble default", "humble", nil, func() string { return "" }, true, "multicast"},
+		{"humble default, no-multicast file", "humble", []string{"CYCLONEDDS_URI=" + noMulticast}, func() string { return "" }, true, ""},
+		{"humble LOCALHOST_ONLY=0", "humble", []string{"ROS_LOCALHOST_ONLY=0"}, func() string { return "" }, true, "multicast"},
+		{"humble LOCALHOST_ONLY=0, no-multicast file", "humble", []string{"ROS_LOCALHOST_ONLY=0", "CYCLONEDDS_URI=" + noMulticast},
+			func() string { return "" }, true, ""},
+		{"humble LOCALHOST_ONLY=1", "humble", []string{"ROS_LOCALHOST_ONLY=1"}, func() string { return humbleLocalhostFragment }, true, "lo-multicast"},
+		{"humble LOCALHOST_ONLY=1, no-multicast file", "humble", []string{"ROS_LOCALHOST_ONLY=1", "CYCLONEDDS_URI=" + noMulticast},
+			func() string { return humbleLocalhostFragment }, true, ""},
+		{"jazzy LOCALHOST", "jazzy", []string{"ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"}, func() string { return jazzyLocalhostFragment }, true, ""},
+		{"jazzy LOCALHOST, peer", "jazzy", []string{"ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST", "ROS_STATIC_PEERS=127.0.0.1"},
+			func() string { return jazzyLocalhostPeerFragment }, true, ""},
+		{"jazzy SUBNET", "jazzy", []string{"ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET"}, func() string { return jazzySubnetFragment }, true, "multicast"},
+		{"jazzy SUBNET, peer", "jazzy", []string{"ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET", "ROS_STATIC_PEERS=127.0.0.1"},
+			func() string { return jazzySubnetPeerFragment }, true, "multicast"},
+		{"jazzy OFF", "jazzy", []string{"ROS_AUTOMATIC_DISCOVERY_RANGE=OFF"}, func() string { return jazzyOffFragment(subPid) }, false, ""},
+		{"jazzy OFF, peer", "jazzy", []string{"ROS_AUTOMATIC_DISCOVERY_RANGE=OFF", "ROS_STATIC_PEERS=127.0.0.1"},
+			func() string { return jazzyOffFragment(subPid) }, false, ""},
+		{"jazzy deprecated LOCALHOST_ONLY=1", "jazzy", []string{"ROS_LOCALHOST_ONLY=1"}, func() string { return jazzyLocalhostFragment }, true, ""},
+	}
+	want := map[string]float64{"/scan": 10, "/camera/image": 30, "/cmd_vel": 20, "/tf": 50, "/odom": 50}
+	for i, r := range rows {
+		t.Run(strings.NewReplacer(" ", "_", ",", "").Replace(r.name), func(t *testing.T) {
+			switch {
+			case r.needs == "multicast" && !multicastInterface():
+				t.Skip("this host has no multicast interface besides loopback: the default range cannot discover here")
+			case r.needs == "lo-multicast" && !loMulticast:
+				t.Skip("loopback has no multicast on this host: ROS nodes bound to 127.0.0.1 without peers cannot discover each other here either")
+			}
+			domain := fmt.Sprint(110 + (os.Getpid()+i)%100)
+			base := append(os.Environ(), "ROS_DOMAIN_ID="+domain)
+			for _, k := range []string{"CYCLONEDDS_URI", "ROS_LOCALHOST_ONLY", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_STATIC_PEERS"} {
+				base = append(base, k+"=")
+			}
+			user := append(append([]string(nil), base...), r.env...)
+			// 2 s windows: one message more or less is within 1 % of a 50 Hz topic.
+			br := exec.Command(pulse, "bridge", "--distro", r.distro, "--period", "2s", "--statistics")
+			br.Env = append(user, "ROS_PULSE_DIR="+segs)
+			var brErr bytes.Buffer
+			br.Stderr = &brErr
+			if err := br.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { br.Process.Signal(os.Interrupt); br.Wait() }()
+			// The subscriber: the same user environment, configured by the table.
+			uri := ""
+			for _, kv := range r.env {
+				if v, ok := strings.CutPrefix(kv, "CYCLONEDDS_URI="); ok {
+					uri = v
+				}
+			}
+			msgs := subscribe(t, append(base, "CYCLONEDDS_URI="+r.fragment()+uri), 5*time.Second, false)
+			rates := map[string]float64{}
+			for _, m := range msgs {
+				if m.Topic == "statistics" && m.Unit == "Hz" && m.Points[0][1] != nil {
+					rates[m.Metric] = *m.Points[0][1] // the newest, per topic (sources of one topic agree on these)
+				}
+			}
+			if !r.heard {
+				if len(msgs) != 0 || strings.Contains(brErr.String(), "error") {
+					t.Errorf("OFF: received %d messages (want none, by design); bridge stderr:\n%s", len(msgs), brErr.String())
+				}
+				return
+			}
+			for topic, hz := range want {
+				if got, ok := rates[topic]; !ok || math.Abs(got-hz) > 0.02*hz {
+					t.Errorf("%s: /statistics %.3f Hz (received: %v), configured %g; %d messages\nbridge stderr:\n%s", topic, got, ok, hz, len(msgs), brErr.String())
+				}
+			}
+		})
+	}
+}
+
+// Bad discovery input: what rcl warns about gets its warning and its
+// fallback, once; what stops a ROS node stops the bridge with one line and
+// exit 2. The start line says where each setting came from.
+func TestBridgeDiscoveryInput(t *testing.T) {
+	pulse, _, _ := bin(t)
+	run := func(env ...string) (int, string) {
+		c := exec.Command(pulse, "bridge", "--distro", "jazzy", "--for", "1s", "--period", "500ms")
+		c.Env = append(os.Environ(), append([]string{"ROS_PULSE_DIR=" + t.TempDir(), "CYCLONEDDS_URI=", "ROS_LOCALHOST_ONLY=",
+			"ROS_AUTOMATIC_DISCOVERY_RANGE=", "ROS_STATIC_PEERS=", fmt.Sprintf("ROS_DOMAIN_ID=%d", 120+os.Getpid()%100)}, env...)...)
+		out, err := c.CombinedOutput()
+		return exitCode(err), string(out)
+	}
+	code, out := run("ROS_AUTOMATIC_DISCOVERY_RANGE=everywhere", "ROS_STATIC_PEERS=127.0.0.1;"+strings.Repeat("p", 300))
+	if code != 0 || strings.Count(out, "Invalid value 'everywhere' specified for 'ROS_AUTOMATIC_DISCOVERY_RANGE', assuming localhost only") != 1 ||
+		strings.Count(out, "specified to 'ROS_STATIC_PEERS' is too long (maximum of 255); skipping") != 1 ||
+		!strings.Contains(out, "jazzy rules (from --distro); discovery range LOCALHOST (from ROS_AUTOMATIC_DISCOVERY_RANGE (invalid)); static peers 127.0.0.1 (from ROS_STATIC_PEERS)") {
+		t.Errorf("an unknown range and an overlong peer: exit %d\n%s", code, out)
+	}
+	if code, out = run("CYCLONEDDS_URI=file:///nonexistent/cyclonedds.xml"); code != 2 ||
+		strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.Contains(out, "CYCLONEDDS_URI names /nonexistent/cyclonedds.xml") {
+		t.Errorf("a missing CYCLONEDDS_URI file: exit %d\n%s", code, out)
+	}
+	if code, out = run("ROS_DOMAIN_ID=300"); code != 2 || !strings.Contains(out, `ROS_DOMAIN_ID="300": must be a whole number from 0 to 232`) {
+		t.Errorf("a bad ROS_DOMAIN_ID: exit %d\n%s", code, out)
+	}
+}
