@@ -25,7 +25,7 @@ const (
 	humbleLocalhostFragment = `<CycloneDDS><Domain><General><Interfaces><NetworkInterface address="127.0.0.1"/></Interfaces></General></Domain></CycloneDDS>,`
 	// Jazzy, range LOCALHOST (or the deprecated ROS_LOCALHOST_ONLY=1): no
 	// multicast, automatic participant indexes, localhost as a static peer.
-	jazzyLocalhostFragment = `<CycloneDDS><Domain><General><AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex><Peers><Peer address="localhost"/></Peers></Discovery></Domain></CycloneDDS>,`
+	jazzyLocalhostFragment     = `<CycloneDDS><Domain><General><AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex><Peers><Peer address="localhost"/></Peers></Discovery></Domain></CycloneDDS>,`
 	jazzyLocalhostPeerFragment = `<CycloneDDS><Domain><General><AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex><Peers><Peer address="localhost"/><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>,`
 	// Jazzy, range SUBNET: multicast as CycloneDDS does it, the static peers added.
 	jazzySubnetFragment     = `<CycloneDDS><Domain><Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex></Discovery></Domain></CycloneDDS>,`
