@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -83,7 +84,14 @@ func run() error {
 	if os.Getenv("ROS_DOMAIN_ID") != "" {
 		domainFrom = "ROS_DOMAIN_ID"
 	}
-	fmt.Fprintf(os.Stderr, "pulse bridge: %s\n", disc.Describe(domain, domainFrom))
+	described := disc.Describe(domain, domainFrom)
+	fmt.Fprintf(os.Stderr, "pulse bridge: %s\n", described)
+	// pulse doctor shows the same while the bridge runs.
+	if st, err := bridge.WriteStatus(env.Dir, strings.Join(append(disc.Warnings, described), "\n")); err != nil {
+		fmt.Fprintf(os.Stderr, "pulse bridge: cannot leave a status for pulse doctor in %s: %v\n", env.Dir, err)
+	} else {
+		defer st.Close()
+	}
 	pub, err := dds.Open(domain, disc.Config)
 	if err != nil {
 		return fmt.Errorf("DDS domain %d: %w", domain, err)

@@ -181,3 +181,34 @@ func TestBridgeDiscoveryInput(t *testing.T) {
 		t.Errorf("a bad ROS_DOMAIN_ID: exit %d\n%s", code, out)
 	}
 }
+
+// pulse doctor shows how a running bridge joined the graph: the same
+// warnings and start line it printed; nothing once it stopped.
+func TestDoctorShowsTheBridge(t *testing.T) {
+	pulse, _, _ := bin(t)
+	dir := t.TempDir()
+	br := exec.Command(pulse, "bridge", "--distro", "jazzy", "--for", "3s", "--dir", dir)
+	br.Env = append(os.Environ(), "ROS_AUTOMATIC_DISCOVERY_RANGE=bogus", "ROS_STATIC_PEERS=", "ROS_LOCALHOST_ONLY=", "CYCLONEDDS_URI=",
+		fmt.Sprintf("ROS_DOMAIN_ID=%d", 130+os.Getpid()%90))
+	if err := br.Start(); err != nil {
+		t.Fatal(err)
+	}
+	doctor := func() string {
+		out, _ := pulseCmd(t, "doctor", "--dir", dir).Output()
+		return string(out)
+	}
+	var out string
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if out = doctor(); strings.Contains(out, "bridge pid") {
+			break
+		}
+	}
+	want := fmt.Sprintf("bridge pid %d running: Invalid value 'bogus' specified for 'ROS_AUTOMATIC_DISCOVERY_RANGE', assuming localhost only", br.Process.Pid)
+	if !strings.Contains(out, want) || !strings.Contains(out, "jazzy rules (from --distro); discovery range LOCALHOST") {
+		t.Errorf("doctor while the bridge runs:\n%s", out)
+	}
+	br.Wait()
+	if out = doctor(); strings.Contains(out, "bridge pid") {
+		t.Errorf("doctor after the bridge stopped:\n%s", out)
+	}
+}

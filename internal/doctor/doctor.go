@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"ros2_pulse/internal/bridge"
 	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/window"
 	"ros2_pulse/probe"
@@ -207,6 +208,13 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 		if s.DroppedEndpoints > 0 {
 			fmt.Fprintf(out, "         %d endpoints did not fit the segment (raise ROS_PULSE_MAX_ENDPOINTS)\n", s.DroppedEndpoints)
 		}
+	}
+	for _, b := range bridge.ReadStatuses(dir) {
+		state := "running"
+		if !b.Alive {
+			state = "exited (stale status file)"
+		}
+		fmt.Fprintf(out, "  bridge pid %d %s: %s\n", b.Pid, state, strings.ReplaceAll(b.Text, "\n", "\n         "))
 	}
 	for _, st := range scan.Stale {
 		fmt.Fprintf(out, "  stale  pid %-7d exited %s ago (over --retain %v): removable; the next pulse record, export, top, check or cpu of its user removes it  %s\n",

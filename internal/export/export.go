@@ -115,6 +115,8 @@ type Collector struct {
 	seen     map[string]*series    // by segment key + endpoint + side
 	gone     map[string]*aggregate // per topic: what vanished endpoints had counted
 	scrape   uint64                // scrapes so far: series not read in this one are gone
+	pending  map[string]*merged    // this scrape's per-endpoint series, merged by labels
+	order    []string
 	verdicts *verdicts
 	empty    segment.EmptyNotice
 }
@@ -128,7 +130,7 @@ func New(opt Options) (*Collector, error) {
 	reader := segment.NewReader(opt.Dir)
 	reader.Retain(opt.Retain, true) // its last counts were scraped for Retain; per-topic sums keep them
 	return &Collector{opt: opt, d: newDescs(opt.PerTopic), started: segment.NowMono(), reader: reader, cpu: r,
-		seen: map[string]*series{}, gone: map[string]*aggregate{},
+		seen: map[string]*series{}, gone: map[string]*aggregate{}, pending: map[string]*merged{},
 		empty: segment.EmptyNotice{Msg: opt.Empty}}, nil
 }
 
@@ -182,6 +184,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		c.process(ch, s, scan.Mono, now, aggs)
 	}
+	c.flush(ch)
 	if c.opt.Retain >= 0 {
 		_, _ = segment.SweepRuns(c.opt.Dir, c.opt.Retain) // what ended runs left, as for exited processes above
 	}
@@ -315,7 +318,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 				agg.vals[0] += v - st.baseAt(0)
 				continue
 			}
-			emit(ch, c.d.messages, prometheus.CounterValue, v, created(e), e.Name, node, pid, side, sd.transport)
+			c.merge(c.d.messages, prometheus.CounterValue, v, nil, created(e), e.Name, node, pid, side, sd.transport)
 		}
 		if e.Kind == segment.KindPublisher && !pubHidden {
 			v := float64(max(e.Counts[segment.SlotInter], e.Counts[segment.SlotIntra]))
@@ -327,7 +330,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 			if agg != nil {
 				agg.vals[0] += v - st.baseAt(0)
 			} else {
-				emit(ch, c.d.published, prometheus.CounterValue, v, created(e), e.Name, node, pid)
+				c.merge(c.d.published, prometheus.CounterValue, v, nil, created(e), e.Name, node, pid)
 			}
 		}
 		if e.Gap != nil && e.Gap.LastMono != 0 {
@@ -352,7 +355,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 					a.vals[i] += v - st.baseAt(i)
 				}
 			} else {
-				ch <- gapHistogram(h.desc, vals, created(e), e.Name, node, pid, side)
+				c.merge(h.desc, prometheus.UntypedValue, 0, vals, created(e), e.Name, node, pid, side)
 			}
 		}
 		if !math.IsNaN(ages) {
@@ -360,7 +363,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 				a := getAgg(aggs, "age", e.Name, side)
 				a.ageS = minNaN(a.ageS, ages)
 			} else {
-				emit(ch, c.d.lastAge, prometheus.GaugeValue, ages, time.Time{}, e.Name, node, pid, side)
+				c.merge(c.d.lastAge, prometheus.GaugeValue, ages, nil, time.Time{}, e.Name, node, pid, side)
 			}
 		}
 	}
@@ -463,6 +466,58 @@ func (c *Collector) emitAggregates(ch chan<- prometheus.Metric, aggs map[string]
 
 // emit sends one metric. Label values from a segment are whatever a process
 // wrote: invalid UTF-8 is replaced, so one hostile name cannot fail a scrape.
+// merged is one series of a scrape that several endpoints may share: two
+// publishers of one topic in one node (legal in ROS) have the same labels,
+// and a family may hold each label set once. Counters and histograms add
+// up; the age gauge keeps the youngest.
+type merged struct {
+	desc    *prometheus.Desc
+	vt      prometheus.ValueType
+	v       float64
+	hist    []float64 // a gap or latency histogram (vals as gapValues reads them)
+	created time.Time
+	labels  []string
+}
+
+// merge adds an endpoint's sample to this scrape's series of its labels.
+func (c *Collector) merge(d *prometheus.Desc, vt prometheus.ValueType, v float64, hist []float64, created time.Time, labels ...string) {
+	key := d.String() + "\x00" + strings.Join(labels, "\x00")
+	m := c.pending[key]
+	if m == nil {
+		c.pending[key] = &merged{desc: d, vt: vt, v: v, hist: append([]float64(nil), hist...), created: created, labels: labels}
+		c.order = append(c.order, key)
+		return
+	}
+	switch {
+	case hist != nil:
+		for i := range hist {
+			if i < len(m.hist) {
+				m.hist[i] += hist[i]
+			}
+		}
+	case vt == prometheus.GaugeValue:
+		m.v = math.Min(m.v, v)
+	default:
+		m.v += v
+	}
+	if !created.IsZero() && (m.created.IsZero() || created.Before(m.created)) {
+		m.created = created
+	}
+}
+
+// flush sends this scrape's merged series.
+func (c *Collector) flush(ch chan<- prometheus.Metric) {
+	for _, key := range c.order {
+		m := c.pending[key]
+		if m.hist != nil {
+			ch <- gapHistogram(m.desc, m.hist, m.created, m.labels...)
+		} else {
+			emit(ch, m.desc, m.vt, m.v, m.created, m.labels...)
+		}
+	}
+	c.pending, c.order = map[string]*merged{}, c.order[:0]
+}
+
 func emit(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueType, v float64, created time.Time, labels ...string) {
 	for i, l := range labels {
 		if !utf8.ValidString(l) {

@@ -289,3 +289,29 @@ func TestSpecVerdicts(t *testing.T) {
 		t.Error("an unbounded max_hz is exported")
 	}
 }
+
+// Two publishers of one topic in one node (legal in ROS) share every label:
+// the family holds one series, their sum, and the scrape does not fail.
+func TestSameLabelsMerge(t *testing.T) {
+	dir := t.TempDir()
+	err := segment.WriteSynthetic(filepath.Join(dir, "9.0.pulse"), segment.SyntheticSpec{Pid: 9, StartMono: 1, Exe: "/x", Nodes: []string{"/n"},
+		Endpoints: []segment.SyntheticEndpoint{
+			{Kind: segment.KindPublisher, Name: "/t", Node: 0, Counts: [4]uint64{5, 0, 0, 0}},
+			{Kind: segment.KindPublisher, Name: "/t", Node: 0, Counts: [4]uint64{7, 0, 0, 0}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Options{Dir: dir, Retain: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	f := gather(t, c) // a pedantic registry: a duplicate series fails it
+	if v, ok := find(t, f, "ros2_pulse_messages_total", map[string]string{"topic": "/t", "side": "pub", "transport": "inter"}); !ok || v != 12 {
+		t.Errorf("merged counter: %v %v", v, ok)
+	}
+	if v, _ := find(t, f, "ros2_pulse_published_messages_total", map[string]string{"topic": "/t"}); v != 12 {
+		t.Errorf("merged published: %v", v)
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"ros2_pulse/internal/export"
 	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/window"
 )
@@ -65,6 +68,13 @@ func TestEndpointChurnNeverFillsTheSegment(t *testing.T) {
 			if chatterRecv+2 < chatterPub || chatterRecv > chatterPub {
 				t.Errorf("/late_chatter: %d delivered of %d published", chatterRecv, chatterPub)
 			}
+			// The exporter's counters are the same counts, and it drops nothing either.
+			got := exported(t, g.dir)
+			subs := endpoints(s, segment.KindSubscription, "/late_chatter")
+			if len(subs) != 1 || got["/late_chatter pub"] != float64(chatterPub) || got["/late_chatter recv"] != float64(subs[0].Counts[segment.SlotInter]) ||
+				got["dropped"] != 0 {
+				t.Errorf("export: %v; windows %d published, subscription %+v", got, chatterPub, subs)
+			}
 		})
 	}
 }
@@ -74,6 +84,39 @@ func endpointsOfKind(s *segment.Snapshot, k segment.Kind) []segment.Endpoint {
 	for _, e := range s.Endpoints {
 		if e.Kind == k {
 			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// exported scrapes a pulse export collector of dir once: the message counters
+// summed per "topic side", and the dropped endpoints.
+func exported(t *testing.T, dir string) map[string]float64 {
+	t.Helper()
+	c, err := export.New(export.Options{Dir: dir, Retain: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.Metric {
+			labels := map[string]string{}
+			for _, l := range m.Label {
+				labels[l.GetName()] = l.GetValue()
+			}
+			switch mf.GetName() {
+			case "ros2_pulse_messages_total":
+				out[labels["topic"]+" "+labels["side"]] += m.Counter.GetValue()
+			case "ros2_pulse_dropped_endpoints_total":
+				out["dropped"] += m.Counter.GetValue()
+			}
 		}
 	}
 	return out
