@@ -56,10 +56,7 @@ func multicastInterface() bool {
 // participants on one host deaf to each other by design (OFF), nothing and
 // no error.
 func TestBridgeDiscoveryMatrix(t *testing.T) {
-	pulse, _, _ := bin(t)
-	if _, err := os.Stat(filepath.Join(filepath.Dir(pulse), "pulse-bridge")); err != nil {
-		t.Fatal("pulse-bridge is not built: apt-get install cyclonedds-dev cyclonedds-tools, then make bridge")
-	}
+	pulse := needBridge(t)
 	dir := t.TempDir()
 	// The usual file of a host whose loopback has no multicast (and of
 	// containers): no multicast, automatic participant indexes, the unicast

@@ -14,6 +14,16 @@ import (
 	"time"
 )
 
+// needBridge returns pulse, failing the test when pulse-bridge (the DDS part) was not built.
+func needBridge(t *testing.T) string {
+	t.Helper()
+	pulse, _, _ := bin(t)
+	if _, err := os.Stat(filepath.Join(filepath.Dir(pulse), "pulse-bridge")); err != nil {
+		t.Fatal("pulse-bridge is not built: apt-get install cyclonedds-dev cyclonedds-tools, then make bridge")
+	}
+	return pulse
+}
+
 // loopbackDDS writes a CycloneDDS configuration that keeps discovery on
 // loopback: no multicast (lo has none here), the unicast peer 127.0.0.1.
 func loopbackDDS(t *testing.T, dir string) string {
@@ -86,10 +96,7 @@ func level(msgs []subMsg, name string) []int {
 // level, the bridge outlives its subscriber going away and coming back, and a
 // bad ROS_DOMAIN_ID is one clear error.
 func TestBridgeOverRealDDS(t *testing.T) {
-	pulse, _, _ := bin(t)
-	if _, err := os.Stat(filepath.Join(filepath.Dir(pulse), "pulse-bridge")); err != nil {
-		t.Fatal("pulse-bridge is not built: apt-get install cyclonedds-dev cyclonedds-tools, then make bridge")
-	}
+	pulse := needBridge(t)
 	dir := t.TempDir()
 	domain := 100 + os.Getpid()%100 // apart from other runs on this machine
 	ddsEnv := append(os.Environ(), "CYCLONEDDS_URI="+loopbackDDS(t, dir), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
