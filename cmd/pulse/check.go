@@ -184,7 +184,7 @@ func checkLogs(stdout io.Writer, s *spec.Spec, paths []string, skipLast bool) er
 		logs = append(logs, res.Windows)
 	}
 	var t tally
-	noGap := map[string]bool{}
+	explained := map[string]bool{}
 	for _, m := range health.JudgeRuns(s, logs, skipLast) {
 		if !m.Judged {
 			continue
@@ -198,8 +198,8 @@ func checkLogs(stdout io.Writer, s *spec.Spec, paths []string, skipLast bool) er
 			fmt.Fprintln(stdout, line)
 		}
 		for _, w := range m.Warns {
-			if what := w.Topic + w.Node; w.Kind == health.CannotJudge && !noGap[what+w.Metric] {
-				noGap[what+w.Metric] = true
+			if what := w.Topic + w.Node; w.Kind == health.CannotJudge && !explained[what+w.Metric] {
+				explained[what+w.Metric] = true
 				fmt.Fprintf(os.Stderr, "pulse: the spec's %s rule for %s cannot be judged from the logs: %s\n", w.Metric, what, w.Why())
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"ros2_pulse/internal/segment"
 )
 
 // A running bridge leaves how it joined the graph in the segment directory,
@@ -23,14 +23,8 @@ func WriteStatus(dir, text string) (*StatusFile, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, statusPrefix+strconv.Itoa(os.Getpid())+statusSuffix)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	f, err := segment.CreateLocked(filepath.Join(dir, statusPrefix+strconv.Itoa(os.Getpid())+statusSuffix), 0)
 	if err != nil {
-		return nil, err
-	}
-	lk := unix.Flock_t{Type: unix.F_WRLCK}
-	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); err != nil {
-		f.Close()
 		return nil, err
 	}
 	if _, err := f.WriteString(text + "\n"); err != nil {
@@ -68,16 +62,13 @@ func ReadStatuses(dir string) []Running {
 		if !ok || !strings.HasPrefix(name, statusPrefix) || err != nil || !e.Type().IsRegular() {
 			continue
 		}
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
+		path := filepath.Join(dir, name)
+		alive, err := segment.LockHeldAt(path)
+		text, rerr := os.ReadFile(path)
+		if err != nil || rerr != nil {
 			continue
 		}
-		b := make([]byte, 4096)
-		n, _ := f.Read(b)
-		lk := unix.Flock_t{Type: unix.F_WRLCK}
-		alive := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk) == nil && lk.Type != unix.F_UNLCK
-		f.Close()
-		out = append(out, Running{Pid: pid, Alive: alive, Text: strings.TrimSpace(string(b[:n]))})
+		out = append(out, Running{Pid: pid, Alive: alive, Text: strings.TrimSpace(string(text))})
 	}
 	return out
 }

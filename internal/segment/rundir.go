@@ -60,16 +60,10 @@ func MakeRunDir(base string) (*RunDir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot create a run directory in %s: %w", base, err)
 	}
-	f, err := os.OpenFile(filepath.Join(path, RunLock), os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	f, err := CreateLocked(filepath.Join(path, RunLock), os.O_EXCL)
 	if err != nil {
-		os.Remove(path)
-		return nil, fmt.Errorf("cannot create %s: %w", RunLock, err)
-	}
-	lk := unix.Flock_t{Type: unix.F_WRLCK}
-	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); err != nil {
-		f.Close()
 		os.RemoveAll(path)
-		return nil, fmt.Errorf("cannot lock %s: %w", RunLock, err)
+		return nil, err
 	}
 	fmt.Fprintf(f, "pid %d\n", os.Getpid())
 	return &RunDir{Path: path, lock: f}, nil
@@ -138,7 +132,8 @@ func SweepRuns(dir string, retain time.Duration) (removed []string, err error) {
 // its end). A directory without a lock file (hasLock false) ended when it
 // was last changed. ok is false for a run that is still going.
 func runEnded(run string) (ended time.Time, hasLock, ok bool) {
-	f, err := os.OpenFile(filepath.Join(run, RunLock), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	lock := filepath.Join(run, RunLock)
+	held, err := LockHeldAt(lock)
 	if err != nil {
 		st, serr := os.Lstat(run)
 		if serr != nil {
@@ -146,12 +141,8 @@ func runEnded(run string) (ended time.Time, hasLock, ok bool) {
 		}
 		return st.ModTime(), false, true
 	}
-	defer f.Close()
-	if lockHeld(f) {
-		return time.Time{}, true, false
-	}
-	st, err := f.Stat()
-	if err != nil {
+	st, err := os.Lstat(lock)
+	if held || err != nil {
 		return time.Time{}, true, false
 	}
 	return st.ModTime(), true, true
@@ -179,20 +170,41 @@ func removeDeadSegments(run string) (removed []string, ok bool) {
 			ok = false // not ours: leave the directory to its owner
 			continue
 		}
-		f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		if err != nil {
-			ok = false
-			continue
-		}
-		alive := lockHeld(f)
-		f.Close()
-		if alive || os.Remove(path) != nil {
+		if alive, err := LockHeldAt(path); err != nil || alive || os.Remove(path) != nil {
 			ok = false
 			continue
 		}
 		removed = append(removed, path)
 	}
 	return removed, ok
+}
+
+// CreateLocked creates path (0600, never through a symlink; flag may add
+// os.O_EXCL) and holds a write record lock on it while the file stays open:
+// the liveness a probe keeps on its segment, for files of pulse's own (a
+// run's lock, a bridge's status). The kernel drops the lock with the process.
+func CreateLocked(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC|flag, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	lk := unix.Flock_t{Type: unix.F_WRLCK}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cannot lock %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// LockHeldAt reports whether another process holds the record lock of the
+// regular file at path (a segment, a run's lock, a bridge's status).
+func LockHeldAt(path string) (bool, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	return lockHeld(f), nil
 }
 
 func fileExists(path string) bool {
