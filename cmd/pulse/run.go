@@ -28,7 +28,7 @@ own processes on stderr and exits with CMD's status. With --spec, every unhealth
 WARN/ALERT lines go to stderr as they happen (with the window's time) and a verdict line ends
 the run; --check makes the spec's verdict the exit status when CMD itself succeeded. The segments stay after the run, so the
 other views see its final counts; ended runs are removed after --retain by the next run, or
-by a running pulse record or pulse export.`,
+by any reader of the owner (record, export, top, check, graph, cpu, bridge).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opt, err := f.options()

@@ -128,7 +128,7 @@ func New(opt Options) (*Collector, error) {
 		return nil, err
 	}
 	reader := segment.NewReader(opt.Dir)
-	reader.Retain(opt.Retain, true) // its last counts were scraped for Retain; per-topic sums keep them
+	reader.Retain(opt.Retain, true) // its last counts were scraped for Retain; per-topic sums keep them; ended runs go too
 	return &Collector{opt: opt, d: newDescs(opt.PerTopic), started: segment.NowMono(), reader: reader, cpu: r,
 		seen: map[string]*series{}, gone: map[string]*aggregate{}, pending: map[string]*merged{},
 		empty: segment.EmptyNotice{Msg: opt.Empty}}, nil
@@ -185,9 +185,6 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		c.process(ch, s, scan.Mono, now, aggs)
 	}
 	c.flush(ch)
-	if c.opt.Retain >= 0 {
-		_, _ = segment.SweepRuns(c.opt.Dir, c.opt.Retain) // what ended runs left, as for exited processes above
-	}
 	emit(ch, c.d.procs, prometheus.GaugeValue, float64(alive), time.Time{}, "alive")
 	emit(ch, c.d.procs, prometheus.GaugeValue, float64(exited), time.Time{}, "exited")
 	// Series that are gone (their segment aged out, or their slot went to a

@@ -26,8 +26,8 @@ type Options struct {
 	Log    logfmt.Options
 	Window window.Options
 	// Retain is how long an exited process stays in the windows after a
-	// reader first saw it exited; then its segment is left out and removed
-	// (and ended runs' directories with it). Negative: never.
+	// reader first saw it exited; then the reader leaves its segment out and
+	// removes it (and ended runs' directories with it). Negative: never.
 	Retain time.Duration
 	// Out receives each rendered window; nil records nothing (OnWindow only).
 	Out io.Writer
@@ -51,7 +51,6 @@ type Recorder struct {
 	opt      Options
 	eval     *health.Evaluator
 	reader   *segment.Reader
-	dir      string
 	prev     *segment.Scan
 	start    uint64
 	reported map[string]string
@@ -68,7 +67,7 @@ func New(dir string, opt Options) (*Recorder, error) {
 	if opt.Warn == nil {
 		opt.Warn = io.Discard
 	}
-	r := &Recorder{opt: opt, reader: segment.NewReader(dir), dir: dir, reported: map[string]string{},
+	r := &Recorder{opt: opt, reader: segment.NewReader(dir), reported: map[string]string{},
 		empty: segment.EmptyNotice{Msg: opt.Empty}}
 	r.reader.Retain(opt.Retain, true)
 	if opt.Spec != nil {
@@ -145,19 +144,7 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 	if r.opt.OnWindow != nil {
 		r.opt.OnWindow(w, warns, final)
 	}
-	r.cleanup()
 	return w, nil
-}
-
-// cleanup removes what ended runs left once they are older than the
-// retention (the reader already leaves out, and removes, exited processes
-// older than it).
-func (r *Recorder) cleanup() {
-	if r.opt.Retain >= 0 {
-		if _, err := segment.SweepRuns(r.dir, r.opt.Retain); err != nil {
-			fmt.Fprintf(r.opt.Warn, "pulse: cannot clean up ended runs: %v\n", err)
-		}
-	}
 }
 
 // Run records until ctx is done, then writes a final window.

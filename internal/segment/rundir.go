@@ -100,12 +100,20 @@ func SweepRuns(dir string, retain time.Duration) (removed []string, err error) {
 		}
 		return nil, err
 	}
-	now := time.Now()
+	var runs []string
 	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), RunPrefix) { // IsDir: never a symlink
-			continue
+		if e.IsDir() && strings.HasPrefix(e.Name(), RunPrefix) { // IsDir: never a symlink
+			runs = append(runs, e.Name())
 		}
-		run := filepath.Join(dir, e.Name())
+	}
+	return sweepRuns(dir, runs, retain), nil
+}
+
+// sweepRuns is SweepRuns over the run directories of dir already listed.
+func sweepRuns(dir string, runs []string, retain time.Duration) (removed []string) {
+	now := time.Now()
+	for _, name := range runs {
+		run := filepath.Join(dir, name)
 		ended, locked, ok := runEnded(run)
 		wait := retain
 		if !locked {
@@ -124,7 +132,7 @@ func SweepRuns(dir string, retain time.Duration) (removed []string, err error) {
 			removed = append(removed, gone...)
 		}
 	}
-	return removed, nil
+	return removed
 }
 
 // runEnded reports when a run ended: its lock file's mtime once no process
@@ -261,8 +269,8 @@ func (r *Reader) exitedSince(snap *Snapshot, now time.Time) time.Time {
 }
 
 // ageOut leaves the segments of processes that exited more than the
-// retention ago out of the scan, removing them when the reader cleans, and
-// removes markers whose segment is gone.
+// retention ago out of the scan; when the reader cleans, it removes them,
+// markers whose segment is gone, and what ended runs left (SweepRuns).
 func (r *Reader) ageOut(scan *Scan, entries []dirEntry, seen map[string]bool) {
 	if r.retain < 0 {
 		return
@@ -289,9 +297,14 @@ func (r *Reader) ageOut(scan *Scan, entries []dirEntry, seen map[string]bool) {
 	if !r.clean {
 		return
 	}
-	for _, e := range entries { // markers of segments removed by someone else
+	var runs []string
+	for _, e := range entries {
 		if name, ok := strings.CutSuffix(e.name, ExitedSuffix); ok && !seen[filepath.Join(r.dir, name)] {
-			_ = os.Remove(filepath.Join(r.dir, e.name))
+			_ = os.Remove(filepath.Join(r.dir, e.name)) // a marker of a segment removed by someone else
+		}
+		if strings.HasPrefix(e.name, RunPrefix) && isDir(filepath.Join(r.dir, e.name), e.typ) {
+			runs = append(runs, e.name)
 		}
 	}
+	sweepRuns(r.dir, runs, r.retain)
 }
