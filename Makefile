@@ -83,15 +83,30 @@ $(PULSE): $(GO_SRC) VERSION
 GEN      := $(BUILD)/gen
 BRIDGE   := $(BIN)/pulse-bridge
 DDS_SUB  := $(BIN)/dds_sub
-bridge: $(BRIDGE) $(DDS_SUB)
+# discovery_sub_24/_16 read ros_discovery_info in the Humble and Iron+ layouts.
+DISCOVERY_SUBS := $(BIN)/discovery_sub_24 $(BIN)/discovery_sub_16
+bridge: $(BRIDGE) $(DDS_SUB) $(DISCOVERY_SUBS)
+NEED_IDLC = @command -v idlc >/dev/null || { echo "idlc not found: apt-get install cyclonedds-dev cyclonedds-tools (or make deps)"; exit 1; }
 $(GEN)/ros2_msgs.c: bridge/idl/ros2_msgs.idl
-	@command -v idlc >/dev/null || { echo "idlc not found: apt-get install cyclonedds-dev cyclonedds-tools (or make deps)"; exit 1; }
+	$(NEED_IDLC)
 	@mkdir -p $(@D)
 	cd $(@D) && idlc $(abspath $<)
-$(BRIDGE): $(GO_SRC) $(GEN)/ros2_msgs.c internal/dds/pulse_dds.c internal/dds/pulse_dds.h
+# No type information, as rmw_cyclonedds sends none for ros_discovery_info.
+$(GEN)/rmw_dds_common.c: bridge/idl/rmw_dds_common.idl
+	$(NEED_IDLC)
+	@mkdir -p $(@D)
+	cd $(@D) && idlc -t $(abspath $<)
+$(BRIDGE): $(GO_SRC) $(GEN)/ros2_msgs.c $(GEN)/rmw_dds_common.c internal/dds/pulse_dds.c internal/dds/pulse_dds.h
 	$(GO) build -tags cyclonedds -trimpath -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/pulse-bridge
 $(DDS_SUB): bridge/test/dds_sub.c $(GEN)/ros2_msgs.c
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -I$(GEN) -o $@ $< $(GEN)/ros2_msgs.c -lddsc
+.PRECIOUS: $(BUILD)/gen-test-%/ros_discovery_test.c
+$(BUILD)/gen-test-%/ros_discovery_test.c: bridge/test/ros_discovery_test.idl
+	$(NEED_IDLC)
+	@mkdir -p $(@D)
+	cd $(@D) && idlc -DGID_SIZE=$* $(abspath $<)
+$(BIN)/discovery_sub_%: bridge/test/discovery_sub.c $(BUILD)/gen-test-%/ros_discovery_test.c
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -DGID_SIZE=$* -I$(BUILD)/gen-test-$* -o $@ $< $(BUILD)/gen-test-$*/ros_discovery_test.c -lddsc
 
 # `make demo` and `make test` install what they need first (scripts/need-packages.sh:
 # as root, or through sudo, or it prints the one apt-get line to run), then run

@@ -43,6 +43,7 @@ func run() error {
 	retain := fs.Duration("retain", 5*time.Minute, "show an exited process this long after it was first seen exited, then leave it out and remove its segment (negative: forever)")
 	dirFlag := fs.String("dir", "", "segment directory to read (default ROS_PULSE_DIR, else /dev/shm/ros2_pulse-<uid>); run directories inside it are read too")
 	distroFlag := fs.String("distro", "", "join the graph by this distro's rules: humble, jazzy or kilted (default ROS_DISTRO, else what the probed processes report, else humble)")
+	nodeName := fs.String("node-name", bridge.DefaultNodeName, "the ROS node the bridge is in the graph (ros2 node list), with its namespace")
 	golden := fs.Bool("golden", false, "publish only the fixed messages of the CDR golden test, every 100 ms")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err
@@ -59,6 +60,10 @@ func run() error {
 		if s, err = spec.Load(*specPath); err != nil {
 			return err
 		}
+	}
+	node, err := bridge.ParseNodeName(*nodeName)
+	if err != nil {
+		return err
 	}
 	domain, err := bridge.DomainFromEnv(os.Getenv)
 	if err != nil {
@@ -84,7 +89,8 @@ func run() error {
 	if os.Getenv("ROS_DOMAIN_ID") != "" {
 		domainFrom = "ROS_DOMAIN_ID"
 	}
-	described := disc.Describe(domain, domainFrom)
+	gidSize := bridge.GIDSize(distro)
+	described := fmt.Sprintf("node %s (ros_discovery_info, %d-byte GIDs); %s", node.FullName(), gidSize, disc.Describe(domain, domainFrom))
 	fmt.Fprintf(os.Stderr, "pulse bridge: %s\n", described)
 	// pulse doctor shows the same while the bridge runs.
 	if st, err := bridge.WriteStatus(env.Dir, strings.Join(append(disc.Warnings, described), "\n")); err != nil {
@@ -92,7 +98,7 @@ func run() error {
 	} else {
 		defer st.Close()
 	}
-	pub, err := dds.Open(domain, disc.Config)
+	pub, err := dds.Open(domain, disc.Config, node, gidSize)
 	if err != nil {
 		return fmt.Errorf("DDS domain %d: %w", domain, err)
 	}
@@ -104,6 +110,9 @@ func run() error {
 		defer cancel()
 	}
 	if *golden {
+		if err := pub.EntitiesInfo(bridge.GoldenEntitiesInfo()); err != nil {
+			return err
+		}
 		for ctx.Err() == nil {
 			if err := pub.Statistics([]bridge.Metrics{bridge.GoldenMetrics()}); err != nil {
 				return err

@@ -198,17 +198,8 @@ func TestBridgeGoldenCDR(t *testing.T) {
 		got[m.Topic] = m.Raw
 	}
 	for topic, file := range map[string]string{"statistics": "metrics.cdr.txt", "diagnostics": "diagnostics.cdr.txt"} {
-		b, err := os.ReadFile(filepath.Join("../../bridge/testdata", file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want strings.Builder
-		for _, line := range strings.Split(string(b), "\n") {
-			line, _, _ = strings.Cut(line, "#")
-			want.WriteString(strings.Join(strings.Fields(line), ""))
-		}
-		if got[topic] != want.String() {
-			t.Errorf("%s on the wire:\n got %s\nwant %s", topic, got[topic], want.String())
+		if want := goldenHex(t, file); got[topic] != want {
+			t.Errorf("%s on the wire:\n got %s\nwant %s", topic, got[topic], want)
 		}
 	}
 }

@@ -338,3 +338,13 @@ func GoldenMetrics() Metrics {
 func GoldenArray() Array {
 	return Array{Stamp: Time{5, 6}, Status: []Status{{Level: WARN, Name: "/t", Message: "m", HardwareID: "h", Values: []KeyValue{{"k", "v"}}}}}
 }
+
+// GoldenEntitiesInfo is the fixed ros_discovery_info message of the CDR
+// golden test: participant GUID 01..10, node "/n", one writer GUID 11..20.
+func GoldenEntitiesInfo() (participant [16]byte, node Node, writers [][16]byte) {
+	var w [16]byte
+	for i := range participant {
+		participant[i], w[i] = byte(1+i), byte(0x11+i)
+	}
+	return participant, Node{Namespace: "/", Name: "n"}, [][16]byte{w}
+}

@@ -203,3 +203,27 @@ func TestHiddenPublishesHaveNoFigure(t *testing.T) {
 		t.Errorf("no diagnostics status for /image: %+v", diag)
 	}
 }
+
+func TestParseNodeName(t *testing.T) {
+	for in, want := range map[string]Node{
+		"/pulse_bridge":        {"/", "pulse_bridge"},
+		"pulse_bridge":         {"/", "pulse_bridge"},
+		"/robot1/pulse_bridge": {"/robot1", "pulse_bridge"},
+		"/a/_b/C9":             {"/a/_b", "C9"},
+	} {
+		got, err := ParseNodeName(in)
+		if err != nil || got != want {
+			t.Errorf("ParseNodeName(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+		if got.FullName() != "/"+strings.TrimPrefix(in, "/") {
+			t.Errorf("FullName of %q = %q", in, got.FullName())
+		}
+	}
+	for _, in := range []string{"", "/", "/9lives", "/robot/", "/ro-bot/x", "//x", "/x y", "/robot/9x", "/" + strings.Repeat("a", 256)} {
+		if n, err := ParseNodeName(in); err == nil {
+			t.Errorf("ParseNodeName(%q) = %+v, want an error", in, n)
+		} else if !strings.Contains(err.Error(), "--node-name") {
+			t.Errorf("ParseNodeName(%q): error %q does not name the flag", in, err)
+		}
+	}
+}

@@ -26,20 +26,46 @@ type Publisher struct{ b C.pd_bridge }
 
 var _ bridge.Publisher = (*Publisher)(nil)
 
-// Open joins DDS domain `domain`. config, when not empty, is CycloneDDS XML
-// for that domain; otherwise CycloneDDS reads CYCLONEDDS_URI as usual.
-func Open(domain uint32, config string) (*Publisher, error) {
+// Open joins DDS domain `domain` as the ROS node `node`, announced on
+// ros_discovery_info with GIDs of gidSize bytes (bridge.GIDSize). config,
+// when not empty, is CycloneDDS XML for that domain; otherwise CycloneDDS
+// reads CYCLONEDDS_URI as usual.
+func Open(domain uint32, config string, node bridge.Node, gidSize int) (*Publisher, error) {
 	p := &Publisher{}
+	var cs cstrings
+	defer cs.free()
 	var cfg *C.char
 	if config != "" {
-		cfg = C.CString(config)
-		defer C.free(unsafe.Pointer(cfg))
+		cfg = cs.add(config)
 	}
+	n := C.pd_node{name_space: cs.add(node.Namespace), name: cs.add(node.Name)}
 	var errbuf [256]C.char
-	if rc := C.pd_open(&p.b, C.uint32_t(domain), cfg, &errbuf[0], C.size_t(len(errbuf))); rc != 0 {
+	if rc := C.pd_open(&p.b, C.uint32_t(domain), cfg, &n, C.uint32_t(gidSize), &errbuf[0], C.size_t(len(errbuf))); rc != 0 {
 		return nil, fmt.Errorf("%s", C.GoString(&errbuf[0]))
 	}
 	return p, nil
+}
+
+// EntitiesInfo publishes a ParticipantEntitiesInfo with the given GUIDs in
+// place of the bridge's own (for the golden CDR test).
+func (p *Publisher) EntitiesInfo(participant [16]byte, node bridge.Node, writers [][16]byte) error {
+	var cs cstrings
+	defer cs.free()
+	n := C.pd_node{name_space: cs.add(node.Namespace), name: cs.add(node.Name)}
+	ws := make([][16]C.uint8_t, max(len(writers), 1))
+	for i, w := range writers {
+		for k, b := range w {
+			ws[i][k] = C.uint8_t(b)
+		}
+	}
+	var gid [16]C.uint8_t
+	for k, b := range participant {
+		gid[k] = C.uint8_t(b)
+	}
+	if rc := C.pd_write_entities_info(&p.b, &gid[0], &n, C.uint32_t(len(writers)), &ws[0]); rc < 0 {
+		return fmt.Errorf("writing ros_discovery_info: %s", C.GoString(C.dds_strretcode(rc)))
+	}
+	return nil
 }
 
 // Close leaves the domain.

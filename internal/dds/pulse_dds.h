@@ -7,19 +7,38 @@
 #include <stdint.h>
 
 #include "dds/dds.h"
+#include "rmw_dds_common.h"
 #include "ros2_msgs.h"
 
 typedef struct pd_bridge {
     dds_entity_t domain; /* 0 when the default (CYCLONEDDS_URI) configuration is used */
     dds_entity_t participant;
-    dds_entity_t statistics;  /* writer on rt/statistics */
-    dds_entity_t diagnostics; /* writer on rt/diagnostics */
+    dds_entity_t statistics;     /* writer on rt/statistics */
+    dds_entity_t diagnostics;    /* writer on rt/diagnostics */
+    dds_entity_t discovery;      /* writer on ros_discovery_info */
+    uint32_t gid_size;           /* 24 (Humble) or 16 (Iron and later) */
 } pd_bridge;
 
-/* Opens domain `domain_id`; `config` is CycloneDDS XML or NULL. 0 on success,
- * else a negative DDS return code and a message in err. */
-int pd_open(pd_bridge *b, uint32_t domain_id, const char *config, char *err, size_t errlen);
+/* The ROS node the bridge is, as ros_discovery_info names it. */
+typedef struct pd_node {
+    const char *name_space; /* absolute, "/" for none */
+    const char *name;
+} pd_node;
+
+/* Opens domain `domain_id` as the ROS node `node`, whose distro's rmw_gid_t
+ * holds gid_size bytes (24 on Humble, 16 from Iron on); `config` is
+ * CycloneDDS XML or NULL. 0 on success, else a negative DDS return code and
+ * a message in err. */
+int pd_open(pd_bridge *b, uint32_t domain_id, const char *config, const pd_node *node, uint32_t gid_size, char *err,
+            size_t errlen);
 void pd_close(pd_bridge *b);
+
+/* Publishes one ParticipantEntitiesInfo on ros_discovery_info: participant
+ * `gid` holds one node that owns `nwriters` writers and no reader (GUIDs of
+ * 16 bytes, zero-padded to the GID size as rmw_cyclonedds does).
+ * pd_open publishes the bridge's own; the golden test publishes fixed ones. */
+int pd_write_entities_info(const pd_bridge *b, const uint8_t gid[16], const pd_node *node, uint32_t nwriters,
+                           const uint8_t (*writers)[16]);
 
 /* One MetricsMessage. */
 int pd_write_metrics(const pd_bridge *b, const char *source, const char *metric, const char *unit,
