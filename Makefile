@@ -85,7 +85,11 @@ BRIDGE   := $(BIN)/pulse-bridge
 DDS_SUB  := $(BIN)/dds_sub
 # discovery_sub_24/_16 read ros_discovery_info in the Humble and Iron+ layouts.
 DISCOVERY_SUBS := $(BIN)/discovery_sub_24 $(BIN)/discovery_sub_16
-bridge: $(BRIDGE) $(DDS_SUB) $(DISCOVERY_SUBS)
+# fastdds_sub is a real Fast DDS subscriber (Debian's libfastrtps-dev, types
+# from fastddsgen), built where those are installed.
+HAVE_FASTDDS := $(shell command -v fastddsgen >/dev/null && test -e /usr/include/fastdds/dds/domain/DomainParticipant.hpp && echo yes)
+FASTDDS_SUB := $(BIN)/fastdds_sub
+bridge: $(BRIDGE) $(DDS_SUB) $(DISCOVERY_SUBS) $(if $(HAVE_FASTDDS),$(FASTDDS_SUB))
 NEED_IDLC = @command -v idlc >/dev/null || { echo "idlc not found: apt-get install cyclonedds-dev cyclonedds-tools (or make deps)"; exit 1; }
 $(GEN)/ros2_msgs.c: bridge/idl/ros2_msgs.idl
 	$(NEED_IDLC)
@@ -100,6 +104,13 @@ $(BRIDGE): $(GO_SRC) $(GEN)/ros2_msgs.c $(GEN)/rmw_dds_common.c internal/dds/pul
 	$(GO) build -tags cyclonedds -trimpath -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/pulse-bridge
 $(DDS_SUB): bridge/test/dds_sub.c $(GEN)/ros2_msgs.c
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -I$(GEN) -o $@ $< $(GEN)/ros2_msgs.c -lddsc
+FASTDDS_GEN := $(BUILD)/gen-fastdds
+$(FASTDDS_GEN)/ros2_msgsPubSubTypes.cxx: bridge/idl/ros2_msgs.idl
+	@mkdir -p $(@D)
+	cd $(@D) && fastddsgen -replace -d . $(abspath $<) >/dev/null
+$(FASTDDS_SUB): bridge/test/fastdds_sub.cpp $(FASTDDS_GEN)/ros2_msgsPubSubTypes.cxx
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -O1 -I$(FASTDDS_GEN) -o $@ $< $(FASTDDS_GEN)/ros2_msgs.cxx \
+		$(FASTDDS_GEN)/ros2_msgsPubSubTypes.cxx -lfastrtps -lfastcdr
 .PRECIOUS: $(BUILD)/gen-test-%/ros_discovery_test.c
 $(BUILD)/gen-test-%/ros_discovery_test.c: bridge/test/ros_discovery_test.idl
 	$(NEED_IDLC)
@@ -139,8 +150,10 @@ test-lanes: lint test-c test-prom test-go fuzz sanitize
 # Debian packages the tests use for real: gcc's libasan/libubsan/libtsan (sanitizer lanes),
 # binutils (nm, readelf), util-linux (mount), tmux (pulse top's terminal), python3 (an unprobed
 # node), prometheus/promtool (pulse export and the rules), CycloneDDS with idlc (pulse bridge and
-# its subscriber), graphviz (checks pulse graph's DOT output).
-TEST_PKGS := make gcc libc6-dev binutils util-linux pkg-config tmux python3 prometheus cyclonedds-dev cyclonedds-tools graphviz
+# its subscribers), Fast DDS with fastddsgen and g++ (a subscriber as rmw_fastrtps nodes make
+# one), graphviz (checks pulse graph's DOT output).
+TEST_PKGS := make gcc g++ libc6-dev binutils util-linux pkg-config tmux python3 prometheus cyclonedds-dev cyclonedds-tools \
+	libfastrtps-dev fastddsgen graphviz
 deps:
 	@bash scripts/need-packages.sh $(TEST_PKGS)
 

@@ -77,7 +77,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	disc := bridge.ComposeDiscovery(distro, os.Getenv)
+	disc := bridge.ComposeDiscovery(distro, os.Getenv, bridge.ThisHost())
 	disc.DistroFrom = distroFrom
 	for _, w := range disc.Warnings { // what rcl and rmw_cyclonedds say in the same case
 		fmt.Fprintf(os.Stderr, "pulse bridge: %s\n", w)
@@ -136,8 +136,16 @@ func run() error {
 		}
 		warns = append(warns, lag.Observe(w, final, time.Unix(0, w.TsNs))...)
 		if *statistics {
-			if err := pub.Statistics(bridge.Statistics(w)); err != nil {
-				fmt.Fprintf(os.Stderr, "pulse bridge: %v\n", err)
+			ms := bridge.Statistics(w)
+			gap := bridge.StatisticsGap(len(ms), period)
+			for i := range ms {
+				if i > 0 {
+					time.Sleep(gap) // the recorder's grid does not move: it waits for its next deadline
+				}
+				if err := pub.Statistics(ms[i : i+1]); err != nil {
+					fmt.Fprintf(os.Stderr, "pulse bridge: %v\n", err)
+					break
+				}
 			}
 		}
 		if *diagnostics {

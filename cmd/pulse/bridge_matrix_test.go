@@ -209,3 +209,73 @@ func TestDoctorShowsTheBridge(t *testing.T) {
 		t.Errorf("doctor after the bridge stopped:\n%s", out)
 	}
 }
+
+// pulse bridge is heard by a real Fast DDS subscriber configured as an
+// rmw_fastrtps node of each row (bridge/test/fastdds_sub.cpp holds that
+// table, cited from rmw_fastrtps_shared_cpp src/participant.cpp): it
+// receives /diagnostics, and /statistics with rates within 2 % of the graph.
+// The rows run side by side, each in its own domain. A Fast DDS node only
+// learns of the bridge from the bridge's own periodic SPDP (every 8 s) where
+// it cannot multicast to it, so each subscriber listens 14 s.
+func TestBridgeFastDDS(t *testing.T) {
+	pulse := needBridge(t)
+	_, sim, _ := bin(t)
+	if _, err := os.Stat(filepath.Join(filepath.Dir(sim), "fastdds_sub")); err != nil {
+		t.Fatal("fastdds_sub is not built: apt-get install libfastrtps-dev fastddsgen g++, then make bridge")
+	}
+	dir := t.TempDir()
+	graph, segs := startGraph(t, dir, "demo", "200")
+	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
+	rows := []struct {
+		name, distro, profile string
+		env                   []string // the same for the ROS node and the bridge: the user's environment
+		needs                 string
+	}{
+		{"default", "humble", "default", nil, "multicast"},
+		{"humble LOCALHOST_ONLY=1", "humble", "humble-localhost", []string{"ROS_LOCALHOST_ONLY=1"}, ""},
+		{"jazzy LOCALHOST", "jazzy", "jazzy-localhost", []string{"ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"}, ""},
+	}
+	want := map[string]float64{"/scan": 10, "/camera/image": 30, "/cmd_vel": 20, "/tf": 50, "/odom": 50}
+	// The group waits for its parallel rows, so the graph outlives them.
+	t.Run("rows", func(t *testing.T) {
+		for i, r := range rows {
+			t.Run(strings.NewReplacer(" ", "_", "=", "").Replace(r.name), func(t *testing.T) {
+				t.Parallel()
+				if r.needs == "multicast" && !multicastInterface() {
+					t.Skip("this host has no multicast interface besides loopback: the default range cannot discover here")
+				}
+				user := append(os.Environ(), fmt.Sprint("ROS_DOMAIN_ID=", 60+(os.Getpid()+i)%40))
+				for _, k := range []string{"CYCLONEDDS_URI", "ROS_LOCALHOST_ONLY", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_STATIC_PEERS"} {
+					user = append(user, k+"=")
+				}
+				user = append(user, r.env...)
+				br := exec.Command(pulse, "bridge", "--distro", r.distro, "--period", "2s")
+				br.Env = append(user, "ROS_PULSE_DIR="+segs)
+				var brErr bytes.Buffer
+				br.Stderr = &brErr
+				if err := br.Start(); err != nil {
+					t.Fatal(err)
+				}
+				defer func() { br.Process.Signal(os.Interrupt); br.Wait() }()
+				msgs := runSubscriber(t, user, "fastdds_sub", "14", r.profile)
+				rates, diagnostics := map[string]float64{}, 0
+				for _, m := range msgs {
+					switch {
+					case m.Topic == "statistics" && m.Unit == "Hz" && m.Points[0][1] != nil:
+						rates[m.Metric] = *m.Points[0][1]
+					case m.Topic == "diagnostics" && len(m.Status) > 0:
+						diagnostics++
+					}
+				}
+				if diagnostics == 0 {
+					t.Errorf("no /diagnostics received; %d messages\nbridge stderr:\n%s", len(msgs), brErr.String())
+				}
+				for topic, hz := range want {
+					if got, ok := rates[topic]; !ok || math.Abs(got-hz) > 0.02*hz {
+						t.Errorf("%s: /statistics %.3f Hz (received: %v), configured %g; %d messages\nbridge stderr:\n%s", topic, got, ok, hz, len(msgs), brErr.String())
+					}
+				}
+			})
+		}
+	})
+}

@@ -53,18 +53,25 @@ type subMsg struct {
 // subscribe runs the real CycloneDDS subscriber for d and decodes its lines.
 func subscribe(t *testing.T, env []string, d time.Duration, raw bool) []subMsg {
 	t.Helper()
-	_, sim, _ := bin(t)
 	args := []string{fmt.Sprint(d.Seconds())}
 	if raw {
 		args = append(args, "--raw")
 	}
-	cmd := exec.Command(filepath.Join(filepath.Dir(sim), "dds_sub"), args...)
+	return runSubscriber(t, env, "dds_sub", args...)
+}
+
+// runSubscriber runs one of the test subscribers that make bridge builds
+// (dds_sub, fastdds_sub) and decodes its JSON lines.
+func runSubscriber(t *testing.T, env []string, name string, args ...string) []subMsg {
+	t.Helper()
+	_, sim, _ := bin(t)
+	cmd := exec.Command(filepath.Join(filepath.Dir(sim), name), args...)
 	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("dds_sub (make bridge builds it): %v\n%s", err, stderr.String())
+		t.Fatalf("%s (make bridge builds it): %v\n%s", name, err, stderr.String())
 	}
 	var msgs []subMsg
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -72,7 +79,7 @@ func subscribe(t *testing.T, env []string, d time.Duration, raw bool) []subMsg {
 	for sc.Scan() {
 		var m subMsg
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("dds_sub line %q: %v", sc.Text(), err)
+			t.Fatalf("%s line %q: %v", name, sc.Text(), err)
 		}
 		msgs = append(msgs, m)
 	}

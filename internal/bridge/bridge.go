@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"ros2_pulse/internal/health"
 	"ros2_pulse/internal/spec"
@@ -347,4 +348,20 @@ func GoldenEntitiesInfo() (participant [16]byte, node Node, writers [][16]byte) 
 		participant[i], w[i] = byte(1+i), byte(0x11+i)
 	}
 	return participant, Node{Namespace: "/", Name: "n"}, [][16]byte{w}
+}
+
+// StatisticsGap is the pause between two /statistics messages of one
+// window. A ROS subscriber with the default QoS keeps the last 10 messages,
+// and a window holds two or three per topic and subscriber, so written in
+// one burst most would be lost before its executor takes them. Written 4 ms
+// apart, a subscriber that takes at 50 Hz or faster sees at most 5 between
+// two takes. The whole window stays within half its period, so windows
+// never queue: beyond about period/8ms messages, the gap shrinks (README:
+// limits).
+func StatisticsGap(messages int, period time.Duration) time.Duration {
+	const gap = 4 * time.Millisecond
+	if messages < 2 {
+		return 0
+	}
+	return min(gap, period/2/time.Duration(messages-1))
 }

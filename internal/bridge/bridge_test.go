@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"ros2_pulse/internal/health"
 	"ros2_pulse/internal/spec"
@@ -160,14 +161,20 @@ func TestComposeDiscovery(t *testing.T) {
 		{"jazzy", env("ROS_STATIC_PEERS", strings.Repeat("x", 300)), "<CycloneDDS><Domain>" + auto + "</Discovery></Domain></CycloneDDS>,",
 			"is too long (maximum of 255); skipping"},
 	} {
-		d := ComposeDiscovery(c.distro, c.env)
+		d := ComposeDiscovery(c.distro, c.env, Host{LoopbackMulticast: true})
 		warns := strings.Join(d.Warnings, "\n")
 		if d.Config != c.config || (c.warn == "") != (warns == "") || !strings.Contains(warns, c.warn) {
 			t.Errorf("%s %v:\n got %q\nwant %q\nwarnings %q", c.distro, c.env("ROS_AUTOMATIC_DISCOVERY_RANGE"), d.Config, c.config, warns)
 		}
 	}
+	// Humble localhost-only on a loopback that cannot multicast: the bridge
+	// adds 127.0.0.1 as a peer, and says so.
+	d := ComposeDiscovery("humble", env("ROS_LOCALHOST_ONLY", "1", "CYCLONEDDS_URI", uri), Host{})
+	if d.Config != humbleLocalhost+humbleLoopbackPeer+uri || len(d.Peers) != 1 || !strings.Contains(d.PeersFrom, "cannot multicast") {
+		t.Errorf("humble localhost, no loopback multicast: %q %v %q", d.Config, d.Peers, d.PeersFrom)
+	}
 	// OFF: multicast off, a tag of this process, no peers (rcl does not read them).
-	d := ComposeDiscovery("jazzy", env("ROS_AUTOMATIC_DISCOVERY_RANGE", "OFF", "ROS_STATIC_PEERS", "127.0.0.1"))
+	d = ComposeDiscovery("jazzy", env("ROS_AUTOMATIC_DISCOVERY_RANGE", "OFF", "ROS_STATIC_PEERS", "127.0.0.1"), Host{})
 	if !strings.Contains(d.Config, "<AllowMulticast>false</AllowMulticast>") || !strings.Contains(d.Config, "<ParticipantIndex>none</ParticipantIndex><Tag>ros_discovery_off_") ||
 		strings.Contains(d.Config, "Peer") || len(d.Peers) != 0 {
 		t.Errorf("OFF: %q %v", d.Config, d.Peers)
@@ -224,6 +231,24 @@ func TestParseNodeName(t *testing.T) {
 			t.Errorf("ParseNodeName(%q) = %+v, want an error", in, n)
 		} else if !strings.Contains(err.Error(), "--node-name") {
 			t.Errorf("ParseNodeName(%q): error %q does not name the flag", in, err)
+		}
+	}
+}
+
+func TestStatisticsGap(t *testing.T) {
+	for _, c := range []struct {
+		n      int
+		period time.Duration
+		want   time.Duration
+	}{
+		{0, time.Second, 0}, {1, time.Second, 0}, {40, time.Second, 4 * time.Millisecond},
+		{1001, time.Second, 500 * time.Microsecond}, {11, 100 * time.Millisecond, 4 * time.Millisecond}, {51, 100 * time.Millisecond, time.Millisecond},
+	} {
+		if got := StatisticsGap(c.n, c.period); got != c.want {
+			t.Errorf("StatisticsGap(%d, %v) = %v, want %v", c.n, c.period, got, c.want)
+		}
+		if c.n > 1 && StatisticsGap(c.n, c.period)*time.Duration(c.n-1) > c.period/2 {
+			t.Errorf("%d messages spread over more than half of %v", c.n, c.period)
 		}
 	}
 }

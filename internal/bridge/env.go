@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -44,6 +45,32 @@ type Discovery struct {
 const humbleLocalhost = `<CycloneDDS><Domain><General><Interfaces><NetworkInterface address="127.0.0.1"/>` +
 	`</Interfaces></General></Domain></CycloneDDS>,`
 
+// humbleLoopbackPeer is what the bridge adds to humbleLocalhost when the
+// loopback interface cannot multicast: CycloneDDS then turns multicast off
+// and, with no peer, would discover nothing at all. rmw_fastrtps nodes with
+// ROS_LOCALHOST_ONLY=1 still find each other there (over shared memory),
+// and a Fast DDS participant listens on the RTPS well-known unicast port of
+// its participant id, which this peer reaches. Automatic participant indexes
+// make the bridge reachable the same way by peers that probe those ports.
+const humbleLoopbackPeer = `<CycloneDDS><Domain><Discovery><ParticipantIndex>auto</ParticipantIndex>` +
+	`<Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>,`
+
+// Host is what ComposeDiscovery needs to know of the machine.
+type Host struct {
+	LoopbackMulticast bool // the loopback interface is up and multicast-capable
+}
+
+// ThisHost looks at this machine's loopback interface.
+func ThisHost() Host {
+	ifs, _ := net.Interfaces()
+	for _, i := range ifs {
+		if i.Flags&net.FlagLoopback != 0 && i.Flags&net.FlagUp != 0 {
+			return Host{LoopbackMulticast: i.Flags&net.FlagMulticast != 0}
+		}
+	}
+	return Host{}
+}
+
 // maxPeerLength is RMW_DISCOVERY_OPTIONS_STATIC_PEERS_MAX_LENGTH - 1.
 const maxPeerLength = 255
 
@@ -52,8 +79,9 @@ const maxPeerLength = 255
 // (rcl init.c, localhost.c, discovery_options.c) and rmw_cyclonedds turns
 // the result into a CycloneDDS configuration (check_create_domain), which
 // CycloneDDS merges with CYCLONEDDS_URI. A value rcl warns about gets the
-// same warning and the same fallback.
-func ComposeDiscovery(distro string, getenv func(string) string) Discovery {
+// same warning and the same fallback. One addition of the bridge's own: see
+// humbleLoopbackPeer.
+func ComposeDiscovery(distro string, getenv func(string) string, host Host) Discovery {
 	d := Discovery{Distro: distro, URI: getenv("CYCLONEDDS_URI")}
 	localhost := getenv("ROS_LOCALHOST_ONLY")
 	if distro == "humble" {
@@ -61,6 +89,10 @@ func ComposeDiscovery(distro string, getenv func(string) string) Discovery {
 		if localhost == "1" {
 			d.Range, d.RangeFrom = "localhost only", "ROS_LOCALHOST_ONLY"
 			d.Config = humbleLocalhost
+			if !host.LoopbackMulticast {
+				d.Config += humbleLoopbackPeer
+				d.Peers, d.PeersFrom = []string{"127.0.0.1"}, "pulse: the loopback interface cannot multicast"
+			}
 		}
 		d.Config += d.URI
 		return d
