@@ -50,6 +50,37 @@ func multicastInterface() bool {
 	return false
 }
 
+// loopbackMulticastNamespace makes a network namespace whose loopback can
+// multicast (as a host configured for localhost-only ROS has it), removed
+// when the test ends, and returns the command prefix that runs in it; nil
+// where namespaces cannot be made (not root, no ip).
+func loopbackMulticastNamespace(t *testing.T) []string {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	name := fmt.Sprintf("pulse-lo-%d", os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Logf("ip netns add: %v %s", err, out)
+		return nil
+	}
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
+	for _, args := range [][]string{{"link", "set", "lo", "up"}, {"link", "set", "lo", "multicast", "on"}, {"route", "add", "224.0.0.0/4", "dev", "lo"}} {
+		if out, err := exec.Command("ip", append([]string{"-n", name}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("ip -n %s %v: %v %s", name, args, err, out)
+		}
+	}
+	return []string{"ip", "netns", "exec", name}
+}
+
+// subscribeIn runs dds_sub under the command prefix wrap (none: here).
+func subscribeIn(t *testing.T, wrap []string, env []string, d time.Duration) []subMsg {
+	t.Helper()
+	if wrap == nil {
+		return subscribe(t, env, d, false)
+	}
+	return runSubscriber(t, env, wrap[0], append(wrap[1:], testBin(t, "dds_sub"), fmt.Sprint(d.Seconds()))...)
+}
+
 // pulse bridge is heard by a node that configures CycloneDDS by
 // rmw_cyclonedds' rules, in every discovery setup Humble and Jazzy offer:
 // /statistics rates within 2 % of the graph, or, where the range makes two
@@ -102,11 +133,15 @@ func TestBridgeDiscoveryMatrix(t *testing.T) {
 	want := map[string]float64{"/scan": 10, "/camera/image": 30, "/cmd_vel": 20, "/tf": 50, "/odom": 50}
 	for i, r := range rows {
 		t.Run(strings.NewReplacer(" ", "_", ",", "").Replace(r.name), func(t *testing.T) {
+			var wrap []string // a command prefix that runs both participants in a namespace
 			switch {
 			case r.needs == "multicast" && !multicastInterface():
 				t.Skip("this host has no multicast interface besides loopback: the default range cannot discover here")
 			case r.needs == "lo-multicast" && !loMulticast:
-				t.Skip("loopback has no multicast on this host: ROS nodes bound to 127.0.0.1 without peers cannot discover each other here either")
+				if wrap = loopbackMulticastNamespace(t); wrap == nil {
+					t.Skip("loopback has no multicast on this host, and a network namespace whose loopback has it needs root: " +
+						"ROS nodes bound to 127.0.0.1 without peers cannot discover each other here either")
+				}
 			}
 			domain := fmt.Sprint(110 + (os.Getpid()+i)%100)
 			base := append(os.Environ(), "ROS_DOMAIN_ID="+domain)
@@ -116,6 +151,9 @@ func TestBridgeDiscoveryMatrix(t *testing.T) {
 			user := append(append([]string(nil), base...), r.env...)
 			// 2 s windows: one message more or less is within 1 % of a 50 Hz topic.
 			br := exec.Command(pulse, "bridge", "--distro", r.distro, "--period", "2s", "--statistics")
+			if wrap != nil {
+				br = exec.Command(wrap[0], append(wrap[1:], br.Args...)...)
+			}
 			br.Env = append(user, "ROS_PULSE_DIR="+segs)
 			var brErr bytes.Buffer
 			br.Stderr = &brErr
@@ -130,7 +168,7 @@ func TestBridgeDiscoveryMatrix(t *testing.T) {
 					uri = v
 				}
 			}
-			msgs := subscribe(t, append(base, "CYCLONEDDS_URI="+r.fragment()+uri), 5*time.Second, false)
+			msgs := subscribeIn(t, wrap, append(base, "CYCLONEDDS_URI="+r.fragment()+uri), 5*time.Second)
 			rates := map[string]float64{}
 			for _, m := range msgs {
 				if m.Topic == "statistics" && m.Unit == "Hz" && m.Points[0][1] != nil {
@@ -219,8 +257,7 @@ func TestDoctorShowsTheBridge(t *testing.T) {
 // it cannot multicast to it, so each subscriber listens 14 s.
 func TestBridgeFastDDS(t *testing.T) {
 	pulse := needBridge(t)
-	_, sim, _ := bin(t)
-	if _, err := os.Stat(filepath.Join(filepath.Dir(sim), "fastdds_sub")); err != nil {
+	if _, err := os.Stat(testBin(t, "fastdds_sub")); err != nil {
 		t.Fatal("fastdds_sub is not built: apt-get install libfastrtps-dev fastddsgen g++, then make bridge")
 	}
 	dir := t.TempDir()
@@ -257,7 +294,7 @@ func TestBridgeFastDDS(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer func() { br.Process.Signal(os.Interrupt); br.Wait() }()
-				msgs := runSubscriber(t, user, "fastdds_sub", "14", r.profile)
+				msgs := runSubscriber(t, user, testBin(t, "fastdds_sub"), "14", r.profile)
 				rates, diagnostics := map[string]float64{}, 0
 				for _, m := range msgs {
 					switch {

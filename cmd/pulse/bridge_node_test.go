@@ -50,12 +50,11 @@ func (m *graphMsg) UnmarshalJSON(b []byte) error {
 // types, from bridge/test/ros_discovery_test.idl) for d.
 func readGraph(t *testing.T, env []string, gidSize int, d time.Duration, raw bool) []graphMsg {
 	t.Helper()
-	_, sim, _ := bin(t)
 	args := []string{fmt.Sprint(d.Seconds())}
 	if raw {
 		args = append(args, "--raw")
 	}
-	cmd := exec.Command(filepath.Join(filepath.Dir(sim), fmt.Sprintf("discovery_sub_%d", gidSize)), args...)
+	cmd := exec.Command(testBin(t, fmt.Sprintf("discovery_sub_%d", gidSize)), args...)
 	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

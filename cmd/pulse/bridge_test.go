@@ -57,15 +57,20 @@ func subscribe(t *testing.T, env []string, d time.Duration, raw bool) []subMsg {
 	if raw {
 		args = append(args, "--raw")
 	}
-	return runSubscriber(t, env, "dds_sub", args...)
+	return runSubscriber(t, env, testBin(t, "dds_sub"), args...)
 }
 
-// runSubscriber runs one of the test subscribers that make bridge builds
-// (dds_sub, fastdds_sub) and decodes its JSON lines.
+// testBin is the path of a test program that make builds beside simgraph.
+func testBin(t *testing.T, name string) string {
+	_, sim, _ := bin(t)
+	return filepath.Join(filepath.Dir(sim), name)
+}
+
+// runSubscriber runs a test subscriber (dds_sub, fastdds_sub; or a command
+// that runs one) and decodes its JSON lines.
 func runSubscriber(t *testing.T, env []string, name string, args ...string) []subMsg {
 	t.Helper()
-	_, sim, _ := bin(t)
-	cmd := exec.Command(filepath.Join(filepath.Dir(sim), name), args...)
+	cmd := exec.Command(name, args...)
 	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
