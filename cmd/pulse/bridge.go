@@ -22,7 +22,18 @@ It speaks DDS directly through CycloneDDS, without a ROS install: topics rt/stat
 rt/diagnostics, ROS type names, XCDR1, reliable, volatile, keep-last 10. It honours
 ROS_DOMAIN_ID, ROS_LOCALHOST_ONLY, ROS_AUTOMATIC_DISCOVERY_RANGE, ROS_STATIC_PEERS and
 CYCLONEDDS_URI as rmw_cyclonedds of --distro does (default ROS_DISTRO, else the probed processes' distro, else
-humble). The DDS part is a separate binary, pulse-bridge, beside pulse (make bridge).`,
+humble), and is a ROS node of the graph (ros_discovery_info with the distro's GID layout), so
+ros2 node list shows it. The DDS part is a separate binary, pulse-bridge, beside pulse (make bridge).
+
+Flags (parsed by pulse-bridge):
+  --statistics, --diagnostics   publish only that topic (neither: both)
+  --spec FILE                   expected-rate spec for the diagnostics levels (default ROS_TOPIC_STATS_EXPECTED)
+  --period D                    window period (default 1s)
+  --for D                       stop after D (default: until SIGINT/SIGTERM)
+  --distro humble|jazzy|kilted  join the graph by this distro's rules
+  --node-name /NS/NAME          the node it is in the graph (default /pulse_bridge)
+  --dir DIR                     segment directory to read (default ROS_PULSE_DIR, else /dev/shm/ros2_pulse-<uid>)
+  --retain D                    show an exited process this long (default 5m; negative: forever)`,
 		DisableFlagParsing: true, // pulse-bridge parses its own flags
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
