@@ -26,7 +26,7 @@ ABI_DUMP    := $(BIN)/abi_dump
 PULSE       := $(BIN)/pulse
 
 .PHONY: build probe sim pulse bridge demo bench test test-lanes test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
-        sanitize-tsan lint clean install
+        sanitize-tsan lint clean install cross cross-build test-arm64 deb test-deb release
 
 # The bridge needs CycloneDDS (cyclonedds-dev, cyclonedds-tools); without it
 # the rest builds and `pulse bridge` says what to install.
@@ -73,10 +73,12 @@ $(SIMGRAPH): sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/graph.h $
 	$(CC) $(SIM_CFLAGS) -o $@ sim/simgraph/simgraph.c sim/simgraph/graph.c $(OBJ)/graphs.c \
 	  -L$(LIB)/sim/humble -lrcl -ltracetools -Wl,-rpath,'$$ORIGIN/../lib/sim/humble' -ldl -lpthread
 
+# pulse is pure Go (CGO_ENABLED=0: no library but the loader, as a PIE); a cross build sets GOARCH (make cross).
+GOENV  := $(if $(GOARCH),GOARCH=$(GOARCH))
 GO_SRC := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
 $(PULSE): $(GO_SRC) VERSION
 	@mkdir -p $(@D)
-	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/pulse
+	CGO_ENABLED=0 $(GOENV) $(GO) build -buildmode=pie -trimpath -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/pulse
 
 # pulse-bridge: the only cgo, against Debian's CycloneDDS; idlc makes the
 # message types from bridge/idl. dds_sub is the real DDS subscriber of its tests.
@@ -101,7 +103,8 @@ $(GEN)/rmw_dds_common.c: bridge/idl/rmw_dds_common.idl
 	@mkdir -p $(@D)
 	cd $(@D) && idlc -t $(abspath $<)
 $(BRIDGE): $(GO_SRC) $(GEN)/ros2_msgs.c $(GEN)/rmw_dds_common.c internal/dds/pulse_dds.c internal/dds/pulse_dds.h
-	$(GO) build -tags cyclonedds -trimpath -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/pulse-bridge
+	CGO_ENABLED=1 CC=$(CC) $(GOENV) $(GO) build -tags cyclonedds -buildmode=pie -trimpath \
+	  -ldflags "-X main.version=$(VERSION) -extldflags '-Wl,-z,relro,-z,now'" -o $@ ./cmd/pulse-bridge
 $(DDS_SUB): bridge/test/dds_sub.c $(GEN)/ros2_msgs.c
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -I$(GEN) -o $@ $< $(GEN)/ros2_msgs.c -lddsc
 FASTDDS_GEN := $(BUILD)/gen-fastdds
@@ -144,7 +147,7 @@ bench: build $(HOTPATH)
 # ---------------------------------------------------------------- tests
 test: deps
 	@$(MAKE) --no-print-directory test-lanes
-test-lanes: lint test-c test-prom test-go fuzz sanitize
+test-lanes: lint test-c test-prom test-go fuzz sanitize test-arm64 test-deb
 	@echo "make test: all lanes passed"
 
 # Debian packages the tests use for real: gcc's libasan/libubsan/libtsan (sanitizer lanes),
@@ -195,6 +198,56 @@ sanitize-asan:
 sanitize-tsan:
 	bash probe/test/sanitize.sh tsan
 
+# ---------------------------------------------------------------- arm64
+# The arm64 tree beside the native one, with Debian's cross compiler; the
+# bridge too where an arm64 CycloneDDS is installed through multiarch
+# (scripts/need-arm64.sh tries). A fresh make sees what was just installed.
+ARM64    := build-arm64
+CROSS_CC := aarch64-linux-gnu-gcc
+ARM64_CROSS := $(MAKE) --no-print-directory BUILD=$(ARM64) CC=$(CROSS_CC) GOARCH=arm64
+cross:
+	@bash scripts/need-arm64.sh
+	@$(MAKE) --no-print-directory cross-build
+cross-build:
+	$(ARM64_CROSS) probe sim pulse
+	@if [ -e /usr/lib/aarch64-linux-gnu/libddsc.so ]; then $(ARM64_CROSS) $(ARM64)/bin/pulse-bridge; \
+	  else echo "cross: no arm64 CycloneDDS (cyclonedds-dev:arm64): $(ARM64) has no pulse-bridge"; fi
+
+# The arm64 lane, part of make test: the tests of exact counts, run as arm64
+# programs under qemu-user through binfmt_misc. The Go tests are built for
+# arm64 and run there too; PULSE_EMULATED makes the timing tests skip, saying
+# why (emulated time is not the hardware's). Its duration is in the README.
+test-arm64: cross
+	bash probe/test/test_exports.sh $(ARM64)/lib/libros2_pulse.so
+	CC=$(CROSS_CC) bash probe/test/test_rtld_local.sh $(abspath $(ARM64))
+	@mkdir -p $(ARM64)/test
+	CGO_ENABLED=0 GOARCH=arm64 $(GO) test -c -o $(ARM64)/test/segment.test ./internal/segment
+	CGO_ENABLED=0 GOARCH=arm64 $(GO) test -c -o $(ARM64)/test/integration.test ./internal/integration
+	cd internal/segment && ABI_DUMP=$(abspath $(ARM64))/bin/abi_dump ../../$(ARM64)/test/segment.test -test.count=1
+	cd internal/integration && PULSE_BUILD=$(abspath $(ARM64)) PULSE_EMULATED=qemu-user \
+	  ../../$(ARM64)/test/integration.test -test.count=1 -test.v
+
+# ---------------------------------------------------------------- packages
+# Debian packages for amd64 and arm64 (nfpm, pinned in go.mod as a tool;
+# packaging/), their install test, and the release: dist/ with the packages,
+# a tarball per architecture and SHA256SUMS.
+DIST := dist
+deb: build bridge cross
+	@rm -f $(DIST)/*.deb
+	bash scripts/package.sh amd64 $(BUILD) $(DIST)
+	bash scripts/package.sh arm64 $(ARM64) $(DIST)
+# lintian: no errors (its warnings and why they stay: README, packages); then
+# the install test, as root (make test runs it).
+test-deb: deb
+	@bash scripts/need-packages.sh lintian man-db systemd file
+	lintian --fail-on error $(DIST)/*.deb
+	bash scripts/test-deb.sh $(DIST) $(abspath $(BUILD)) $(abspath $(ARM64))
+release: deb
+	bash scripts/tarball.sh amd64 $(BUILD) $(DIST)
+	bash scripts/tarball.sh arm64 $(ARM64) $(DIST)
+	cd $(DIST) && rm -f SHA256SUMS && sha256sum *.deb *.tar.gz > SHA256SUMS
+	@cat $(DIST)/SHA256SUMS
+
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
 	install -m 0755 $(PULSE) $(DESTDIR)$(PREFIX)/bin/pulse
@@ -203,4 +256,4 @@ install: build
 PREFIX ?= /usr/local
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(ARM64) dist

@@ -28,10 +28,10 @@ func benchFile(dir, name string, write func(f *os.File) error) error {
 
 // simulator finds simgraph, the Jazzy stand-in tracetools and the probe.
 func simulator() (sim, simlib, lib string, err error) {
-	if sim, err = locate.Simgraph(); err != nil {
+	if sim, err = locate.Simgraph(""); err != nil {
 		return
 	}
-	if simlib, err = locate.SimTracetoolsDir("jazzy"); err != nil {
+	if simlib, err = locate.SimTracetoolsDir(sim, "jazzy"); err != nil {
 		return
 	}
 	lib, err = locate.ProbeLib()

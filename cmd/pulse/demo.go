@@ -29,7 +29,7 @@ func isTerminal(f *os.File) bool {
 
 func demoCmd() *cobra.Command {
 	var f recordFlags
-	var graph, distro string
+	var graph, distro, simgraph string
 	var duration time.Duration
 	var jitter, noTop bool
 	c := &cobra.Command{
@@ -56,11 +56,11 @@ q or Ctrl-C unless --duration is given.`,
 			if err != nil {
 				return err
 			}
-			sim, err := locate.Simgraph()
+			sim, err := locate.Simgraph(simgraph)
 			if err != nil {
 				return err
 			}
-			tt, err := locate.SimTracetoolsDir(distro)
+			tt, err := locate.SimTracetoolsDir(sim, distro)
 			if err != nil {
 				return err
 			}
@@ -96,6 +96,7 @@ q or Ctrl-C unless --duration is given.`,
 	c.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default 15s without a terminal)")
 	c.Flags().BoolVar(&jitter, "jitter", false, "gap tracking in the simulated processes: JITTER and PERIOD lines")
 	c.Flags().BoolVar(&noTop, "no-top", false, "print the windows even on a terminal")
+	c.Flags().StringVar(&simgraph, "simgraph", "", "the simulator to run (default: simgraph beside pulse; an installed pulse takes a build tree's, build/bin/simgraph)")
 	return c
 }
 

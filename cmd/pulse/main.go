@@ -40,6 +40,7 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(runCmd(), recordCmd(), checkCmd(), envCmd(), doctorCmd(), demoCmd(), dumpCmd(), benchCmd(), cpuCmd(), topCmd(), exportCmd(), bridgeCmd(), graphCmd())
+	root.AddCommand(genDocsCmd(root))
 	if err := root.Execute(); err != nil {
 		var ee exitError
 		if errors.As(err, &ee) {

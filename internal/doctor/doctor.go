@@ -121,8 +121,15 @@ func CheckProbe(lib string) error {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		return fmt.Errorf("exports %v, expected %v", got, want)
 	}
+	// The host process is pulse itself (--version): a program of pulse's own
+	// architecture, which /bin/true is not when an arm64 pulse runs under
+	// qemu-user on an amd64 machine.
+	host, args := "/bin/true", []string(nil)
+	if self, err := os.Executable(); err == nil {
+		host, args = self, []string{"--version"}
+	}
 	var stderr bytes.Buffer
-	cmd := exec.Command("/bin/true")
+	cmd := exec.Command(host, args...)
 	cmd.Env = append(os.Environ(), "LD_PRELOAD="+lib)
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil || stderr.Len() > 0 {

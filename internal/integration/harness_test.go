@@ -186,3 +186,19 @@ func dump(w *window.Window) string {
 	}
 	return b.String()
 }
+
+// emulated names the emulator the arm64 lane runs these tests under
+// (PULSE_EMULATED, set by make test-arm64), or is empty.
+var emulated = os.Getenv("PULSE_EMULATED")
+
+// skipUnderEmulation skips a test whose figure is a timing. Under qemu-user
+// the simulator, the probe and this reader run several times slower and
+// unevenly, so such a figure would judge the emulator, not the probe. Counts
+// stay exact there, and the tests of counts run; timings are checked on
+// native builds.
+func skipUnderEmulation(t *testing.T, what string) {
+	t.Helper()
+	if emulated != "" {
+		t.Skipf("%s is a timing: under %s it would measure the emulator, not the probe (checked on native builds)", what, emulated)
+	}
+}

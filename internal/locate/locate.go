@@ -35,7 +35,8 @@ func firstExisting(paths []string) (string, error) {
 }
 
 // ProbeLib returns the probe library: $ROS_PULSE_LIB, then ../lib beside the
-// pulse binary, then /usr/local/lib and /usr/lib.
+// pulse binary (a build tree or tarball), then the Debian package's
+// ../lib/ros2-pulse, then /usr/local/lib and /usr/lib.
 func ProbeLib() (string, error) {
 	if p := os.Getenv("ROS_PULSE_LIB"); p != "" {
 		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
@@ -45,7 +46,7 @@ func ProbeLib() (string, error) {
 	}
 	dir := exeDir()
 	p, err := firstExisting([]string{filepath.Join(dir, "..", "lib", ProbeLibName), filepath.Join(dir, ProbeLibName),
-		"/usr/local/lib/" + ProbeLibName, "/usr/lib/" + ProbeLibName})
+		filepath.Join(dir, "..", "lib", "ros2-pulse", ProbeLibName), "/usr/local/lib/" + ProbeLibName, "/usr/lib/" + ProbeLibName})
 	if err != nil {
 		return "", fmt.Errorf("cannot find %s (set ROS_PULSE_LIB): %w", ProbeLibName, err)
 	}
@@ -62,19 +63,31 @@ func Beside(name, hint string) (string, error) {
 	return p, nil
 }
 
-// Simgraph returns the simulator binary beside pulse.
-func Simgraph() (string, error) { return Beside("simgraph", "run `make build`") }
+// Simgraph returns the simulator: path when given (pulse demo --simgraph),
+// else simgraph beside pulse. The Debian package ships no simulator, so an
+// installed pulse runs the demo with a build tree's: --simgraph build/bin/simgraph.
+func Simgraph(path string) (string, error) {
+	if path != "" {
+		p, err := firstExisting([]string{path})
+		if err != nil {
+			return "", fmt.Errorf("--simgraph %s: no such file", path)
+		}
+		return p, nil
+	}
+	return Beside("simgraph", "run `make build`; an installed pulse takes a build tree's with --simgraph build/bin/simgraph")
+}
 
-// SimTracetoolsDir returns the directory of the stand-in libtracetools for distro.
-func SimTracetoolsDir(distro string) (string, error) {
+// SimTracetoolsDir returns the directory of the stand-in libtracetools for
+// distro, in the tree of the simulator sim (../lib/sim/<distro>).
+func SimTracetoolsDir(sim, distro string) (string, error) {
 	switch distro {
 	case "humble", "jazzy", "kilted":
 	default:
 		return "", fmt.Errorf("unknown distro %q (expected humble, jazzy or kilted)", distro)
 	}
-	dir := filepath.Join(exeDir(), "..", "lib", "sim", distro)
+	dir := filepath.Join(filepath.Dir(sim), "..", "lib", "sim", distro)
 	if _, err := firstExisting([]string{filepath.Join(dir, "libtracetools.so")}); err != nil {
-		return "", fmt.Errorf("cannot find the %s stand-in libtracetools (run `make build`)", distro)
+		return "", fmt.Errorf("cannot find the %s stand-in libtracetools beside %s (run `make build`)", distro, sim)
 	}
 	return filepath.Abs(dir)
 }

@@ -168,3 +168,15 @@ func TestRuleItemsMerge(t *testing.T) {
 		t.Errorf("intra rule: %+v", intra)
 	}
 }
+
+// The example spec the package ships (/usr/share/ros2-pulse) loads, with
+// every rule it shows.
+func TestShippedExampleLoads(t *testing.T) {
+	s, err := Load("../../deploy/spec.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Topics) != 5 || len(s.Nodes) != 3 {
+		t.Errorf("example spec: %d topic rules, %d nodes; want 5 and 3", len(s.Topics), len(s.Nodes))
+	}
+}

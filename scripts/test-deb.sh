@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The Debian packages, installed as a user installs them (make test-deb, part
+# of make test; needs root and a machine without ros2-pulse installed):
+#   amd64: dpkg -i ros2-pulse; the installed pulse finds its installed probe
+#          (pulse doctor, given the build tree's stand-in libtracetools as the
+#          ROS install, exits 0); pulse demo runs the build tree's simulator
+#          (--simgraph); man pulse-run renders; systemd-analyze verify accepts
+#          every unit; dpkg --purge leaves none of the package's files.
+#   arm64: the same package for arm64 (multiarch), its pulse doctor run under
+#          qemu-user; purged the same way.
+# usage: test-deb.sh DIST_DIR NATIVE_BUILD ARM64_BUILD
+set -euo pipefail
+dist=${1:?usage: test-deb.sh DIST_DIR NATIVE_BUILD ARM64_BUILD} native=${2:?} arm64=${3:?}
+version=$(cat VERSION)
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[[ $(id -u) -eq 0 ]] || fail "the install test needs root (dpkg -i)"
+if dpkg-query -W -f='${Status}' ros2-pulse 2>/dev/null | grep -q 'install ok installed'; then
+  fail "ros2-pulse is already installed here; the install test would replace it (dpkg --purge ros2-pulse first)"
+fi
+
+# Whatever happens, the machine is left without the package the test installed.
+trap 'dpkg --purge ros2-pulse >/dev/null 2>&1 || true' EXIT
+
+# install DEB: dpkg -i it and remember its files (dpkg -L) for the purge check.
+install() {
+  dpkg -i "$1" >/dev/null
+  mapfile -t files < <(dpkg -L ros2-pulse)
+}
+# purge: dpkg --purge, then none of the files dpkg listed may remain (directories
+# other packages share may).
+purge() {
+  dpkg --purge ros2-pulse >/dev/null
+  local left=()
+  for f in "${files[@]}"; do
+    [[ -e $f && ! -d $f ]] && left+=("$f")
+  done
+  ((${#left[@]} == 0)) || fail "dpkg --purge left: ${left[*]}"
+  [[ ! -e /etc/default/ros2-pulse ]] || fail "dpkg --purge left the conffile /etc/default/ros2-pulse"
+  echo "  purged: none of its ${#files[@]} paths left"
+}
+# doctor PULSE BUILD: the installed probe check passes, with the build tree's
+# stand-in libtracetools standing for a ROS install.
+doctor() {
+  local out
+  out=$("$1" doctor --tracetools "$2/lib/sim/jazzy/libtracetools.so" 2>&1) || fail "pulse doctor exited $?:"$'\n'"$out"
+  grep -q '/usr/lib/ros2-pulse/libros2_pulse.so' <<<"$out" || fail "pulse doctor does not name the installed probe:"$'\n'"$out"
+  echo "  pulse doctor: exit 0, probe /usr/lib/ros2-pulse/libros2_pulse.so"
+}
+
+deb=$dist/ros2-pulse_${version}_amd64.deb
+echo "install test: $deb"
+install "$deb"
+[[ $(command -v pulse) == /usr/bin/pulse ]] || fail "pulse is not /usr/bin/pulse"
+doctor /usr/bin/pulse "$native"
+out=$(ROS_PULSE_DIR=$(mktemp -d) /usr/bin/pulse demo --duration 5s --simgraph "$native/bin/simgraph" 2>&1) ||
+  fail "pulse demo exited $?:"$'\n'"$out"
+grep -Eq '^/odom +4[0-9]\.[0-9]+' <<<"$out" || fail "pulse demo's summary has no /odom at about 50 Hz:"$'\n'"$out"
+echo "  pulse demo --simgraph $native/bin/simgraph: /odom $(grep -Eo '^/odom +[0-9.]+' <<<"$out" | awk '{print $2}') Hz"
+page=$(MANWIDTH=80 man -P cat pulse-run 2>/dev/null) || fail "man pulse-run does not render"
+grep -q 'pulse-run' <<<"$page" && grep -q -- '--spec' <<<"$page" || fail "man pulse-run:"$'\n'"$page"
+echo "  man pulse-run: $(wc -l <<<"$page") lines"
+units=$(mktemp -d)
+for unit in /lib/systemd/system/ros2-pulse-*@.service; do
+  # a template is verified through an instance of it
+  inst=$(basename "${unit/@.service/@root.service}")
+  cp "$unit" "$units/$inst"
+  systemd-analyze verify "$units/$inst" 2>"$units/err" || fail "systemd-analyze verify $inst: $(cat "$units/err")"
+  [[ ! -s $units/err ]] || fail "systemd-analyze verify $inst warns: $(cat "$units/err")"
+done
+rm -rf "$units"
+echo "  systemd-analyze verify: $(ls /lib/systemd/system/ros2-pulse-*@.service | wc -l) units accepted"
+purge
+
+deb=$dist/ros2-pulse_${version}_arm64.deb
+echo "install test: $deb (under qemu-user)"
+install "$deb"
+file -L /usr/bin/pulse | grep -q aarch64 || fail "/usr/bin/pulse is not the arm64 binary"
+doctor /usr/bin/pulse "$arm64"
+purge
+echo "1 passed, 0 failed"
