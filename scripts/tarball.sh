@@ -14,9 +14,10 @@ top=ros2-pulse-$version
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 d=$root/$top
-install -D -m 0755 "$build/bin/pulse" "$d/bin/pulse"
-[[ -x $build/bin/pulse-bridge ]] && install -m 0755 "$build/bin/pulse-bridge" "$d/bin/pulse-bridge"
-install -D -m 0644 "$build/lib/libros2_pulse.so" "$d/lib/libros2_pulse.so"
+# The stripped binaries package.sh staged.
+install -D -m 0755 "$stage/bin/pulse" "$d/bin/pulse"
+if [[ -x $stage/bin/pulse-bridge ]]; then install -m 0755 "$stage/bin/pulse-bridge" "$d/bin/pulse-bridge"; fi
+install -D -m 0644 "$stage/lib/libros2_pulse.so" "$d/lib/libros2_pulse.so"
 install -d "$d/share/man/man1" "$d/share/ros2-pulse/systemd" "$d/share/ros2-pulse/prometheus" "$d/share/ros2-pulse/grafana" \
   "$d/share/bash-completion/completions" "$d/share/zsh/vendor-completions" "$d/share/fish/vendor_completions.d"
 install -m 0644 "$stage"/man/*.1.gz "$d/share/man/man1/"

@@ -13,7 +13,10 @@ set -euo pipefail
 dist=${1:?usage: test-deb.sh DIST_DIR NATIVE_BUILD ARM64_BUILD} native=${2:?} arm64=${3:?}
 version=$(cat VERSION)
 fail() { echo "FAIL: $*" >&2; exit 1; }
-[[ $(id -u) -eq 0 ]] || fail "the install test needs root (dpkg -i)"
+if [[ $(id -u) -ne 0 ]]; then
+  sudo -n true 2>/dev/null && exec sudo -n bash "$0" "$@"
+  fail "the install test needs root, or sudo without a password (dpkg -i)"
+fi
 if dpkg-query -W -f='${Status}' ros2-pulse 2>/dev/null | grep -q 'install ok installed'; then
   fail "ros2-pulse is already installed here; the install test would replace it (dpkg --purge ros2-pulse first)"
 fi
@@ -77,4 +80,15 @@ install "$deb"
 file -L /usr/bin/pulse | grep -q aarch64 || fail "/usr/bin/pulse is not the arm64 binary"
 doctor /usr/bin/pulse "$arm64"
 purge
+
+# The release tarball: unpacked anywhere, its pulse finds the probe in ../lib.
+echo "tarball test: amd64"
+tmp=$(mktemp -d)
+tarball=$(bash scripts/tarball.sh amd64 "$native" "$tmp")
+tar -xzf "$tarball" -C "$tmp"
+out=$("$tmp/ros2-pulse-$version/bin/pulse" doctor --tracetools "$native/lib/sim/jazzy/libtracetools.so" 2>&1) ||
+  fail "the tarball's pulse doctor exited $?:"$'\n'"$out"
+grep -q "$tmp/ros2-pulse-$version/lib/libros2_pulse.so" <<<"$out" || fail "the tarball's pulse does not use its own probe:"$'\n'"$out"
+rm -rf "$tmp"
+echo "  pulse doctor: exit 0, probe ros2-pulse-$version/lib/libros2_pulse.so"
 echo "1 passed, 0 failed"

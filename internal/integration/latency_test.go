@@ -13,6 +13,7 @@ import (
 // mean (from the exact sum) within a millisecond, and no percentile below it.
 // Off by default: no latency data, no realtime clock read.
 func TestLatencyMatchesInjectedDelay(t *testing.T) {
+	skipUnderEmulation(t, "a message age")
 	g := sim(t, "testdata/latency.graph", "jazzy", 4*time.Second, "ROS_TOPIC_STATS_LATENCY=1")
 	rec := newRecorder(t, g.dir, time.Second, window.Options{})
 	ws := record(t, g, rec, time.Second)
