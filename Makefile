@@ -105,7 +105,7 @@ $(GEN)/rmw_dds_common.c: bridge/idl/rmw_dds_common.idl
 $(BRIDGE): $(GO_SRC) $(GEN)/ros2_msgs.c $(GEN)/rmw_dds_common.c internal/dds/pulse_dds.c internal/dds/pulse_dds.h
 	CGO_ENABLED=1 CC=$(CC) $(GOENV) $(GO) build -tags cyclonedds -buildmode=pie -trimpath \
 	  -ldflags "-X main.version=$(VERSION) -extldflags '-Wl,-z,relro,-z,now'" -o $@ ./cmd/pulse-bridge
-$(DDS_SUB): bridge/test/dds_sub.c $(GEN)/ros2_msgs.c
+$(DDS_SUB): bridge/test/dds_sub.c bridge/test/sub_common.h $(GEN)/ros2_msgs.c
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -I$(GEN) -o $@ $< $(GEN)/ros2_msgs.c -lddsc
 FASTDDS_GEN := $(BUILD)/gen-fastdds
 $(FASTDDS_GEN)/ros2_msgsPubSubTypes.cxx: bridge/idl/ros2_msgs.idl
@@ -119,7 +119,7 @@ $(BUILD)/gen-test-%/ros_discovery_test.c: bridge/test/ros_discovery_test.idl
 	$(NEED_IDLC)
 	@mkdir -p $(@D)
 	cd $(@D) && idlc -DGID_SIZE=$* $(abspath $<)
-$(BIN)/discovery_sub_%: bridge/test/discovery_sub.c $(BUILD)/gen-test-%/ros_discovery_test.c
+$(BIN)/discovery_sub_%: bridge/test/discovery_sub.c bridge/test/sub_common.h $(BUILD)/gen-test-%/ros_discovery_test.c
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -DGID_SIZE=$* -I$(BUILD)/gen-test-$* -o $@ $< $(BUILD)/gen-test-$*/ros_discovery_test.c -lddsc
 
 # `make demo` and `make test` install what they need first (scripts/need-packages.sh:

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "dds/dds.h"
-#include "dds/ddsi/ddsi_serdata.h"
+#include "sub_common.h"
 #include "ros2_msgs.h"
 
 static void json_string(const char *s)
@@ -80,39 +80,16 @@ static void print_diagnostics(const diagnostic_msgs_msg_dds__DiagnosticArray_ *a
     printf("]}\n");
 }
 
-static void print_raw(const char *topic, dds_entity_t reader)
-{
-    struct ddsi_serdata *sd[8];
-    dds_sample_info_t si[8];
-    int n = dds_takecdr(reader, sd, 8, si, DDS_ANY_STATE);
-    for (int i = 0; i < n; i++) {
-        uint32_t size = ddsi_serdata_size(sd[i]);
-        unsigned char *buf = malloc(size);
-        ddsi_serdata_to_ser(sd[i], 0, size, buf);
-        printf("{\"topic\":\"%s\",\"raw\":\"", topic);
-        for (uint32_t k = 0; k < size; k++)
-            printf("%02x", buf[k]);
-        printf("\"}\n");
-        free(buf);
-        ddsi_serdata_unref(sd[i]);
-    }
-}
-
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: dds_sub SECONDS [--raw]\n");
+    double seconds;
+    int raw;
+    if (sub_args("dds_sub", argc, argv, &seconds, &raw) != 0)
         return 2;
-    }
-    double seconds = atof(argv[1]);
-    int raw = argc > 2 && strcmp(argv[2], "--raw") == 0;
-    const char *d = getenv("ROS_DOMAIN_ID");
-    dds_domainid_t domain = d && *d ? (dds_domainid_t)atoi(d) : 0;
-    dds_entity_t pp = dds_create_participant(domain, NULL, NULL);
-    if (pp < 0) {
-        fprintf(stderr, "dds_sub: participant: %s\n", dds_strretcode(pp));
+    dds_domainid_t domain;
+    dds_entity_t pp = sub_participant("dds_sub", &domain);
+    if (pp < 0)
         return 1;
-    }
     dds_qos_t *qos = dds_create_qos();
     dds_qset_reliability(qos, DDS_RELIABILITY_RELIABLE, DDS_INFINITY);
     dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, 100);
@@ -126,12 +103,12 @@ int main(int argc, char **argv)
         return 1;
     }
     fprintf(stderr, "dds_sub: listening on domain %u\n", (unsigned)domain);
-    struct timespec t0, now;
+    struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     do {
         if (raw) {
-            print_raw("statistics", rs);
-            print_raw("diagnostics", rd);
+            sub_print_raw("statistics", rs);
+            sub_print_raw("diagnostics", rd);
         } else {
             void *samples[16] = {0};
             dds_sample_info_t info[16];
@@ -151,8 +128,7 @@ int main(int argc, char **argv)
         }
         fflush(stdout);
         dds_sleepfor(DDS_MSECS(20));
-        clock_gettime(CLOCK_MONOTONIC, &now);
-    } while ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
+    } while (sub_elapsed(&t0) < seconds);
     dds_delete(pp);
     return 0;
 }

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "dds/dds.h"
-#include "dds/ddsi/ddsi_serdata.h"
+#include "sub_common.h"
 #include "ros_discovery_test.h"
 
 static void hex(const unsigned char *p, size_t n)
@@ -49,38 +49,16 @@ static void print_info(const rmw_dds_common_msg_dds__ParticipantEntitiesInfo_ *m
     printf("]}\n");
 }
 
-static void print_raw(dds_entity_t reader)
-{
-    struct ddsi_serdata *sd[8];
-    dds_sample_info_t si[8];
-    int n = dds_takecdr(reader, sd, 8, si, DDS_ANY_STATE);
-    for (int i = 0; i < n; i++) {
-        uint32_t size = ddsi_serdata_size(sd[i]);
-        unsigned char *buf = malloc(size);
-        ddsi_serdata_to_ser(sd[i], 0, size, buf);
-        printf("{\"topic\":\"ros_discovery_info\",\"raw\":");
-        hex(buf, size);
-        printf("}\n");
-        free(buf);
-        ddsi_serdata_unref(sd[i]);
-    }
-}
-
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: discovery_sub SECONDS [--raw]\n");
+    double seconds;
+    int raw;
+    if (sub_args("discovery_sub", argc, argv, &seconds, &raw) != 0)
         return 2;
-    }
-    double seconds = atof(argv[1]);
-    int raw = argc > 2 && strcmp(argv[2], "--raw") == 0;
-    const char *d = getenv("ROS_DOMAIN_ID");
-    dds_domainid_t domain = d && *d ? (dds_domainid_t)atoi(d) : 0;
-    dds_entity_t pp = dds_create_participant(domain, NULL, NULL);
-    if (pp < 0) {
-        fprintf(stderr, "discovery_sub: participant: %s\n", dds_strretcode(pp));
+    dds_domainid_t domain;
+    dds_entity_t pp = sub_participant("discovery_sub", &domain);
+    if (pp < 0)
         return 1;
-    }
     /* What rmw_cyclonedds' own ros_discovery_info reader asks for:
      * reliable, transient-local, so it gets what was published before it came. */
     dds_qos_t *qos = dds_create_qos();
@@ -96,14 +74,14 @@ int main(int argc, char **argv)
         return 1;
     }
     fprintf(stderr, "discovery_sub: listening on domain %u, %d-byte GIDs\n", (unsigned)domain, GID_SIZE);
-    struct timespec t0, now;
+    struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     do {
         void *samples[16] = {0};
         dds_sample_info_t info[16];
         int n;
         if (raw) {
-            print_raw(r);
+            sub_print_raw("ros_discovery_info", r);
         } else {
             n = dds_take(r, samples, info, 16, 16);
             for (int i = 0; i < n; i++)
@@ -137,8 +115,7 @@ int main(int argc, char **argv)
             dds_return_loan(rp, samples, n);
         fflush(stdout);
         dds_sleepfor(DDS_MSECS(20));
-        clock_gettime(CLOCK_MONOTONIC, &now);
-    } while ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
+    } while (sub_elapsed(&t0) < seconds);
     dds_delete(pp);
     return 0;
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"net"
@@ -50,6 +49,16 @@ func multicastInterface() bool {
 	return false
 }
 
+// rosEnv is this environment on ROS domain `domain` with every discovery
+// setting cleared: a row adds its own.
+func rosEnv(domain string) []string {
+	env := append(os.Environ(), "ROS_DOMAIN_ID="+domain)
+	for _, k := range []string{"CYCLONEDDS_URI", "ROS_LOCALHOST_ONLY", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_STATIC_PEERS"} {
+		env = append(env, k+"=")
+	}
+	return env
+}
+
 // loopbackMulticastNamespace makes a network namespace whose loopback can
 // multicast (as a host configured for localhost-only ROS has it), removed
 // when the test ends, and returns the command prefix that runs in it; nil
@@ -87,7 +96,7 @@ func subscribeIn(t *testing.T, wrap []string, env []string, d time.Duration) []s
 // participants on one host deaf to each other by design (OFF), nothing and
 // no error.
 func TestBridgeDiscoveryMatrix(t *testing.T) {
-	pulse := needBridge(t)
+	needBridge(t)
 	dir := t.TempDir()
 	// The usual file of a host whose loopback has no multicast (and of
 	// containers): no multicast, automatic participant indexes, the unicast
@@ -143,24 +152,10 @@ func TestBridgeDiscoveryMatrix(t *testing.T) {
 						"ROS nodes bound to 127.0.0.1 without peers cannot discover each other here either")
 				}
 			}
-			domain := fmt.Sprint(110 + (os.Getpid()+i)%100)
-			base := append(os.Environ(), "ROS_DOMAIN_ID="+domain)
-			for _, k := range []string{"CYCLONEDDS_URI", "ROS_LOCALHOST_ONLY", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_STATIC_PEERS"} {
-				base = append(base, k+"=")
-			}
+			base := rosEnv(fmt.Sprint(110 + (os.Getpid()+i)%100))
 			user := append(append([]string(nil), base...), r.env...)
 			// 2 s windows: one message more or less is within 1 % of a 50 Hz topic.
-			br := exec.Command(pulse, "bridge", "--distro", r.distro, "--period", "2s", "--statistics")
-			if wrap != nil {
-				br = exec.Command(wrap[0], append(wrap[1:], br.Args...)...)
-			}
-			br.Env = append(user, "ROS_PULSE_DIR="+segs)
-			var brErr bytes.Buffer
-			br.Stderr = &brErr
-			if err := br.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { br.Process.Signal(os.Interrupt); br.Wait() }()
+			brErr := startBridge(t, wrap, append(user, "ROS_PULSE_DIR="+segs), "--distro", r.distro, "--period", "2s", "--statistics")
 			// The subscriber: the same user environment, configured by the table.
 			uri := ""
 			for _, kv := range r.env {
@@ -256,7 +251,7 @@ func TestDoctorShowsTheBridge(t *testing.T) {
 // learns of the bridge from the bridge's own periodic SPDP (every 8 s) where
 // it cannot multicast to it, so each subscriber listens 14 s.
 func TestBridgeFastDDS(t *testing.T) {
-	pulse := needBridge(t)
+	needBridge(t)
 	if _, err := os.Stat(testBin(t, "fastdds_sub")); err != nil {
 		t.Fatal("fastdds_sub is not built: apt-get install libfastrtps-dev fastddsgen g++, then make bridge")
 	}
@@ -281,19 +276,8 @@ func TestBridgeFastDDS(t *testing.T) {
 				if r.needs == "multicast" && !multicastInterface() {
 					t.Skip("this host has no multicast interface besides loopback: the default range cannot discover here")
 				}
-				user := append(os.Environ(), fmt.Sprint("ROS_DOMAIN_ID=", 60+(os.Getpid()+i)%40))
-				for _, k := range []string{"CYCLONEDDS_URI", "ROS_LOCALHOST_ONLY", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_STATIC_PEERS"} {
-					user = append(user, k+"=")
-				}
-				user = append(user, r.env...)
-				br := exec.Command(pulse, "bridge", "--distro", r.distro, "--period", "2s")
-				br.Env = append(user, "ROS_PULSE_DIR="+segs)
-				var brErr bytes.Buffer
-				br.Stderr = &brErr
-				if err := br.Start(); err != nil {
-					t.Fatal(err)
-				}
-				defer func() { br.Process.Signal(os.Interrupt); br.Wait() }()
+				user := append(rosEnv(fmt.Sprint(60+(os.Getpid()+i)%40)), r.env...)
+				brErr := startBridge(t, nil, append(user, "ROS_PULSE_DIR="+segs), "--distro", r.distro, "--period", "2s")
 				msgs := runSubscriber(t, user, testBin(t, "fastdds_sub"), "14", r.profile)
 				rates, diagnostics := map[string]float64{}, 0
 				for _, m := range msgs {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
@@ -56,22 +55,7 @@ func readGraph(t *testing.T, env []string, gidSize int, d time.Duration, raw boo
 	}
 	cmd := exec.Command(testBin(t, fmt.Sprintf("discovery_sub_%d", gidSize)), args...)
 	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("discovery_sub_%d (make bridge builds it): %v\n%s", gidSize, err, stderr.String())
-	}
-	var msgs []graphMsg
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		var m graphMsg
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("discovery_sub line %q: %v", sc.Text(), err)
-		}
-		msgs = append(msgs, m)
-	}
-	return msgs
+	return runLines[graphMsg](t, cmd)
 }
 
 // The bridge is a node of the graph as rmw makes one: its ros_discovery_info

@@ -72,23 +72,47 @@ func runSubscriber(t *testing.T, env []string, name string, args ...string) []su
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = env
+	return runLines[subMsg](t, cmd)
+}
+
+// runLines runs a test program and decodes each line it prints as JSON.
+func runLines[T any](t *testing.T, cmd *exec.Cmd) []T {
+	t.Helper()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("%s (make bridge builds it): %v\n%s", name, err, stderr.String())
+		t.Fatalf("%s (make bridge builds it): %v\n%s", filepath.Base(cmd.Args[0]), err, stderr.String())
 	}
-	var msgs []subMsg
+	var msgs []T
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var m subMsg
+		var m T
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("%s line %q: %v", name, sc.Text(), err)
+			t.Fatalf("%s line %q: %v", filepath.Base(cmd.Args[0]), sc.Text(), err)
 		}
 		msgs = append(msgs, m)
 	}
 	return msgs
+}
+
+// startBridge starts `pulse bridge ARGS` in env (under the command prefix
+// wrap, when given), stopped with SIGINT when the test ends, and returns
+// its stderr.
+func startBridge(t *testing.T, wrap, env []string, args ...string) *bytes.Buffer {
+	t.Helper()
+	pulse := needBridge(t)
+	cmd := append(append(append([]string(nil), wrap...), pulse, "bridge"), args...)
+	br := exec.Command(cmd[0], cmd[1:]...)
+	br.Env = env
+	var stderr bytes.Buffer
+	br.Stderr = &stderr
+	if err := br.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { br.Process.Signal(os.Interrupt); br.Wait() })
+	return &stderr
 }
 
 func level(msgs []subMsg, name string) []int {
