@@ -236,7 +236,7 @@ deb: build bridge cross
 	@rm -f $(DIST)/*.deb
 	bash scripts/package.sh amd64 $(BUILD) $(DIST)
 	bash scripts/package.sh arm64 $(ARM64) $(DIST)
-# lintian: no errors (its warnings and why they stay: README, packages); then
+# lintian: no errors (its two warnings and why they stay: docs/design/0014); then
 # the install test, as root (make test runs it).
 test-deb: deb
 	@bash scripts/need-packages.sh lintian man-db systemd file
