@@ -83,3 +83,26 @@ func TestDashboardUsesExposedMetrics(t *testing.T) {
 		}
 	}
 }
+
+// Series from many robots meet in one central server (deploy/fleet), told
+// apart only by `robot`: every aggregation and every match in the rules and
+// the dashboard keeps it, so two robots' series never add up.
+func TestEveryAggregationKeepsRobot(t *testing.T) {
+	rules, err := os.ReadFile("../../deploy/prometheus/ros2_pulse.rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clause := regexp.MustCompile(`\b(by|on)\s*\(([^)]*)\)`)
+	n := 0
+	for _, text := range append(dashboardExprs(t), string(rules)) {
+		for _, m := range clause.FindAllStringSubmatch(text, -1) {
+			n++
+			if !regexp.MustCompile(`\brobot\b`).MatchString(m[2]) {
+				t.Errorf("%q drops robot: %.120s", m[0], text)
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d by/on clauses found: the test reads the wrong files", n)
+	}
+}
