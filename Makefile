@@ -26,7 +26,7 @@ ABI_DUMP    := $(BIN)/abi_dump
 PULSE       := $(BIN)/pulse
 
 .PHONY: build probe sim pulse bridge demo bench test test-lanes test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
-        sanitize-tsan lint clean install cross cross-build test-arm64 deb test-deb release
+        sanitize-tsan lint clean install cross cross-build test-arm64 deb test-deb release test-fleet
 
 # The bridge needs CycloneDDS (cyclonedds-dev, cyclonedds-tools); without it
 # the rest builds and `pulse bridge` says what to install.
@@ -147,7 +147,7 @@ bench: build $(HOTPATH)
 # ---------------------------------------------------------------- tests
 test: deps
 	@$(MAKE) --no-print-directory test-lanes
-test-lanes: lint test-c test-prom test-go fuzz sanitize test-arm64 test-deb
+test-lanes: lint test-c test-prom test-go fuzz sanitize test-arm64 test-deb test-fleet
 	@echo "make test: all lanes passed"
 
 # Debian packages the tests use for real: gcc's libasan/libubsan/libtsan (sanitizer lanes),
@@ -168,6 +168,7 @@ test-prom:
 lint:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags fleet ./cmd/pulse/
 
 test-c: build
 	bash probe/test/test_exports.sh $(PULSE_LIB)
@@ -226,6 +227,14 @@ test-arm64: cross
 	cd internal/segment && ABI_DUMP=$(abspath $(ARM64))/bin/abi_dump ../../$(ARM64)/test/segment.test -test.count=1
 	cd internal/integration && PULSE_BUILD=$(abspath $(ARM64)) PULSE_EMULATED=qemu-user \
 	  ../../$(ARM64)/test/integration.test -test.count=1 -test.v
+
+# ---------------------------------------------------------------- fleet
+# Three robots in network namespaces of their own (graph, pulse export, a
+# Prometheus agent from deploy/fleet/agent.yml) and one central Prometheus
+# (deploy/fleet/central.yml): per-robot alerts, a lost link, an exporter
+# restart (cmd/pulse/fleet_test.go). Root; it skips, saying why, without.
+test-fleet: build
+	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -tags fleet -run '^TestFleet$$' -count=1 -v ./cmd/pulse/
 
 # ---------------------------------------------------------------- packages
 # Debian packages for amd64 and arm64 (nfpm, pinned in go.mod as a tool;

@@ -243,6 +243,36 @@ func benchCmd() *cobra.Command {
 	exp.Flags().IntVar(&eScrapes, "scrapes", 30, "scrapes per directory")
 	exp.Flags().DurationVar(&eInterval, "interval", 15*time.Second, "the scrape interval the CPU share is computed for")
 
-	c.AddCommand(hot, over, reader, sample, viewers, exp)
+	var cGraphs []string
+	var cSettle, cInterval time.Duration
+	card := &cobra.Command{
+		Use:   "cardinality",
+		Short: "Series and bytes one robot's pulse export costs a central Prometheus, projected to 100 and 1,000 robots",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sim, simlib, lib, err := simulator()
+			if err != nil {
+				return err
+			}
+			rows, err := bench.RunCardinality(bench.CardinalityOptions{Simgraph: sim, SimLib: simlib, Probe: lib, Graphs: cGraphs,
+				Settle: cSettle, Interval: cInterval, Log: os.Stderr})
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			if err := benchFile(out, "cardinality.csv", func(f *os.File) error { return bench.WriteCardinalityCSV(f, rows) }); err != nil {
+				return err
+			}
+			fmt.Print(bench.CardinalityTable(rows, cInterval))
+			return nil
+		},
+	}
+	card.Flags().StringSliceVar(&cGraphs, "graphs", []string{"demo", "stress"}, "graphs to measure (built-in names or files)")
+	card.Flags().DurationVar(&cSettle, "settle", 3*time.Second, "how long each graph runs before it is scraped")
+	card.Flags().DurationVar(&cInterval, "interval", 15*time.Second, "the agents' scrape interval the samples per second are computed for")
+
+	c.AddCommand(hot, over, reader, sample, viewers, exp, card)
 	return c
 }

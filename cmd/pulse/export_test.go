@@ -39,13 +39,26 @@ func freePort(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// promQuery runs an instant query against Prometheus's HTTP API.
-func promQuery(t *testing.T, addr, q string) []struct {
+// promSample is one series of an instant query's answer.
+type promSample struct {
 	Metric map[string]string
 	Value  [2]any
-} {
+}
+
+// promQuery runs an instant query against Prometheus's HTTP API, now.
+func promQuery(t *testing.T, addr, q string) []promSample {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	return promQueryAt(t, addr, q, time.Time{})
+}
+
+// promQueryAt runs an instant query evaluated at ts (zero: now).
+func promQueryAt(t *testing.T, addr, q string, ts time.Time) []promSample {
+	t.Helper()
+	u := "http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q)
+	if !ts.IsZero() {
+		u += fmt.Sprintf("&time=%.3f", float64(ts.UnixNano())/1e9)
+	}
+	resp, err := http.Get(u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,10 +66,7 @@ func promQuery(t *testing.T, addr, q string) []struct {
 	var r struct {
 		Status string
 		Data   struct {
-			Result []struct {
-				Metric map[string]string
-				Value  [2]any
-			}
+			Result []promSample
 		}
 		Error string
 	}

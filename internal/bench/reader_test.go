@@ -39,3 +39,14 @@ func BenchmarkRecorderStep(b *testing.B) {
 		rec.Step(false)
 	}
 }
+
+// The projection adds Prometheus's own series per target and scales
+// linearly: 95 series + 5 at 15 s is 6.7 samples/s per robot, 670 for 100.
+func TestCardinalityTable(t *testing.T) {
+	tab := CardinalityTable([]CardinalityRow{{Graph: "demo", Series: 95, Bytes: 12000}}, 15*time.Second)
+	for _, want := range []string{"| demo | off | per endpoint | 100 | 12000 | 6.7 |", "| 10000, 667, 0.1 GiB |", "| 100000, 6667, 1.1 GiB |"} {
+		if !strings.Contains(tab, want) {
+			t.Errorf("table lacks %q:\n%s", want, tab)
+		}
+	}
+}

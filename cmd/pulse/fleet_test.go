@@ -1,0 +1,303 @@
+//go:build fleet
+
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// robot is one robot of the fleet test: a network namespace with a veth
+// pair to the host, its own simgraph graph under the probe (its own segment
+// directory), its own pulse export and its own Prometheus agent.
+type robot struct {
+	name, ns        string
+	hostIf, robotIf string // the veth ends: in the host namespace, in the robot's
+	hostIP, robotIP string
+	segs, graphPath string
+	procs           map[string]*exec.Cmd // graph, export, agent
+}
+
+// fleetRun runs a command, failing the test with its output.
+func fleetRun(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// start runs a command in the robot's namespace, stopped when the test ends.
+func (r *robot) start(t *testing.T, key string, env []string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("ip", append([]string{"netns", "exec", r.ns}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	log, err := os.Create(filepath.Join(filepath.Dir(r.segs), key+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.procs[key] = cmd
+	t.Cleanup(func() { stopProc(cmd); log.Close() })
+}
+
+func stopProc(cmd *exec.Cmd) {
+	if cmd.ProcessState == nil {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}
+}
+
+// agentScrapes is how many scrapes the robot's agent has made, from its own
+// metrics (prometheus_target_interval_length_seconds_count).
+func (r *robot) agentScrapes(t *testing.T) float64 {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + r.robotIP + ":9090/metrics")
+	if err != nil {
+		t.Fatalf("robot %s's agent: %v", r.name, err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, "prometheus_target_interval_length_seconds_count{") {
+			f := strings.Fields(line)
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			return v
+		}
+	}
+	t.Fatalf("robot %s's agent exposes no scrape count", r.name)
+	return 0
+}
+
+// A fleet, end to end (make test-fleet): three robots, each in a network
+// namespace of its own with its graph, pulse export and a Prometheus agent
+// configured from deploy/fleet/agent.yml, remote-writing to one central
+// Prometheus configured from deploy/fleet/central.yml with the shipped
+// rules. Robot a loses its link for 60 s and has its exporter restarted;
+// robot b's /scan stalls; robot c loses a node.
+func TestFleet(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("network namespaces need root: the fleet test makes one per robot")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("no ip (iproute2): network namespaces cannot be made here")
+	}
+	prom, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Fatal("prometheus is needed (apt-get install prometheus; make test does)")
+	}
+	pulse, sim, _ := bin(t)
+	build := filepath.Dir(filepath.Dir(sim))
+	dir := t.TempDir()
+	tag := os.Getpid() % 10000
+	subnet := fmt.Sprintf("10.213.%d", tag%250)
+
+	demo, err := os.ReadFile("../../sim/graphs/demo.graph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphs := map[string]string{
+		"a": string(demo),
+		// b: /scan goes silent 40 s in, for the rest of the test.
+		"b": strings.Replace(string(demo), "pub /scan 10 thread size=8000", "pub /scan 10 thread size=8000 stall=40:1000", 1),
+		// c: a node with a timer (no topic of its own) dies by SIGKILL 40 s in.
+		"c": string(demo) + "\nprocess doomed kill=40\n  node /doomed\n    timer 5\n",
+	}
+
+	// The central server, in the host namespace, on an address every robot reaches.
+	centralPort := strings.TrimPrefix(freePort(t), "127.0.0.1:")
+	central := "127.0.0.1:" + centralPort
+	rules, _ := filepath.Abs("../../deploy/prometheus/ros2_pulse.rules.yml")
+	centralCfg, err := os.ReadFile("../../deploy/fleet/central.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.Replace(string(centralCfg), "evaluation_interval: 15s", "evaluation_interval: 2s", 1)
+	cfg = strings.Replace(cfg, "../prometheus/ros2_pulse.rules.yml", rules, 1)
+	os.WriteFile(filepath.Join(dir, "central.yml"), []byte(cfg), 0o644)
+	cp := exec.Command(prom, "--config.file="+filepath.Join(dir, "central.yml"), "--web.enable-remote-write-receiver",
+		"--web.listen-address=0.0.0.0:"+centralPort, "--storage.tsdb.path="+filepath.Join(dir, "central-data"))
+	cpLog, _ := os.Create(filepath.Join(dir, "central.log"))
+	cp.Stdout, cp.Stderr = cpLog, cpLog
+	if err := cp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopProc(cp); cpLog.Close() })
+
+	agentCfg, err := os.ReadFile("../../deploy/fleet/agent.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	robots := map[string]*robot{}
+	for i, name := range []string{"a", "b", "c"} {
+		r := &robot{name: name, ns: fmt.Sprintf("pulse-fleet-%d-%s", tag, name),
+			hostIf: fmt.Sprintf("pf%d%sh", tag, name), robotIf: fmt.Sprintf("pf%d%sr", tag, name),
+			hostIP: fmt.Sprintf("%s.%d", subnet, 4*i+1), robotIP: fmt.Sprintf("%s.%d", subnet, 4*i+2),
+			procs: map[string]*exec.Cmd{}}
+		robots[name] = r
+		// Leftovers of a run that was killed would make the names collide.
+		exec.Command("ip", "netns", "del", r.ns).Run()
+		exec.Command("ip", "link", "del", r.hostIf).Run()
+		fleetRun(t, "ip", "netns", "add", r.ns)
+		t.Cleanup(func() {
+			exec.Command("ip", "netns", "del", r.ns).Run() // takes the robot's veth end, and so the pair
+			exec.Command("ip", "link", "del", r.hostIf).Run()
+		})
+		fleetRun(t, "ip", "link", "add", r.hostIf, "type", "veth", "peer", "name", r.robotIf)
+		fleetRun(t, "ip", "link", "set", r.robotIf, "netns", r.ns)
+		fleetRun(t, "ip", "addr", "add", r.hostIP+"/30", "dev", r.hostIf)
+		fleetRun(t, "ip", "link", "set", r.hostIf, "up")
+		fleetRun(t, "ip", "-n", r.ns, "addr", "add", r.robotIP+"/30", "dev", r.robotIf)
+		fleetRun(t, "ip", "-n", r.ns, "link", "set", r.robotIf, "up")
+		fleetRun(t, "ip", "-n", r.ns, "link", "set", "lo", "up")
+
+		rdir := filepath.Join(dir, name)
+		r.segs = filepath.Join(rdir, "segs")
+		os.MkdirAll(r.segs, 0o700)
+		r.graphPath = filepath.Join(rdir, "robot.graph")
+		os.WriteFile(r.graphPath, []byte(graphs[name]), 0o644)
+		r.start(t, "graph", []string{"LD_PRELOAD=" + filepath.Join(build, "lib/libros2_pulse.so"),
+			"LD_LIBRARY_PATH=" + filepath.Join(build, "lib/sim/jazzy"), "ROS_PULSE_DIR=" + r.segs, "ROS_TOPIC_STATS_QUIET=1"},
+			sim, "--graph", r.graphPath, "--duration", "600")
+		r.start(t, "export", []string{"ROS_PULSE_DIR=" + r.segs}, pulse, "export", "--listen", "127.0.0.1:9464", "--period", "1s")
+
+		a := strings.Replace(string(agentCfg), "robot: robot-01", "robot: "+name, 1)
+		a = strings.Replace(a, "http://central.example:9090/api/v1/write", "http://"+r.hostIP+":"+centralPort+"/api/v1/write", 1)
+		a = strings.Replace(a, "scrape_interval: 15s", "scrape_interval: 2s", 1)
+		if a == string(agentCfg) {
+			t.Fatal("deploy/fleet/agent.yml no longer has the values this test fills in")
+		}
+		os.WriteFile(filepath.Join(rdir, "agent.yml"), []byte(a), 0o644)
+		r.start(t, "agent", nil, prom, "--enable-feature=agent", "--config.file="+filepath.Join(rdir, "agent.yml"),
+			"--storage.agent.path="+filepath.Join(rdir, "wal"), "--web.listen-address="+r.robotIP+":9090")
+	}
+	t0 := time.Now()
+	defer func() {
+		if t.Failed() {
+			for _, f := range []string{"central.log", "a/agent.log", "a/export.log", "b/agent.log", "c/agent.log"} {
+				b, _ := os.ReadFile(filepath.Join(dir, f))
+				t.Logf("%s (last 2000 bytes):\n%s", f, b[max(0, len(b)-2000):])
+			}
+		}
+	}()
+
+	// Every robot's samples reach the central server.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(time.Second) {
+		if n := len(promQuery(t, central, `count by (robot) (ros2_pulse_build_info)`)); n == 3 {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("after 60 s the central server has samples of %d robots", n)
+		}
+	}
+
+	// Robot a loses its link for 60 s (its end of the veth pair, in the
+	// host, goes down); its agent keeps scraping into its WAL.
+	time.Sleep(time.Until(t0.Add(20 * time.Second)))
+	a := robots["a"]
+	before := a.agentScrapes(t)
+	tDown := time.Now()
+	fleetRun(t, "ip", "link", "set", a.hostIf, "down")
+	time.Sleep(60 * time.Second)
+	tUp := time.Now()
+	fleetRun(t, "ip", "link", "set", a.hostIf, "up")
+	scrapes := a.agentScrapes(t) - before // read over the link, so just after it is back (±1 scrape)
+
+	// Robot a's exporter restarts: a reader, not a counter, restarts.
+	time.Sleep(10 * time.Second)
+	stopProc(a.procs["export"])
+	a.start(t, "export2", []string{"ROS_PULSE_DIR=" + a.segs}, pulse, "export", "--listen", "127.0.0.1:9464", "--period", "1s")
+	tRestart := time.Now()
+
+	// The agent replays its WAL: the gap fills in, sample for sample.
+	gap := fmt.Sprintf("%ds", int(tUp.Sub(tDown).Seconds()))
+	var got float64
+	for deadline := time.Now().Add(120 * time.Second); ; time.Sleep(2 * time.Second) {
+		if r := promQueryAt(t, central, `count_over_time(ros2_pulse_messages_total{robot="a",topic="/odom",side="pub"}[`+gap+`])`, tUp); len(r) == 1 {
+			if got = sampleValue(r[0].Value); got >= scrapes-1 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("2 min after the link came back, the central server holds %v samples of robot a over the %s gap; its agent scraped %v times", got, gap, scrapes)
+		}
+	}
+	if math.Abs(got-scrapes) > 1 {
+		t.Errorf("lost link: %v samples over the %s gap in central, the agent scraped %v times", got, gap, scrapes)
+	}
+	// Over the gap, the rates are the graph's, and the exporter answered every scrape.
+	if r := promQueryAt(t, central, `sum(rate(ros2_pulse_messages_total{robot="a",topic="/odom",side="pub"}[`+gap+`]))`, tUp); len(r) != 1 ||
+		math.Abs(sampleValue(r[0].Value)-50) > 0.02*50 {
+		t.Errorf("robot a's /odom over the gap: %v, want 50 Hz ±2 %%", r)
+	}
+	if r := promQueryAt(t, central, `min_over_time(up{robot="a"}[`+gap+`])`, tUp); len(r) != 1 || sampleValue(r[0].Value) != 1 {
+		t.Errorf("robot a's exporter missed a scrape during the gap: min(up) = %v", r)
+	}
+	t.Logf("lost link: %s down, %v scrapes by the agent, %v samples in central", gap, scrapes, got)
+
+	// The alerts: b's stall, c's node, nothing of a. Wait until they fire.
+	type alert struct{ name, robot, detail string }
+	var firing []alert
+	for deadline := t0.Add(240 * time.Second); ; time.Sleep(2 * time.Second) {
+		firing = nil
+		for _, s := range promQuery(t, central, `ALERTS{alertstate="firing"}`) {
+			firing = append(firing, alert{s.Metric["alertname"], s.Metric["robot"], s.Metric["topic"] + s.Metric["node"] + " " + s.Metric["side"]})
+		}
+		var stallB, downC bool
+		for _, f := range firing {
+			stallB = stallB || f.name == "Ros2TopicStalled" && f.robot == "b"
+			downC = downC || f.name == "Ros2NodeDown" && f.robot == "c"
+		}
+		if stallB && downC && time.Since(tRestart) > 60*time.Second {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v after the start, firing: %+v (want a stall on b and a node down on c)", time.Since(t0).Round(time.Second), firing)
+		}
+	}
+	for _, f := range firing {
+		switch {
+		case f.name == "Ros2TopicStalled" && f.robot == "b" && strings.HasPrefix(f.detail, "/scan "):
+		case f.name == "Ros2NodeDown" && f.robot == "c" && strings.HasPrefix(f.detail, "/doomed"):
+		default:
+			t.Errorf("unexpected alert %+v (firing: %+v)", f, firing)
+		}
+	}
+
+	// Each robot's rates in central, over the last minute (for a, across
+	// its exporter's restart), are its graph's within 2 %.
+	want := map[string]float64{"/odom": 50, "/tf": 50, "/cmd_vel": 20, "/camera/detections": 30}
+	for name := range robots {
+		rates := map[string]float64{}
+		for _, s := range promQuery(t, central, `sum by (topic) (rate(ros2_pulse_messages_total{robot="`+name+`",side="pub",transport="inter"}[60s]))`) {
+			rates[s.Metric["topic"]] = sampleValue(s.Value)
+		}
+		for topic, hz := range want {
+			if math.Abs(rates[topic]-hz) > 0.02*hz {
+				t.Errorf("robot %s %s: %.3f Hz in central, %g in its graph", name, topic, rates[topic], hz)
+			}
+		}
+		scan := map[string]float64{"a": 10, "b": 0, "c": 10}[name]
+		if math.Abs(rates["/scan"]-scan) > 0.02*10 {
+			t.Errorf("robot %s /scan: %.3f Hz in central, want %g", name, rates["/scan"], scan)
+		}
+	}
+	t.Logf("fleet: %v in all; firing at the end: %+v", time.Since(t0).Round(time.Second), firing)
+}
