@@ -2,7 +2,9 @@
 # Sets this machine up to build for arm64 and to run arm64 programs under
 # qemu-user (`make cross`, `make test-arm64`): the cross compiler,
 # qemu-user-static and binfmt-support; arm64 as a dpkg foreign architecture,
-# with libc6:arm64 (the arm64 package's install test) and, where Debian can
+# with libc6:arm64 (the arm64 loader, for the arm64 package's install test)
+# and libc6-dev:arm64 (once arm64 is a foreign architecture, Debian's cross
+# compiler takes its headers from /usr/include/aarch64-linux-gnu) and, where Debian can
 # install it, cyclonedds-dev:arm64 (the arm64 pulse-bridge); binfmt_misc
 # mounted and qemu-aarch64 enabled, so the kernel runs arm64 ELF files through
 # qemu. Root, or sudo without a password; otherwise it says what to run.
@@ -20,7 +22,7 @@ if ! dpkg --print-foreign-architectures | grep -qx arm64; then
   echo "adding arm64 as a dpkg foreign architecture (multiarch)" >&2
   "${sudo[@]}" dpkg --add-architecture arm64
 fi
-bash "$here/need-packages.sh" libc6:arm64
+bash "$here/need-packages.sh" libc6:arm64 libc6-dev:arm64
 bash "$here/need-packages.sh" cyclonedds-dev:arm64 ||
   echo "no arm64 CycloneDDS through multiarch here: the arm64 tree is built without pulse-bridge" >&2
 if ! mountpoint -q /proc/sys/fs/binfmt_misc; then
