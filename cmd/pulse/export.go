@@ -24,9 +24,9 @@ import (
 func exportCmd() *cobra.Command {
 	var f recordFlags
 	var listen, webConfig string
-	var perTopic bool
+	var perTopic, histograms bool
 	c := &cobra.Command{
-		Use:   "export [--listen 127.0.0.1:9464] [--web.config.file F] [--per-topic] [--spec F]",
+		Use:   "export [--listen 127.0.0.1:9464] [--web.config.file F] [--per-topic] [--histograms=false] [--spec F]",
 		Short: "Serve the machine's counters, liveness, gaps, CPU and spec verdicts to Prometheus",
 		Long: `export serves /metrics for Prometheus: message counters per endpoint (topic, node, pid, side,
 transport), node and process up-gauges, the gap histogram (classic and native buckets), seconds
@@ -34,7 +34,9 @@ since the last message, CPU seconds and RSS per process, timer fires, the spec v
 with --spec (judged every --period), and build info. Counters are the probe's own cumulative
 counts, so Prometheus's rate() does the rest and a restart of export loses nothing.
 
---per-topic aggregates per topic instead of per endpoint (fewer series for big fleets).
+--per-topic aggregates per topic instead of per endpoint (fewer series where topics have many
+subscribers). --histograms=false leaves out the gap and latency histograms, five in six of a
+robot's series once gap tracking is on; their spec verdicts and the last message's age stay.
 --web.config.file takes the exporter-toolkit web configuration: TLS and basic auth.
 It listens on loopback unless told otherwise.`,
 		Args: cobra.NoArgs,
@@ -44,7 +46,7 @@ It listens on loopback unless told otherwise.`,
 			if err != nil {
 				return err
 			}
-			coll, err := export.New(export.Options{Dir: f.env.Dir, PerTopic: perTopic, Retain: f.retain, Version: version,
+			coll, err := export.New(export.Options{Dir: f.env.Dir, PerTopic: perTopic, NoHistograms: !histograms, Retain: f.retain, Version: version,
 				Warn: os.Stderr, Empty: f.env.NothingThere()})
 			if err != nil {
 				return err
@@ -106,5 +108,6 @@ It listens on loopback unless told otherwise.`,
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:9464", "address to serve /metrics on (loopback by default)")
 	c.Flags().StringVar(&webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth)")
 	c.Flags().BoolVar(&perTopic, "per-topic", false, "one series per topic, side and transport instead of per endpoint")
+	c.Flags().BoolVar(&histograms, "histograms", true, "serve the gap and latency histograms (false: a fleet's leaner series; verdicts and ages stay)")
 	return c
 }

@@ -39,6 +39,18 @@ func freePort(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// scrapeBody is one scrape of a pulse export's /metrics.
+func scrapeBody(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
 // promSample is one series of an instant query's answer.
 type promSample struct {
 	Metric map[string]string
@@ -139,6 +151,15 @@ func TestExportWithRealPrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { exp.Process.Signal(os.Interrupt); exp.Wait() }()
+	// A fleet's lean exporter beside it: no gap or latency histograms, the
+	// last message's age still there.
+	leanAddr := freePort(t)
+	lean := pulseCmd(t, "export", "--listen", leanAddr, "--period", "1s", "--histograms=false")
+	lean.Env = append(lean.Env, "ROS_PULSE_DIR="+segs)
+	if err := lean.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { lean.Process.Signal(os.Interrupt); lean.Wait() }()
 
 	promAddr := freePort(t)
 	cfg := filepath.Join(dir, "prometheus.yml")
@@ -171,6 +192,12 @@ scrape_configs:
 		time.Sleep(200 * time.Millisecond)
 	}
 	time.Sleep(9 * time.Second)
+	fat, leanBody := scrapeBody(t, exportAddr), scrapeBody(t, leanAddr)
+	if !strings.Contains(fat, "ros2_pulse_message_gap_seconds_bucket{") || !strings.Contains(fat, "ros2_pulse_message_latency_seconds_bucket{") ||
+		strings.Contains(leanBody, "ros2_pulse_message_gap_seconds") || strings.Contains(leanBody, "ros2_pulse_message_latency_seconds") ||
+		!strings.Contains(leanBody, "ros2_pulse_last_message_age_seconds{") || !strings.Contains(leanBody, "ros2_pulse_messages_total{") {
+		t.Errorf("--histograms=false: %d bytes against %d; the lean scrape:\n%.2000s", len(leanBody), len(fat), leanBody)
+	}
 	if time.Since(t0) > 16*time.Second {
 		t.Fatalf("too slow to measure before the faults at 17 s (%v)", time.Since(t0))
 	}

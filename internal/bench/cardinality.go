@@ -31,10 +31,10 @@ type CardinalityOptions struct {
 
 // CardinalityRow is one robot's exporter, scraped once.
 type CardinalityRow struct {
-	Graph            string
-	Jitter, PerTopic bool
-	Series           int // sample lines of one scrape of pulse export
-	Bytes            int // its body, uncompressed text
+	Graph                          string
+	Jitter, PerTopic, NoHistograms bool
+	Series                         int // sample lines of one scrape of pulse export
+	Bytes                          int // its body, uncompressed text
 }
 
 // ScrapeSeries is what Prometheus adds per target and scrape (up,
@@ -61,8 +61,12 @@ func RunCardinality(o CardinalityOptions) ([]CardinalityRow, error) {
 				return rows, err
 			}
 			time.Sleep(o.Settle)
-			for _, perTopic := range []bool{false, true} {
-				r, err := scrapeOnce(seg, perTopic)
+			layouts := []export.Options{{}, {PerTopic: true}}
+			if jitter {
+				layouts = append(layouts, export.Options{NoHistograms: true})
+			}
+			for _, layout := range layouts {
+				r, err := scrapeOnce(seg, layout)
 				if err != nil {
 					cmd.Process.Kill()
 					cmd.Wait()
@@ -71,7 +75,7 @@ func RunCardinality(o CardinalityOptions) ([]CardinalityRow, error) {
 				}
 				r.Graph, r.Jitter = g, jitter
 				rows = append(rows, r)
-				fmt.Fprintf(o.Log, "cardinality: %s jitter=%v per-topic=%v: %d series, %d bytes\n", g, jitter, perTopic, r.Series, r.Bytes)
+				fmt.Fprintf(o.Log, "cardinality: %s jitter=%v per-topic=%v histograms=%v: %d series, %d bytes\n", g, jitter, r.PerTopic, !r.NoHistograms, r.Series, r.Bytes)
 			}
 			cmd.Process.Signal(os.Interrupt)
 			cmd.Wait()
@@ -81,10 +85,12 @@ func RunCardinality(o CardinalityOptions) ([]CardinalityRow, error) {
 	return rows, nil
 }
 
-// scrapeOnce serves one scrape of pulse export over dir through the real
-// handler (the second: the first one only opens the windows).
-func scrapeOnce(dir string, perTopic bool) (CardinalityRow, error) {
-	c, err := export.New(export.Options{Dir: dir, PerTopic: perTopic, Retain: -1})
+// scrapeOnce serves one scrape of pulse export over dir, laid out as
+// layout says, through the real handler (the second: the first one only
+// opens the windows).
+func scrapeOnce(dir string, layout export.Options) (CardinalityRow, error) {
+	layout.Dir, layout.Retain = dir, -1
+	c, err := export.New(layout)
 	if err != nil {
 		return CardinalityRow{}, err
 	}
@@ -99,7 +105,7 @@ func scrapeOnce(dir string, perTopic bool) (CardinalityRow, error) {
 		body = rec.Body.Bytes()
 		time.Sleep(time.Second)
 	}
-	r := CardinalityRow{PerTopic: perTopic, Bytes: len(body)}
+	r := CardinalityRow{PerTopic: layout.PerTopic, NoHistograms: layout.NoHistograms, Bytes: len(body)}
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -113,9 +119,10 @@ func scrapeOnce(dir string, perTopic bool) (CardinalityRow, error) {
 // WriteCardinalityCSV writes one row per graph, gap tracking and layout.
 func WriteCardinalityCSV(w io.Writer, rows []CardinalityRow) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"graph", "jitter", "per_topic", "series", "bytes"})
+	cw.Write([]string{"graph", "jitter", "per_topic", "histograms", "series", "bytes"})
 	for _, r := range rows {
-		cw.Write([]string{r.Graph, strconv.FormatBool(r.Jitter), strconv.FormatBool(r.PerTopic), strconv.Itoa(r.Series), strconv.Itoa(r.Bytes)})
+		cw.Write([]string{r.Graph, strconv.FormatBool(r.Jitter), strconv.FormatBool(r.PerTopic), strconv.FormatBool(!r.NoHistograms),
+			strconv.Itoa(r.Series), strconv.Itoa(r.Bytes)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -134,6 +141,9 @@ func CardinalityTable(rows []CardinalityRow, interval time.Duration) string {
 		series := r.Series + ScrapeSeries
 		perSec := float64(series) / interval.Seconds()
 		layout := map[bool]string{false: "per endpoint", true: "`--per-topic`"}[r.PerTopic]
+		if r.NoHistograms {
+			layout = "`--histograms=false`"
+		}
 		proj := func(n int) string {
 			s := float64(n) * perSec
 			return fmt.Sprintf("%d, %.0f, %.1f GiB", n*series, s, s*86400*2/(1<<30))

@@ -22,7 +22,7 @@ func DashboardQueries(r io.Reader) ([]string, error) {
 	if err := json.NewDecoder(r).Decode(&d); err != nil {
 		return nil, err
 	}
-	vars := strings.NewReplacer(`"$instance"`, `".*"`, `"$topic"`, `".*"`)
+	vars := strings.NewReplacer(`"$robot"`, `".*"`, `"$instance"`, `".*"`, `"$topic"`, `".*"`)
 	var out []string
 	for _, p := range d.Panels {
 		for _, t := range p.Targets {

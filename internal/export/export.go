@@ -39,12 +39,16 @@ import (
 // Options shape the exporter.
 type Options struct {
 	Dir      string
-	PerTopic bool          // aggregate per topic instead of per endpoint
-	Retain   time.Duration // keep an exited process's series this long (negative: forever, never remove)
-	ProcRoot string        // "" for /proc
-	Version  string
-	Warn     io.Writer // where Empty is said
-	Empty    string    // said once when a scrape finds no probed process
+	PerTopic bool // aggregate per topic instead of per endpoint
+	// NoHistograms leaves out the gap and latency histograms, most of a
+	// robot's series once gap tracking is on (docs/PERFORMANCE.md §6); their
+	// spec verdicts and the last message's age stay.
+	NoHistograms bool
+	Retain       time.Duration // keep an exited process's series this long (negative: forever, never remove)
+	ProcRoot     string        // "" for /proc
+	Version      string
+	Warn         io.Writer // where Empty is said
+	Empty        string    // said once when a scrape finds no probed process
 }
 
 const ns = "ros2_pulse"
@@ -338,7 +342,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 			desc *prometheus.Desc
 			g    *segment.Gap
 		}{{"gap", c.d.gap, e.Gap}, {"latency", c.d.latency, e.Latency}} {
-			if h.g == nil {
+			if h.g == nil || c.opt.NoHistograms {
 				continue
 			}
 			vals, st := c.gapValues(id+"."+h.kind, h.g, preexisting)
