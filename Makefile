@@ -160,10 +160,11 @@ TEST_PKGS := make gcc g++ libc6-dev binutils util-linux pkg-config tmux python3 
 deps:
 	@bash scripts/need-packages.sh $(TEST_PKGS)
 
-# The example Prometheus config, the alert rules and their unit tests.
+# The example Prometheus configs (one server; a fleet's agent and central server), the alert rules and their unit tests.
 test-prom:
 	cd deploy/prometheus && promtool check config prometheus.yml && promtool check rules ros2_pulse.rules.yml && \
 	  promtool test rules ros2_pulse.rules.test.yml
+	cd deploy/fleet && promtool check config agent.yml && promtool check config central.yml
 
 lint:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
