@@ -39,6 +39,7 @@ type subMsg struct {
 	Source string
 	Metric string
 	Unit   string
+	Start  [2]int64
 	Stop   [2]int64
 	Points [][2]*float64
 	Raw    string
@@ -48,6 +49,28 @@ type subMsg struct {
 		Message string
 		Values  map[string]string
 	}
+}
+
+// statisticsRates is each topic's rate over every /statistics window
+// received: the windows' message counts (the sample-count point of each Hz
+// message) over their summed lengths. Consecutive windows add up, so the
+// count is off by one message at most over all of them, not per window.
+func statisticsRates(msgs []subMsg) map[string]float64 {
+	n, secs := map[string]float64{}, map[string]float64{}
+	for _, m := range msgs {
+		if m.Topic != "statistics" || m.Unit != "Hz" || len(m.Points) < 4 || m.Points[3][1] == nil {
+			continue
+		}
+		n[m.Metric] += *m.Points[3][1]
+		secs[m.Metric] += float64(m.Stop[0]-m.Start[0]) + float64(m.Stop[1]-m.Start[1])/1e9
+	}
+	rates := map[string]float64{}
+	for topic, s := range secs {
+		if s > 0 {
+			rates[topic] = n[topic] / s
+		}
+	}
+	return rates
 }
 
 // subscribe runs the real CycloneDDS subscriber for d and decodes its lines.
