@@ -266,4 +266,4 @@ install: build
 PREFIX ?= /usr/local
 
 clean:
-	rm -rf $(BUILD) $(ARM64) dist
+	rm -rf $(BUILD) $(ARM64) $(DIST)

@@ -38,7 +38,7 @@ func simulator() (sim, simlib, lib string, err error) {
 	return
 }
 
-// report writes dir/name.csv and dir/name.png and prints the table.
+// report writes dir/name.csv and, given plot, dir/name.png, and prints the table.
 func report(dir, name string, writeCSV func(*os.File) error, plot func(png string) error, table string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -46,8 +46,10 @@ func report(dir, name string, writeCSV func(*os.File) error, plot func(png strin
 	if err := benchFile(dir, name+".csv", writeCSV); err != nil {
 		return err
 	}
-	if err := plot(filepath.Join(dir, name+".png")); err != nil {
-		return err
+	if plot != nil {
+		if err := plot(filepath.Join(dir, name+".png")); err != nil {
+			return err
+		}
 	}
 	fmt.Print(table)
 	return nil
@@ -259,14 +261,8 @@ func benchCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return err
-			}
-			if err := benchFile(out, "cardinality.csv", func(f *os.File) error { return bench.WriteCardinalityCSV(f, rows) }); err != nil {
-				return err
-			}
-			fmt.Print(bench.CardinalityTable(rows, cInterval))
-			return nil
+			return report(out, "cardinality", func(f *os.File) error { return bench.WriteCardinalityCSV(f, rows) }, nil,
+				bench.CardinalityTable(rows, cInterval))
 		},
 	}
 	card.Flags().StringSliceVar(&cGraphs, "graphs", []string{"demo", "stress"}, "graphs to measure (built-in names or files)")

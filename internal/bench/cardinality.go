@@ -1,20 +1,14 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"ros2_pulse/internal/export"
 )
@@ -90,30 +84,15 @@ func RunCardinality(o CardinalityOptions) ([]CardinalityRow, error) {
 // opens the windows).
 func scrapeOnce(dir string, layout export.Options) (CardinalityRow, error) {
 	layout.Dir, layout.Retain = dir, -1
-	c, err := export.New(layout)
+	h, c, err := exportHandler(layout)
 	if err != nil {
 		return CardinalityRow{}, err
 	}
 	defer c.Close()
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(c)
-	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-	var body []byte
-	for i := 0; i < 2; i++ {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-		body = rec.Body.Bytes()
-		time.Sleep(time.Second)
-	}
-	r := CardinalityRow{PerTopic: layout.PerTopic, NoHistograms: layout.NoHistograms, Bytes: len(body)}
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if line := sc.Text(); line != "" && !strings.HasPrefix(line, "#") {
-			r.Series++
-		}
-	}
-	return r, nil
+	scrapeBody(h)
+	time.Sleep(time.Second)
+	body := scrapeBody(h)
+	return CardinalityRow{PerTopic: layout.PerTopic, NoHistograms: layout.NoHistograms, Bytes: len(body), Series: seriesIn(body)}, nil
 }
 
 // WriteCardinalityCSV writes one row per graph, gap tracking and layout.

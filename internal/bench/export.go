@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strconv"
@@ -46,25 +48,20 @@ func RunExport(procs, endpoints []int, scrapes int, interval time.Duration, log 
 				os.RemoveAll(dir)
 				return rows, err
 			}
-			c, err := export.New(export.Options{Dir: dir, Retain: -1})
+			h, c, err := exportHandler(export.Options{Dir: dir, Retain: -1})
 			if err != nil {
 				return rows, err
 			}
-			reg := prometheus.NewRegistry()
-			reg.MustRegister(c)
-			h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 			var wall, cpuMs []float64
 			r := ExportRow{Procs: p, Endpoints: e}
 			for i := 0; i <= scrapes; i++ {
 				c0, t0 := cpuNow(), time.Now()
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+				body := scrapeBody(h)
 				for k := 0; k < p; k++ {
 					_, _ = reader.Read(os.Getpid())
 				}
 				if i == 0 {
-					r.Bytes = rec.Body.Len()
-					r.Series = strings.Count(rec.Body.String(), "\n") - 2*strings.Count(rec.Body.String(), "# HELP")
+					r.Bytes, r.Series = len(body), seriesIn(body)
 					continue // the first scrape maps every file
 				}
 				wall = append(wall, float64(time.Since(t0))/1e6)
@@ -81,6 +78,37 @@ func RunExport(procs, endpoints []int, scrapes int, interval time.Duration, log 
 		}
 	}
 	return rows, nil
+}
+
+// exportHandler is pulse export's real /metrics handler over opt, and its
+// collector (to Close).
+func exportHandler(opt export.Options) (http.Handler, *export.Collector, error) {
+	c, err := export.New(opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), c, nil
+}
+
+// scrapeBody serves one scrape through h and returns its body.
+func scrapeBody(h http.Handler) []byte {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	return rec.Body.Bytes()
+}
+
+// seriesIn counts the samples of a text-format scrape: its lines that are
+// neither empty nor comments (# HELP, # TYPE).
+func seriesIn(body []byte) int {
+	n := 0
+	for _, line := range bytes.Split(body, []byte("\n")) {
+		if len(line) > 0 && line[0] != '#' {
+			n++
+		}
+	}
+	return n
 }
 
 // WriteExportCSV writes rows as CSV.

@@ -50,3 +50,11 @@ func TestCardinalityTable(t *testing.T) {
 		}
 	}
 }
+
+// A scrape's samples are its lines that are not comments.
+func TestSeriesIn(t *testing.T) {
+	body := "# HELP a x\n# TYPE a counter\na{b=\"1\"} 1\na{b=\"2\"} 2\n# HELP c y\n# TYPE c gauge\nc 3\n"
+	if n := seriesIn([]byte(body)); n != 3 {
+		t.Errorf("seriesIn = %d, want 3", n)
+	}
+}
