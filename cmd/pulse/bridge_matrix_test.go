@@ -74,11 +74,17 @@ func loopbackMulticastNamespace(t *testing.T) []string {
 	}
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
 	for _, args := range [][]string{{"link", "set", "lo", "up"}, {"link", "set", "lo", "multicast", "on"}, {"route", "add", "224.0.0.0/4", "dev", "lo"}} {
-		if out, err := exec.Command("ip", append([]string{"-n", name}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("ip -n %s %v: %v %s", name, args, err, out)
-		}
+		mustRun(t, append([]string{"ip", "-n", name}, args...)...)
 	}
 	return []string{"ip", "netns", "exec", name}
+}
+
+// mustRun runs a command, failing the test with its output.
+func mustRun(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
 }
 
 // subscribeIn runs dds_sub under the command prefix wrap (none: here).

@@ -27,14 +27,6 @@ type robot struct {
 	procs           map[string]*exec.Cmd // graph, export, agent
 }
 
-// fleetRun runs a command, failing the test with its output.
-func fleetRun(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
 // start runs a command in the robot's namespace, stopped when the test ends.
 func (r *robot) start(t *testing.T, key string, env []string, args ...string) {
 	t.Helper()
@@ -156,18 +148,18 @@ func TestFleet(t *testing.T) {
 		// Leftovers of a run that was killed would make the names collide.
 		exec.Command("ip", "netns", "del", r.ns).Run()
 		exec.Command("ip", "link", "del", r.hostIf).Run()
-		fleetRun(t, "ip", "netns", "add", r.ns)
+		mustRun(t, "ip", "netns", "add", r.ns)
 		t.Cleanup(func() {
 			exec.Command("ip", "netns", "del", r.ns).Run() // takes the robot's veth end, and so the pair
 			exec.Command("ip", "link", "del", r.hostIf).Run()
 		})
-		fleetRun(t, "ip", "link", "add", r.hostIf, "type", "veth", "peer", "name", r.robotIf)
-		fleetRun(t, "ip", "link", "set", r.robotIf, "netns", r.ns)
-		fleetRun(t, "ip", "addr", "add", r.hostIP+"/30", "dev", r.hostIf)
-		fleetRun(t, "ip", "link", "set", r.hostIf, "up")
-		fleetRun(t, "ip", "-n", r.ns, "addr", "add", r.robotIP+"/30", "dev", r.robotIf)
-		fleetRun(t, "ip", "-n", r.ns, "link", "set", r.robotIf, "up")
-		fleetRun(t, "ip", "-n", r.ns, "link", "set", "lo", "up")
+		mustRun(t, "ip", "link", "add", r.hostIf, "type", "veth", "peer", "name", r.robotIf)
+		mustRun(t, "ip", "link", "set", r.robotIf, "netns", r.ns)
+		mustRun(t, "ip", "addr", "add", r.hostIP+"/30", "dev", r.hostIf)
+		mustRun(t, "ip", "link", "set", r.hostIf, "up")
+		mustRun(t, "ip", "-n", r.ns, "addr", "add", r.robotIP+"/30", "dev", r.robotIf)
+		mustRun(t, "ip", "-n", r.ns, "link", "set", r.robotIf, "up")
+		mustRun(t, "ip", "-n", r.ns, "link", "set", "lo", "up")
 
 		rdir := filepath.Join(dir, name)
 		r.segs = filepath.Join(rdir, "segs")
@@ -214,10 +206,10 @@ func TestFleet(t *testing.T) {
 	a := robots["a"]
 	before := a.agentScrapes(t)
 	tDown := time.Now()
-	fleetRun(t, "ip", "link", "set", a.hostIf, "down")
+	mustRun(t, "ip", "link", "set", a.hostIf, "down")
 	time.Sleep(60 * time.Second)
 	tUp := time.Now()
-	fleetRun(t, "ip", "link", "set", a.hostIf, "up")
+	mustRun(t, "ip", "link", "set", a.hostIf, "up")
 	scrapes := a.agentScrapes(t) - before // read over the link, so just after it is back (±1 scrape)
 
 	// Robot a's exporter restarts: a reader, not a counter, restarts.
