@@ -20,6 +20,7 @@ distro_num = $(if $(filter humble,$1),1,$(if $(filter jazzy,$1),2,3))
 
 PULSE_LIB   := $(LIB)/libros2_pulse.so
 NULL_LIB    := $(LIB)/libros2_pulse_null.so
+FAULT_LIB   := $(LIB)/fault/libros2_pulse.so
 SIM_LIBS    := $(foreach d,$(DISTROS),$(LIB)/sim/$(d)/libtracetools.so $(LIB)/sim/$(d)/librcl.so)
 SIMGRAPH    := $(BIN)/simgraph
 ABI_DUMP    := $(BIN)/abi_dump
@@ -33,7 +34,7 @@ PULSE       := $(BIN)/pulse
 HAVE_DDS := $(shell pkg-config --exists CycloneDDS 2>/dev/null && command -v idlc >/dev/null && echo yes)
 build: probe sim pulse $(if $(HAVE_DDS),bridge)
 
-probe: $(PULSE_LIB) $(NULL_LIB) $(ABI_DUMP)
+probe: $(PULSE_LIB) $(NULL_LIB) $(FAULT_LIB) $(ABI_DUMP)
 sim: $(SIM_LIBS) $(SIMGRAPH)
 pulse: $(PULSE)
 
@@ -41,6 +42,12 @@ $(PULSE_LIB): $(PROBE_SRC) $(PROBE_HDR) probe/exports.map
 	@mkdir -p $(@D)
 	$(CC) $(PROBE_CFLAGS) -shared -Wl,--version-script=probe/exports.map -Wl,-z,now -Wl,-z,relro \
 	  -o $@ $(PROBE_SRC) -ldl -lpthread
+
+# The tests' own test: a probe that loses one count in 100 (RP_FAULT_DROP_EVERY),
+# which the accuracy tests must catch. Never installed or packaged.
+$(FAULT_LIB): $(PROBE_SRC) $(PROBE_HDR) probe/exports.map
+	@mkdir -p $(@D)
+	$(CC) $(PROBE_CFLAGS) -DRP_FAULT_DROP_EVERY=100 -shared -Wl,--version-script=probe/exports.map -o $@ $(PROBE_SRC) -ldl -lpthread
 
 # Same exports, empty bodies that only forward: separates interposition cost from counting cost.
 $(NULL_LIB): probe/src/null_shim.c probe/include/ros2_pulse/tracetools_api.h probe/exports.map
@@ -67,10 +74,10 @@ $(OBJ)/graphs.c: sim/graphs/demo.graph sim/graphs/stress.graph sim/graphs/flat.g
 	bash sim/embed_graphs.sh sim/graphs/demo.graph sim/graphs/stress.graph sim/graphs/flat.graph > $@
 
 # Linked against the Humble stand-in; LD_LIBRARY_PATH picks the distro at run time, as ld.so would.
-$(SIMGRAPH): sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/graph.h $(OBJ)/graphs.c $(LIB)/sim/humble/libtracetools.so \
+$(SIMGRAPH): sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/graph.h sim/simgraph/truth.c sim/simgraph/truth.h $(OBJ)/graphs.c $(LIB)/sim/humble/libtracetools.so \
              $(LIB)/sim/humble/librcl.so
 	@mkdir -p $(@D)
-	$(CC) $(SIM_CFLAGS) -o $@ sim/simgraph/simgraph.c sim/simgraph/graph.c $(OBJ)/graphs.c \
+	$(CC) $(SIM_CFLAGS) -o $@ sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/truth.c $(OBJ)/graphs.c \
 	  -L$(LIB)/sim/humble -lrcl -ltracetools -Wl,-rpath,'$$ORIGIN/../lib/sim/humble' -ldl -lpthread
 
 # pulse is pure Go (CGO_ENABLED=0: no library but the loader, as a PIE); a cross build sets GOARCH (make cross).

@@ -19,6 +19,7 @@ import (
 
 	"ros2_pulse/internal/recorder"
 	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/simtruth"
 	"ros2_pulse/internal/window"
 )
 
@@ -44,6 +45,11 @@ type graph struct {
 	stderr bytes.Buffer
 	mu     sync.Mutex
 	done   chan error
+	// truthDir holds the graph's own counts (internal/simtruth); brackets
+	// holds, for each window record returned, the truth read just before and
+	// just after its scan.
+	truthDir string
+	brackets []bracket
 }
 
 // sim starts simgraph on graphArg (a built-in name or a testdata file) with
@@ -55,8 +61,9 @@ func sim(t *testing.T, graphArg, distro string, duration time.Duration, env ...s
 	if _, err := os.Stat(graphArg); err == nil {
 		graphArg, _ = filepath.Abs(graphArg)
 	}
-	g := &graph{t: t, dir: t.TempDir(), done: make(chan error, 1)}
-	g.cmd = exec.Command(filepath.Join(b, "bin/simgraph"), "--graph", graphArg, "--duration", fmt.Sprint(duration.Seconds()))
+	g := &graph{t: t, dir: t.TempDir(), truthDir: t.TempDir(), done: make(chan error, 1)}
+	g.cmd = exec.Command(filepath.Join(b, "bin/simgraph"), "--graph", graphArg, "--duration", fmt.Sprint(duration.Seconds()),
+		"--truth", g.truthDir)
 	g.cmd.Env = append(os.Environ(),
 		"LD_PRELOAD="+filepath.Join(b, "lib/libros2_pulse.so"),
 		"LD_LIBRARY_PATH="+filepath.Join(b, "lib/sim", distro),
@@ -93,27 +100,35 @@ func (g *graph) wait() {
 
 // record takes a window every period until simgraph exits (plus the final
 // one) and returns them all; the first comes from a baseline taken before
-// any segment existed.
+// any segment existed. Around every scan it reads the graph's own counts
+// (g.brackets), so each window can be judged against what the graph did in it.
 func record(t *testing.T, g *graph, rec *recorder.Recorder, period time.Duration) []*window.Window {
 	t.Helper()
 	var out []*window.Window
+	g.brackets = g.brackets[:0]
+	// The baseline scan: before any count (nil), and at or after it.
+	prevBefore, prevAfter := (*simtruth.Snapshot)(nil), g.truth()
+	step := func(final bool) {
+		before := g.truth()
+		w, err := rec.Step(final)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := g.truth()
+		out = append(out, w)
+		g.brackets = append(g.brackets, bracket{prevBefore: prevBefore, prevAfter: prevAfter, before: before, after: after})
+		prevBefore, prevAfter = before, after
+	}
 	next := time.Now()
 	for {
 		next = next.Add(period)
 		select {
 		case err := <-g.done:
 			g.done <- err
-			w, serr := rec.Step(true)
-			if serr != nil {
-				t.Fatal(serr)
-			}
-			return append(out, w)
+			step(true)
+			return out
 		case <-time.After(time.Until(next)):
-			w, err := rec.Step(false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, w)
+			step(false)
 		}
 	}
 }

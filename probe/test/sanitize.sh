@@ -23,7 +23,7 @@ $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,l
   -o "$out/lib/libtracetools.so" sim/tracetools/tracetools.c
 $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,librcl.so -DSIM_DISTRO=2 \
   -o "$out/lib/librcl.so" sim/rcl/rcl.c -L"$out/lib" -ltracetools
-$cc $flags -Wno-unused-parameter -Isim/simgraph -o "$out/bin/simgraph" sim/simgraph/simgraph.c sim/simgraph/graph.c \
+$cc $flags -Wno-unused-parameter -Isim/simgraph -o "$out/bin/simgraph" sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/truth.c \
   build/obj/graphs.c -L"$out/lib" -lrcl -ltracetools -Wl,-rpath,"$out/lib" -ldl -lpthread
 
 segdir=$(mktemp -d)

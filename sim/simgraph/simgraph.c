@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "graph.h"
+#include "truth.h"
 #include "ros2_pulse/tracetools_api.h"
 
 /* ------------------------------------------------------------ tracetools declarations */
@@ -81,6 +82,8 @@ struct node_rt {
     rcl_node_t *handle;
     rcl_handle_t rosout; /* the copy rcl_logging_rosout publishes through */
     char *scratch;
+    char fq[2 * G_NAME];
+    int rosout_truth, churn_truth; /* truth.h slots */
 };
 
 struct pub_rt {
@@ -91,6 +94,7 @@ struct pub_rt {
     char *scratch;
     const char *topic; /* current topic (changes on reuse) */
     uint64_t created_ns; /* periodic publishing is phased from the creation instant */
+    int truth;           /* truth.h slot of the current topic */
 };
 
 struct sub_rt {
@@ -104,6 +108,7 @@ struct sub_rt {
     char *scratch;
     size_t scratch_size;
     uint64_t received; /* samples that reached this reader, for drop= */
+    int truth;
 };
 
 struct timer_rt {
@@ -115,17 +120,20 @@ struct timer_rt {
     int node_log; /* node whose log this timer emits, or -1 */
     int client;  /* client this timer drives, or -1 */
     uint64_t stall_from, stall_until; /* a wedged timer fires nothing in [from, until) */
+    int truth;
 };
 
 struct service_rt {
     rcl_handle_t *handle;
     char *callback; /* AnyServiceCallback */
     int sock;
+    int truth;
 };
 
 static struct graph G;
 static int self_proc = -1;
 static char rundir[64]; /* short: socket paths must fit sockaddr_un */
+static const char *truth_arg; /* --truth DIR, else $SIMGRAPH_TRUTH: where truth.h files go */
 static uint64_t t0_ns, stop_ns;
 static struct node_rt nodes_rt[G_MAX_NODES];
 static struct pub_rt pubs_rt[G_MAX_PUBS];
@@ -136,6 +144,7 @@ static struct service_rt services_rt[G_MAX_SERVICES];
 static _Atomic int stop_flag; /* set by SIGINT/SIGTERM, read by every thread */
 static pthread_mutex_t reuse_mutex = PTHREAD_MUTEX_INITIALIZER; /* guards re-created subscriptions */
 static int client_sock = -1;
+static int client_truth[G_MAX_CLIENTS];
 static void *discovery_reader; /* the rmw's own graph reader: takes on a handle rcl never announces */
 static _Atomic unsigned long events;     /* publishes + deliveries, reported with --rusage */
 static _Thread_local unsigned long my_events; /* per thread: no shared cache line per message */
@@ -232,6 +241,8 @@ static void send_to(int sock, const char *kind, int idx, const struct msg *m)
 
 static uint8_t fake_gid[24];
 
+#define LANG(node) (G.nodes[node].py ? "py" : "cpp") /* a truth record's client library */
+
 static void create_publisher(int i, const char *topic, bool reinit)
 {
     struct g_pub *gp = &G.pubs[i];
@@ -246,6 +257,7 @@ static void create_publisher(int i, const char *topic, bool reinit)
         p->scratch = gp->size > 0 ? xalloc(gp->size) : NULL;
     }
     /* handle reuse: the same rcl_publisher_t and impl addresses name a new topic */
+    __atomic_store_n(&p->truth, truth_add("pub", LANG(gp->node), n->fq, topic), __ATOMIC_RELEASE);
     __atomic_store_n(&p->topic, topic, __ATOMIC_RELEASE);
     ros_trace_rmw_publisher_init(p->rmw, fake_gid);
     ros_trace_rcl_publisher_init(p->handle, n->handle, p->rmw, topic, 10);
@@ -276,6 +288,7 @@ static void create_subscription(int i, const char *topic, bool reinit)
     s->handle->impl = xalloc(48);
     s->rmw = xalloc(48);
     s->topic = topic;
+    s->truth = truth_add("sub", LANG(gs->node), nodes_rt[gs->node].fq, topic);
     void *node = nodes_rt[gs->node].handle;
     ros_trace_rmw_subscription_init(s->rmw, fake_gid);
     ros_trace_rcl_subscription_init(s->handle, node, s->rmw, topic, 10);
@@ -311,6 +324,7 @@ static int add_timer(int node, double hz, int pub, int log_node, int client)
     t->pub = pub;
     t->node_log = log_node;
     t->client = client;
+    t->truth = truth_add("timer", LANG(node), nodes_rt[node].fq, "");
     ros_trace_rcl_timer_init(t->handle, (int64_t)t->period_ns);
     if (!G.nodes[node].py) {
         ros_trace_rclcpp_timer_callback_added(t->handle, t->callback);
@@ -327,6 +341,7 @@ static void publish_rosout(int node)
     /* rcl_logging_rosout publishes through its own copy of the publisher struct */
     ros_trace_rcl_publish(&n->rosout, buf);
     rmw_publish(NULL, buf);
+    truth_inc(n->rosout_truth, TC_PUB_INTER);
 }
 
 /*
@@ -362,6 +377,7 @@ static void churn(int n)
             ros_trace_rclcpp_publish(NULL, m);
             ros_trace_rcl_publish(ph[i % 2], m);
             rmw_publish(rmw[i % 2], m);
+            truth_inc(nodes_rt[n].churn_truth, TC_PUB_INTER);
         }
         sleep_until(now_ns(CLOCK_MONOTONIC) + 25000000u); /* one a 25 ms, as a node re-creating a client might */
     }
@@ -378,8 +394,10 @@ static void create_node(int idx)
     struct node_rt *n = &nodes_rt[idx];
     n->handle = xalloc(sizeof *n->handle);
     n->handle->impl = xalloc(64);
-    char fq[2 * G_NAME];
-    snprintf(fq, sizeof fq, "%s%s%s", strcmp(gn->ns, "/") == 0 ? "" : gn->ns, "/", gn->name);
+    char *fq = n->fq;
+    snprintf(n->fq, sizeof n->fq, "%s%s%s", strcmp(gn->ns, "/") == 0 ? "" : gn->ns, "/", gn->name);
+    n->rosout_truth = truth_add("pub", LANG(idx), fq, "/rosout");
+    n->churn_truth = gn->churn_pubs > 0 ? truth_add("pub", LANG(idx), fq, gn->churn_topic) : -1;
 
     rcl_handle_t rosout_init = {xalloc(48)}; /* stack-local struct, as in rcl */
     void *rosout_rmw = xalloc(48);
@@ -438,6 +456,7 @@ static void publish(int i)
         }
         if (jazzy)
             ros_trace_rclcpp_intra_publish(p->handle, &m);
+        truth_inc(__atomic_load_n(&p->truth, __ATOMIC_ACQUIRE), TC_PUB_INTRA);
         for (int s = 0; s < G.nsubs; s++) {
             if (strcmp(G.subs[s].topic, topic) != 0 || !same_proc_intra(gp, &G.subs[s]))
                 continue;
@@ -470,6 +489,7 @@ static void publish(int i)
         ros_trace_rcl_publish(p->handle, &m);
         rmw_publish(p->rmw, &m);
     }
+    truth_inc(__atomic_load_n(&p->truth, __ATOMIC_ACQUIRE), TC_PUB_INTER);
     for (int s = 0; s < G.nsubs; s++) {
         const struct g_sub *gs = &G.subs[s];
         if (strcmp(gs->topic, topic) == 0 || (gs->reuse_at >= 0 && strcmp(gs->reuse_topic, topic) == 0))
@@ -489,6 +509,7 @@ static void deliver_socket(int s, const struct msg *m)
     const char *topic = r->topic;
     rcl_handle_t *handle = r->handle;
     void *rmw = r->rmw;
+    int truth = r->truth;
     if (reusable)
         pthread_mutex_unlock(&reuse_mutex);
     const char *pub_topic = m->pub >= 0 && m->pub < G.npubs
@@ -500,8 +521,10 @@ static void deliver_socket(int s, const struct msg *m)
         /* A best-effort reader loses the sample in the network: nothing fires
          * (no take, no callback). Exactly drop x n of the first n samples. */
         uint64_t n = __atomic_fetch_add(&r->received, 1, __ATOMIC_RELAXED);
-        if ((uint64_t)((double)(n + 1) * gs->drop) > (uint64_t)((double)n * gs->drop))
+        if ((uint64_t)((double)(n + 1) * gs->drop) > (uint64_t)((double)n * gs->drop)) {
+            truth_inc(truth, TC_SUB_LOST);
             return;
+        }
     }
     if (!gn->py)
         ros_trace_rclcpp_executor_execute(handle);
@@ -509,9 +532,12 @@ static void deliver_socket(int s, const struct msg *m)
         ros_trace_rmw_take(rmw, r->scratch, 0, false);
     /* delay=MS: the message is that much older than "now" when taken (a known latency) */
     ros_trace_rmw_take(rmw, r->scratch, m->src_real_ns - (int64_t)(gs->delay_ms * 1e6), true);
+    truth_inc(truth, TC_SUB_TAKEN);
     ros_trace_rcl_take(r->scratch);
-    if (gn->py)
-        return; /* rclpy: rmw_take and rcl_take only */
+    if (gn->py) { /* rclpy: rmw_take and rcl_take only; the take is the delivery */
+        truth_inc(truth, TC_SUB_INTER);
+        return;
+    }
     ros_trace_rclcpp_take(r->scratch);
     if (gn->intra && m->intra && m->proc == self_proc)
         return; /* the DDS copy of our own intra-process publish: rclcpp discards it */
@@ -519,6 +545,7 @@ static void deliver_socket(int s, const struct msg *m)
         memset(r->scratch, 0, r->scratch_size);
     const char *cb = r->rclcpp_sub + 0x168;
     ros_trace_callback_start(cb, false);
+    truth_inc(truth, TC_SUB_INTER);
     if (gs->cost_ms > 0) /* a slow callback: the socket queue fills and drops what it cannot hold */
         sleep_until(now_ns(CLOCK_MONOTONIC) + (uint64_t)(gs->cost_ms * 1e6));
     ros_trace_callback_end(cb);
@@ -532,6 +559,7 @@ static void deliver_intra(int s)
         ros_trace_rclcpp_ring_buffer_dequeue(r->ipc_sub + 0x80, 0, 1);
     const char *cb = r->ipc_sub + 0x40;
     ros_trace_callback_start(cb, true);
+    truth_inc(r->truth, TC_SUB_INTRA);
     ros_trace_callback_end(cb);
 }
 
@@ -550,6 +578,7 @@ static void fire_timer(int t)
         ros_trace_rclcpp_executor_execute(tr->handle);
         ros_trace_callback_start(tr->callback, false);
     }
+    truth_inc(tr->truth, TC_FIRES);
     if (tr->pub >= 0)
         publish(tr->pub);
     if (tr->node_log >= 0)
@@ -557,6 +586,7 @@ static void fire_timer(int t)
     if (tr->client >= 0) {
         struct msg m = {(int64_t)now_ns(CLOCK_REALTIME), 0, self_proc, -1, 0, 1};
         send_to(client_sock, "v", G.clients[tr->client].service, &m);
+        truth_inc(client_truth[tr->client], TC_FIRES);
     }
     if (!py)
         ros_trace_callback_end(tr->callback);
@@ -628,6 +658,7 @@ static void *executor_thread(void *argp)
                     deliver_intra(which[f]);
                 else {
                     ros_trace_callback_start(services_rt[which[f]].callback, false);
+                    truth_inc(services_rt[which[f]].truth, TC_FIRES);
                     ros_trace_callback_end(services_rt[which[f]].callback);
                 }
             }
@@ -644,11 +675,14 @@ static void *executor_thread(void *argp)
             }
             fire_timer(t);
             /*
-             * Keep the absolute schedule and catch up after a stall: rclcpp
-             * would skip missed periods, but the test bed wants every
-             * configured message to exist, so rates stay exact under load.
+             * rcl_timer_call: the next call is one period on from the last
+             * one; periods missed while the executor was late (a loaded
+             * machine, a stall) are skipped, never caught up. Tests judge
+             * against what the graph did (truth.h), not against rate x time.
              */
             tr->next_ns += tr->period_ns;
+            if (tr->next_ns < now)
+                tr->next_ns += (1 + (now - tr->next_ns - 1) / tr->period_ns) * tr->period_ns;
         }
     }
     flush_events();
@@ -716,6 +750,7 @@ static void *storm_thread(void *argp)
         ros_trace_rclcpp_publish(NULL, m);
         ros_trace_rcl_publish(pubs_rt[i].handle, m);
         rmw_publish(pubs_rt[i].rmw, m);
+        truth_inc(pubs_rt[i].truth, TC_PUB_INTER);
     }
     return NULL;
 }
@@ -746,6 +781,7 @@ static int run_process(int proc, int64_t duration_ns)
 {
     self_proc = proc;
     struct g_proc *gp = &G.procs[proc];
+    truth_open(truth_arg, gp->name);
     jazzy = ros_trace_enabled_rcl_init != NULL;
     rmw_publish_fn = dlsym(RTLD_DEFAULT, "ros_trace_rmw_publish");
     struct sigaction sa = {0};
@@ -805,6 +841,7 @@ static int run_process(int proc, int64_t duration_ns)
             services_rt[v].handle = xalloc(sizeof(rcl_handle_t));
             services_rt[v].handle->impl = xalloc(48);
             services_rt[v].callback = xalloc(128);
+            services_rt[v].truth = truth_add("service", LANG(n), nodes_rt[n].fq, G.services[v].name);
             ros_trace_rcl_service_init(services_rt[v].handle, nodes_rt[n].handle, xalloc(48), G.services[v].name);
             if (!G.nodes[n].py) {
                 ros_trace_rclcpp_service_callback_added(services_rt[v].handle, services_rt[v].callback);
@@ -815,6 +852,7 @@ static int run_process(int proc, int64_t duration_ns)
             if (G.clients[c].node != n)
                 continue;
             ros_trace_rcl_client_init(xalloc(16), nodes_rt[n].handle, xalloc(48), G.clients[c].name);
+            client_truth[c] = truth_add("client", LANG(n), nodes_rt[n].fq, G.clients[c].name);
             add_timer(n, G.clients[c].hz, -1, -1, c);
         }
         for (int p = 0; p < G.npubs; p++)
@@ -873,8 +911,10 @@ static int run_process(int proc, int64_t duration_ns)
         sleep_until(t0_ns + (uint64_t)(gp->fork_at * 1e9));
         child = fork();
         if (child == 0) { /* fork without exec: only this thread exists; publish on the inherited handle */
+            truth_after_fork();
             pubs_rt[gp->fork_pub].created_ns = now_ns(CLOCK_MONOTONIC);
             publisher_thread((void *)(intptr_t)gp->fork_pub);
+            truth_exit();
             _exit(0);
         }
     }
@@ -885,6 +925,7 @@ static int run_process(int proc, int64_t duration_ns)
         kill(child, SIGTERM);
         waitpid(child, &st, 0);
     }
+    truth_exit(); /* not on the exit-storm path: its threads still publish as the process ends */
     return 0;
 }
 
@@ -895,8 +936,10 @@ static void on_parent_signal(int sig) { forward_sig = sig; }
 
 static const char *usage =
     "usage: simgraph [--graph demo|stress|FILE] [--duration SECONDS] [--process NAME]\n"
-    "                [--rundir DIR] [--start-delay SECONDS] [--check] [--rusage]\n"
-    "Runs a stand-in ROS 2 graph that makes the tracetools calls of rcl, rclcpp and rclpy.\n";
+    "                [--rundir DIR] [--start-delay SECONDS] [--check] [--rusage] [--truth DIR]\n"
+    "Runs a stand-in ROS 2 graph that makes the tracetools calls of rcl, rclcpp and rclpy.\n"
+    "--truth DIR (or SIMGRAPH_TRUTH=DIR): each process keeps what it really did in\n"
+    "DIR/truth-PID.bin (messages published and taken, timer fires, calls), for tests.\n";
 
 int main(int argc, char **argv)
 {
@@ -916,6 +959,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--t0") == 0 && v) t0_ns = strtoull(v, NULL, 10), i++;
         else if (strcmp(a, "--check") == 0) check = true;
         else if (strcmp(a, "--rusage") == 0) rusage = true;
+        else if (strcmp(a, "--truth") == 0 && v) truth_arg = v, i++;
         else {
             fputs(usage, stderr);
             return strcmp(a, "--help") == 0 ? 0 : 2;
@@ -947,6 +991,8 @@ int main(int argc, char **argv)
     }
     if (check)
         return 0;
+    if (truth_arg == NULL)
+        truth_arg = getenv("SIMGRAPH_TRUTH");
 
     if (rundir_arg != NULL && strlen(rundir_arg) >= sizeof rundir) {
         fprintf(stderr, "simgraph: --rundir must be shorter than %zu bytes\n", sizeof rundir);
@@ -990,8 +1036,15 @@ int main(int argc, char **argv)
         snprintf(idx, sizeof idx, "%d", p);
         pid_t pid = fork();
         if (pid == 0) {
-            char *args[] = {"simgraph", "--graph", (char *)graph_arg, "--child", idx, "--t0", t0s,
-                            "--duration", ds, "--rundir", rundir, rusage ? "--rusage" : NULL, NULL};
+            char *args[16] = {"simgraph", "--graph", (char *)graph_arg, "--child", idx, "--t0", t0s,
+                              "--duration", ds, "--rundir", rundir};
+            int na = 11;
+            if (truth_arg != NULL && truth_arg[0] != '\0') {
+                args[na++] = "--truth";
+                args[na++] = (char *)truth_arg;
+            }
+            if (rusage)
+                args[na++] = "--rusage";
             execv("/proc/self/exe", args);
             perror("simgraph: exec");
             _exit(127);

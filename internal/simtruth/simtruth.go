@@ -1,0 +1,166 @@
+// Package simtruth reads what the stand-in graph really did: the ground-truth
+// files simgraph keeps with --truth DIR (sim/simgraph/truth.h), one per
+// process. Tests judge pulse against these counts, never against nominal
+// rate x time: a loaded machine really skips timer periods (design note 0016).
+//
+// Each count is bumped with release order just after the tracepoint it
+// mirrors, so at any instant a probe count is the truth's count plus at most
+// the message its one writer thread has in flight: a truth read before a scan
+// bounds the scan from below, one read after it bounds it from above (+1).
+package simtruth
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The layout of truth.h.
+const (
+	magic      = "SIMTRUTH"
+	version    = 1
+	headerSize = 64
+	nameSize   = 128
+	kindSize   = 8
+	langSize   = 8
+	recordSize = kindSize + langSize + 2*nameSize + 4*8
+)
+
+// What each count of a record means, by kind (truth.h enum truth_count).
+const (
+	PubInter = 0 // pub: messages that went out through rcl
+	PubIntra = 1 // pub: publishes that took rclcpp's intra-process path
+	SubInter = 0 // sub: middleware messages that reached the user (rclpy: the take)
+	SubIntra = 1 // sub: intra-process messages that reached the callback
+	SubTaken = 2 // sub: rmw_take calls that took a message
+	SubLost  = 3 // sub: samples a best-effort reader never got
+	Fires    = 0 // timer: callbacks; service: requests handled; client: requests sent
+)
+
+// Key names what one or more records count: the same key on the probe's side
+// is the sum over the endpoints with that process, node, topic and kind.
+type Key struct {
+	Pid   int
+	Kind  string // "pub", "sub", "timer", "service", "client"
+	Node  string // fully qualified
+	Topic string // topic or service name; "" for a timer
+}
+
+func (k Key) String() string { return fmt.Sprintf("pid %d %s %s %q", k.Pid, k.Node, k.Kind, k.Topic) }
+
+// Proc is one process's file.
+type Proc struct {
+	Pid, Ppid int
+	Process   string // the graph's process name
+	Exited    bool   // returned normally: every count is final
+}
+
+// Snapshot is every truth file of a directory at one moment.
+type Snapshot struct {
+	Procs  []Proc
+	Counts map[Key][4]uint64
+	Lang   map[Key]string // the node's client library: "cpp" (rclcpp) or "py" (rclpy)
+}
+
+// Get returns the counts of a key (zero when absent: nothing happened yet).
+func (s *Snapshot) Get(k Key) [4]uint64 { return s.Counts[k] }
+
+// Proc returns the process with pid, if it has a file.
+func (s *Snapshot) Proc(pid int) (Proc, bool) {
+	for _, p := range s.Procs {
+		if p.Pid == pid {
+			return p, true
+		}
+	}
+	return Proc{}, false
+}
+
+// Keys returns the keys in a stable order.
+func (s *Snapshot) Keys() []Key {
+	out := make([]Key, 0, len(s.Counts))
+	for k := range s.Counts {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// Read reads every truth-*.bin of dir. A file whose header is not written yet
+// is left out (its process has counted nothing yet); a malformed one is an error.
+func Read(dir string) (*Snapshot, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "truth-*.bin"))
+	if err != nil {
+		return nil, err
+	}
+	s := &Snapshot{Counts: map[Key][4]uint64{}, Lang: map[Key]string{}}
+	for _, path := range paths {
+		if err := s.readFile(path); err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(s.Procs, func(i, j int) bool { return s.Procs[i].Pid < s.Procs[j].Pid })
+	return s, nil
+}
+
+func (s *Snapshot) readFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() < headerSize {
+		return nil // being created
+	}
+	mem, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer unix.Munmap(mem)
+	if string(mem[:8]) != magic {
+		return nil // the header is not complete yet
+	}
+	le := binary.NativeEndian
+	if v := le.Uint32(mem[8:]); v != version {
+		return fmt.Errorf("%s: truth version %d, want %d", path, v, version)
+	}
+	capacity := int(le.Uint32(mem[12:]))
+	used := int(atomic.LoadUint32((*uint32)(unsafe.Pointer(&mem[16]))))
+	exited := atomic.LoadUint32((*uint32)(unsafe.Pointer(&mem[20]))) == 1
+	if used > capacity || headerSize+capacity*recordSize > len(mem) {
+		return fmt.Errorf("%s: %d of %d records in %d bytes", path, used, capacity, len(mem))
+	}
+	p := Proc{Pid: int(int32(le.Uint32(mem[24:]))), Ppid: int(int32(le.Uint32(mem[28:]))),
+		Process: cstring(mem[32:64]), Exited: exited}
+	s.Procs = append(s.Procs, p)
+	for i := 0; i < used; i++ {
+		r := mem[headerSize+i*recordSize:]
+		names := r[kindSize+langSize:]
+		k := Key{Pid: p.Pid, Kind: cstring(r[:kindSize]), Topic: cstring(names[:nameSize]),
+			Node: cstring(names[nameSize : 2*nameSize])}
+		sum := s.Counts[k]
+		for c := 0; c < 4; c++ {
+			sum[c] += atomic.LoadUint64((*uint64)(unsafe.Pointer(&names[2*nameSize+8*c])))
+		}
+		s.Counts[k] = sum
+		s.Lang[k] = cstring(r[kindSize : kindSize+langSize])
+	}
+	return nil
+}
+
+func cstring(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}

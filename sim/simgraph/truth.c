@@ -1,0 +1,119 @@
+/* Ground truth counters of a simgraph process (truth.h). */
+#define _GNU_SOURCE
+#include "truth.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static char truth_dir[512];
+static struct truth_header *hdr;
+static struct truth_record *recs;
+
+static const size_t truth_size = sizeof(struct truth_header) + TRUTH_CAPACITY * sizeof(struct truth_record);
+
+static void *map_new(const char *process)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/truth-%d.bin", truth_dir, (int)getpid());
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || ftruncate(fd, (off_t)truth_size) != 0) {
+        fprintf(stderr, "simgraph: cannot create %s: %s\n", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    void *p = mmap(NULL, truth_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        fprintf(stderr, "simgraph: cannot map %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    struct truth_header *h = p;
+    h->version = TRUTH_VERSION;
+    h->capacity = TRUTH_CAPACITY;
+    h->pid = (int32_t)getpid();
+    h->ppid = (int32_t)getppid();
+    snprintf(h->process, sizeof h->process, "%s", process);
+    /* the magic last: a reader that sees it sees a complete header */
+    atomic_thread_fence(memory_order_release);
+    memcpy(h->magic, TRUTH_MAGIC, sizeof h->magic);
+    return p;
+}
+
+void truth_open(const char *dir, const char *process)
+{
+    if (dir == NULL || dir[0] == '\0')
+        return;
+    snprintf(truth_dir, sizeof truth_dir, "%s", dir);
+    void *p = map_new(process);
+    if (p == NULL)
+        return;
+    hdr = p;
+    recs = (struct truth_record *)(hdr + 1);
+}
+
+void truth_after_fork(void)
+{
+    if (hdr == NULL)
+        return;
+    struct truth_header *old = hdr;
+    struct truth_record *old_recs = recs;
+    hdr = NULL;
+    recs = NULL;
+    void *p = map_new(old->process);
+    if (p == NULL)
+        return;
+    struct truth_header *h = p;
+    struct truth_record *r = (struct truth_record *)(h + 1);
+    uint32_t used = atomic_load_explicit(&old->used, memory_order_acquire);
+    for (uint32_t i = 0; i < used; i++) {
+        memcpy(r[i].kind, old_recs[i].kind, sizeof r[i].kind);
+        memcpy(r[i].lang, old_recs[i].lang, sizeof r[i].lang);
+        memcpy(r[i].topic, old_recs[i].topic, sizeof r[i].topic);
+        memcpy(r[i].node, old_recs[i].node, sizeof r[i].node);
+    }
+    atomic_store_explicit(&h->used, used, memory_order_release);
+    munmap(old, truth_size); /* the parent's file stays the parent's */
+    hdr = h;
+    recs = r;
+}
+
+int truth_add(const char *kind, const char *lang, const char *node, const char *topic)
+{
+    static _Atomic uint32_t next;
+    if (hdr == NULL)
+        return -1;
+    uint32_t i = atomic_fetch_add(&next, 1);
+    if (i >= TRUTH_CAPACITY) {
+        fprintf(stderr, "simgraph: truth file full (%u records)\n", TRUTH_CAPACITY);
+        return -1;
+    }
+    snprintf(recs[i].kind, sizeof recs[i].kind, "%s", kind);
+    snprintf(recs[i].lang, sizeof recs[i].lang, "%s", lang);
+    snprintf(recs[i].node, sizeof recs[i].node, "%s", node);
+    snprintf(recs[i].topic, sizeof recs[i].topic, "%s", topic);
+    /* publish in order: used only moves past records that are complete */
+    uint32_t want = i;
+    while (!atomic_compare_exchange_weak_explicit(&hdr->used, &want, i + 1, memory_order_release,
+                                                  memory_order_relaxed))
+        want = i;
+    return (int)i;
+}
+
+void truth_inc(int slot, enum truth_count c)
+{
+    if (slot < 0 || recs == NULL)
+        return;
+    /* release: the tracepoint's count (the probe's store) is visible before this one */
+    atomic_fetch_add_explicit(&recs[slot].count[c], 1, memory_order_release);
+}
+
+void truth_exit(void)
+{
+    if (hdr != NULL)
+        atomic_store_explicit(&hdr->exited, 1, memory_order_release);
+}

@@ -1,0 +1,64 @@
+/*
+ * Ground truth: what a simgraph process really did, counted by the graph
+ * itself, so that tests judge pulse against the graph's own counts rather
+ * than against nominal rate x time (a loaded machine really skips timer
+ * periods). Read by internal/simtruth; design note 0016.
+ *
+ * One file per process, DIR/truth-<pid>.bin, mapped MAP_SHARED: the counts
+ * survive a SIGKILL and can be read at any moment. Every count is bumped
+ * with release order just *after* the tracepoint it mirrors, so at any
+ * instant the probe's count is the truth's count plus at most the messages
+ * one writer thread has in flight between the two.
+ */
+#ifndef SIMGRAPH_TRUTH_H
+#define SIMGRAPH_TRUTH_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define TRUTH_MAGIC "SIMTRUTH"
+#define TRUTH_VERSION 1u
+#define TRUTH_CAPACITY 4096u
+#define TRUTH_NAME 128
+
+/* What each count of a record means, by kind. */
+enum truth_count {
+    TC_PUB_INTER = 0, /* pub: messages that went out through rcl (rcl_publish, loaned or serialized) */
+    TC_PUB_INTRA = 1, /* pub: publishes that took rclcpp's intra-process path */
+    TC_SUB_INTER = 0, /* sub: messages from the middleware that reached the user (callback; rclpy: the take) */
+    TC_SUB_INTRA = 1, /* sub: intra-process messages that reached the callback */
+    TC_SUB_TAKEN = 2, /* sub: rmw_take calls that took a message (includes discarded own intra copies) */
+    TC_SUB_LOST = 3,  /* sub: samples the best-effort reader never got (drop=) */
+    TC_FIRES = 0,     /* timer: callbacks run; service: requests handled; client: requests sent */
+};
+
+struct truth_header {
+    char magic[8];
+    uint32_t version;
+    uint32_t capacity;
+    _Atomic uint32_t used;   /* records published (each written before used moves past it) */
+    _Atomic uint32_t exited; /* 1 once the process returned normally: every count is final */
+    int32_t pid;
+    int32_t ppid;
+    char process[32];
+};
+
+struct truth_record {
+    char kind[8];  /* "pub", "sub", "timer", "service", "client" */
+    char lang[8];  /* the node's client library: "cpp" (rclcpp) or "py" (rclpy) */
+    char topic[TRUTH_NAME]; /* topic, service name; "" for a timer */
+    char node[TRUTH_NAME];  /* fully qualified node name */
+    _Atomic uint64_t count[4];
+};
+
+/* Opens DIR/truth-<pid>.bin; dir NULL or "" keeps truth off (every call a no-op). */
+void truth_open(const char *dir, const char *process);
+/* After fork() without exec: the child gets a file of its own with the same records at zero. */
+void truth_after_fork(void);
+/* A new record; returns its slot, or -1 (truth off or full). */
+int truth_add(const char *kind, const char *lang, const char *node, const char *topic);
+void truth_inc(int slot, enum truth_count c);
+/* The process is returning normally: its counts are final. */
+void truth_exit(void);
+
+#endif
