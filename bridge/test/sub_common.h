@@ -35,8 +35,18 @@ static dds_entity_t sub_participant(const char *prog, dds_domainid_t *domain)
     return pp;
 }
 
+static void sub_print_guid(const char *key, const unsigned char *v, size_t n)
+{
+    printf(",\"%s\":\"", key);
+    for (size_t k = 0; k < n; k++)
+        printf("%02x", v[k]);
+    putchar('"');
+}
+
 /* Takes every sample of reader as serialized bytes (encapsulation header
- * included) and prints each as {"topic":TOPIC,"raw":"<hex>"}. */
+ * included) and prints each as {"topic":TOPIC,"raw":"<hex>","writer":GUID,
+ * "writer_participant":GUID}: the GUIDs of the writer that sent it, so a test
+ * can keep to the traffic it made. */
 static void sub_print_raw(const char *topic, dds_entity_t reader)
 {
     struct ddsi_serdata *sd[8];
@@ -49,7 +59,14 @@ static void sub_print_raw(const char *topic, dds_entity_t reader)
         printf("{\"topic\":\"%s\",\"raw\":\"", topic);
         for (uint32_t k = 0; k < size; k++)
             printf("%02x", buf[k]);
-        printf("\"}\n");
+        putchar('"');
+        dds_builtintopic_endpoint_t *w = dds_get_matched_publication_data(reader, si[i].publication_handle);
+        if (w != NULL) {
+            sub_print_guid("writer", w->key.v, sizeof w->key.v);
+            sub_print_guid("writer_participant", w->participant_key.v, sizeof w->participant_key.v);
+            dds_builtintopic_free_endpoint(w);
+        }
+        printf("}\n");
         free(buf);
         ddsi_serdata_unref(sd[i]);
     }

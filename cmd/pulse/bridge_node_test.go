@@ -22,7 +22,10 @@ type graphMsg struct {
 		Namespace, Name  string
 		Readers, Writers []string
 	}
-	Key, Participant    string
+	Key, Participant string
+	// the writer of a --raw sample and its participant (sub_common.h)
+	Writer              string
+	WriterParticipant   string `json:"writer_participant"`
 	TopicName, TypeName string `json:"-"`
 	Reliable            bool
 	Durability          int
@@ -73,7 +76,7 @@ func TestBridgeIsANode(t *testing.T) {
 		t.Run(tc.distro, func(t *testing.T) {
 			env := append(os.Environ(), "CYCLONEDDS_URI="+loopbackDDS(t, t.TempDir()), "ROS_PULSE_DIR="+t.TempDir(),
 				"ROS_LOCALHOST_ONLY=", "ROS_AUTOMATIC_DISCOVERY_RANGE=", "ROS_STATIC_PEERS=",
-				fmt.Sprintf("ROS_DOMAIN_ID=%d", 20+os.Getpid()%80))
+				fmt.Sprintf("ROS_DOMAIN_ID=%d", testDomain(t)))
 			br := exec.Command(pulse, "bridge", "--distro", tc.distro, "--node-name", "/robot1/pulse_bridge", "--for", "8s")
 			br.Env = env
 			var stderr bytes.Buffer
@@ -169,29 +172,52 @@ func goldenHex(t *testing.T, file string) string {
 }
 
 // ros_discovery_info on the wire, in both layouts, equals the hand-checked
-// encodings of bridge/testdata.
+// encodings of bridge/testdata. The test reads only what its own bridge
+// wrote, on a domain no other test holds (testDomain): the samples of the
+// ros_discovery_info writer whose participant also owns the bridge's
+// rt/statistics writer. A reader that joins before the golden sample was
+// written also gets the bridge's own first sample (keep-last 1 bounds the
+// writer's history, not what a matched reader already has): the writer's
+// last sample is the one judged.
 func TestBridgeGoldenEntitiesInfo(t *testing.T) {
 	pulse := needBridge(t)
 	for distro, gid := range map[string]int{"humble": 24, "jazzy": 16} {
 		env := append(os.Environ(), "CYCLONEDDS_URI="+loopbackDDS(t, t.TempDir()), "ROS_PULSE_DIR="+t.TempDir(),
-			fmt.Sprintf("ROS_DOMAIN_ID=%d", 1+os.Getpid()%99))
+			fmt.Sprintf("ROS_DOMAIN_ID=%d", testDomain(t)))
 		br := exec.Command(pulse, "bridge", "--golden", "--distro", distro, "--for", "5s")
 		br.Env = env
 		if err := br.Start(); err != nil {
 			t.Fatal(err)
 		}
-		var raws []string
-		for _, m := range readGraph(t, env, gid, 2*time.Second, true) {
-			if m.Raw != "" {
-				raws = append(raws, m.Raw)
-			}
-		}
+		msgs := readGraph(t, env, gid, 2*time.Second, true)
 		br.Process.Signal(os.Interrupt)
 		br.Wait()
-		// The writer keeps the last sample only (rmw's keep-last 1), and
-		// the golden one was written after the bridge's own.
-		if want := goldenHex(t, "entities_info_"+distro+".cdr.txt"); len(raws) != 1 || raws[0] != want {
-			t.Errorf("%s ros_discovery_info on the wire:\n got %v\nwant [%s]", distro, raws, want)
+		bridges, infoWriters := map[string]bool{}, map[string]bool{}
+		for _, m := range msgs {
+			if m.Topic == "DCPSPublication" && m.TopicName == "rt/statistics" {
+				bridges[m.Participant] = true
+			}
+		}
+		if len(bridges) != 1 {
+			t.Fatalf("%s: want the test's one bridge on its domain, found %d participants with rt/statistics: %+v", distro, len(bridges), msgs)
+		}
+		var raws []string
+		for _, m := range msgs {
+			if m.Raw == "" {
+				continue
+			}
+			if !bridges[m.WriterParticipant] {
+				t.Errorf("%s: a ros_discovery_info sample from writer %s of participant %s, not the test's bridge", distro, m.Writer, m.WriterParticipant)
+				continue
+			}
+			infoWriters[m.Writer] = true
+			raws = append(raws, m.Raw)
+		}
+		if len(infoWriters) != 1 || len(raws) == 0 || len(raws) > 2 {
+			t.Fatalf("%s: want 1-2 samples of the bridge's one ros_discovery_info writer, got %d from %d writers", distro, len(raws), len(infoWriters))
+		}
+		if want := goldenHex(t, "entities_info_"+distro+".cdr.txt"); raws[len(raws)-1] != want {
+			t.Errorf("%s ros_discovery_info on the wire (the writer's last sample of %d):\n got %s\nwant %s", distro, len(raws), raws[len(raws)-1], want)
 		}
 	}
 }

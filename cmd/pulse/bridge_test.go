@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,28 +48,6 @@ type subMsg struct {
 		Message string
 		Values  map[string]string
 	}
-}
-
-// statisticsRates is each topic's rate over every /statistics window
-// received: the windows' message counts (the sample-count point of each Hz
-// message) over their summed lengths. Consecutive windows add up, so the
-// count is off by one message at most over all of them, not per window.
-func statisticsRates(msgs []subMsg) map[string]float64 {
-	n, secs := map[string]float64{}, map[string]float64{}
-	for _, m := range msgs {
-		if m.Topic != "statistics" || m.Unit != "Hz" || len(m.Points) < 4 || m.Points[3][1] == nil {
-			continue
-		}
-		n[m.Metric] += *m.Points[3][1]
-		secs[m.Metric] += float64(m.Stop[0]-m.Start[0]) + float64(m.Stop[1]-m.Start[1])/1e9
-	}
-	rates := map[string]float64{}
-	for topic, s := range secs {
-		if s > 0 {
-			rates[topic] = n[topic] / s
-		}
-	}
-	return rates
 }
 
 // subscribe runs the real CycloneDDS subscriber for d and decodes its lines.
@@ -157,7 +134,7 @@ func level(msgs []subMsg, name string) []int {
 func TestBridgeOverRealDDS(t *testing.T) {
 	pulse := needBridge(t)
 	dir := t.TempDir()
-	domain := 100 + os.Getpid()%100 // apart from other runs on this machine
+	domain := testDomain(t)
 	ddsEnv := append(os.Environ(), "CYCLONEDDS_URI="+loopbackDDS(t, dir), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
 
 	demo, err := os.ReadFile("../../sim/graphs/demo.graph")
@@ -169,6 +146,7 @@ func TestBridgeOverRealDDS(t *testing.T) {
 	specPath := filepath.Join(dir, "spec.yaml")
 	os.WriteFile(specPath, []byte("topics:\n  /scan: {min_hz: 9, max_hz: 11}\nnodes: [/controller]\n"), 0o600)
 	graph, segs := startGraph(t, dir, graphPath, "30")
+	truth := sampleTruth(t, dir)
 	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
 
 	br := exec.Command(pulse, "bridge", "--spec", specPath, "--period", "1s")
@@ -184,29 +162,9 @@ func TestBridgeOverRealDDS(t *testing.T) {
 
 	// First subscriber: the healthy robot.
 	first := subscribe(t, ddsEnv, 6*time.Second, false)
-	want := map[string]float64{"/scan": 10, "/camera/image": 30, "/camera/detections": 30, "/cmd_vel": 20, "/tf": 50, "/odom": 50}
-	last := map[string]subMsg{} // the newest rate message per topic and source
-	for _, m := range first {
-		if m.Topic == "statistics" && m.Unit == "Hz" {
-			last[m.Metric+" "+m.Source] = m
-		}
-	}
-	seen := map[string]bool{}
-	for k, m := range last {
-		topic := strings.Fields(k)[0]
-		hz, ok := want[topic]
-		if !ok || m.Points[0][1] == nil {
-			continue
-		}
-		seen[topic] = true
-		if got := *m.Points[0][1]; math.Abs(got-hz) > 0.02*hz {
-			t.Errorf("/statistics %s: %.3f Hz, configured %g", k, got, hz)
-		}
-	}
-	for topic := range want {
-		if !seen[topic] {
-			t.Errorf("no /statistics rate for %s; got %d messages", topic, len(first))
-		}
+	// every 1 s window received, to the message, against what the graph did in it
+	for _, p := range truth.judgeStatistics(first, []string{"/scan", "/camera/image", "/camera/detections", "/cmd_vel", "/tf", "/odom"}, 3) {
+		t.Error(p)
 	}
 	if lv := level(first, "/scan"); len(lv) == 0 || lv[len(lv)-1] != 0 {
 		t.Errorf("/scan diagnostics levels before the fault: %v", lv)
@@ -245,7 +203,7 @@ func TestBridgeOverRealDDS(t *testing.T) {
 func TestBridgeGoldenCDR(t *testing.T) {
 	pulse, _, _ := bin(t)
 	dir := t.TempDir()
-	env := append(os.Environ(), "CYCLONEDDS_URI="+loopbackDDS(t, dir), fmt.Sprintf("ROS_DOMAIN_ID=%d", 1+os.Getpid()%99))
+	env := append(os.Environ(), "CYCLONEDDS_URI="+loopbackDDS(t, dir), fmt.Sprintf("ROS_DOMAIN_ID=%d", testDomain(t)))
 	br := exec.Command(pulse, "bridge", "--golden", "--for", "5s")
 	br.Env = env
 	if err := br.Start(); err != nil {

@@ -393,8 +393,9 @@ func startGraph(t *testing.T, dir, graph, duration string, env ...string) (*exec
 	_, sim, _ := bin(t)
 	segs := filepath.Join(dir, "segs")
 	os.Mkdir(segs, 0o700)
+	os.Mkdir(filepath.Join(dir, "truth"), 0o700) // what the graph really did (graphRates)
 	build := filepath.Dir(filepath.Dir(sim))
-	args := []string{"--duration", duration}
+	args := []string{"--duration", duration, "--truth", filepath.Join(dir, "truth")}
 	if graph != "" {
 		args = append([]string{"--graph", graph}, args...)
 	}
