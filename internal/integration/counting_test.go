@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"ros2_pulse/internal/segment"
-	"ros2_pulse/internal/window"
+	"ros2_pulse/internal/simtruth"
 )
 
 // endpoints returns every endpoint of every segment with a given name and kind.
@@ -81,10 +81,21 @@ func TestCountsEqualForwardedCalls(t *testing.T) {
 			if callbacks == 0 || callbacks != calls["callback_start"] {
 				t.Errorf("callback_start: probe counted %d (subscriptions, timers, services), real function saw %d", callbacks, calls["callback_start"])
 			}
-			// The demo's one rclpy subscription (/cmd_vel, 20 Hz) is counted at
-			// rmw_take; every other take (rclcpp's, taken=false, discovery) is not.
-			if takes < 55 || takes > 61 || calls["rmw_take"] <= takes {
-				t.Errorf("rclpy takes: probe counted %d over 3 s at 20 Hz; rmw_take was called %d times", takes, calls["rmw_take"])
+			// The demo's one rclpy subscription (/cmd_vel) is counted at
+			// rmw_take: exactly the messages it took; every other take
+			// (rclcpp's, taken=false, discovery) is not.
+			var pyTaken uint64
+			truth := g.truth()
+			for k, c := range truth.Counts {
+				if k.Kind == "sub" && truth.Lang[k] == "py" {
+					pyTaken += c[simtruth.SubTaken]
+				}
+			}
+			if takes == 0 || takes != pyTaken || calls["rmw_take"] <= takes {
+				t.Errorf("rclpy takes: probe counted %d, the rclpy subscription took %d; rmw_take was called %d times", takes, pyTaken, calls["rmw_take"])
+			}
+			for _, p := range judgeTotals(scan(t, g.dir), truth, 0) {
+				t.Error(p)
 			}
 			for _, fn := range []string{"rcl_node_init", "rcl_publisher_init", "rcl_subscription_init", "rclcpp_subscription_init",
 				"rclcpp_subscription_callback_added", "rcl_timer_init", "rclcpp_timer_callback_added", "rclcpp_timer_link_node",
@@ -102,28 +113,20 @@ func TestCountsEqualForwardedCalls(t *testing.T) {
 // and services count into their own endpoints, never into topics; and after
 // the first sighting they are served from the thread cache.
 func TestSameProcessTimersAndServices(t *testing.T) {
-	const dur = 3 * time.Second
-	g := sim(t, "testdata/selfloop.graph", "jazzy", dur)
-	rec := newRecorder(t, g.dir, time.Second, window.Options{})
-	ws := record(t, g, rec, time.Second)
-	g.wait()
-	for i, w := range ws[:len(ws)-1] {
-		checkWindow(t, "selfloop window "+strconv.Itoa(i), w, map[string]expect{"/loop": {pubInter: 50, recvInter: 50}})
+	g := sim(t, "testdata/selfloop.graph", "jazzy", 3*time.Second)
+	ws, s := judgeRun(t, g, time.Second, []string{"/loop", ""}, 0) // the service's requests: in the totals
+	for _, w := range ws {
 		for _, tp := range w.Topics {
 			if tp.Name != "/loop" {
 				t.Errorf("unexpected topic %q (timers and services must not become topics)", tp.Name)
 			}
 		}
 	}
-	s := scan(t, g.dir)
 	timers := 0
 	for _, snap := range s.Snapshots {
 		for _, e := range snap.Endpoints {
 			if e.Kind == segment.KindTimer && e.Aux == uint64(10*time.Millisecond) {
 				timers++
-				if n := e.Counts[segment.SlotInter]; n < 250 || n > 310 {
-					t.Errorf("100 Hz timer fired %d times in %v", n, dur)
-				}
 				if e.Node < 0 || snap.Nodes[e.Node].Name != "/self_loop" {
 					t.Errorf("timer not linked to its node: %+v", e)
 				}
@@ -136,9 +139,8 @@ func TestSameProcessTimersAndServices(t *testing.T) {
 	if timers != 1 {
 		t.Errorf("found %d 100 Hz timers, want 1", timers)
 	}
-	srv := endpoints(s, segment.KindService, "/self_loop/ping")
-	if len(srv) != 1 || srv[0].Counts[segment.SlotInter] < 50 || srv[0].Counts[segment.SlotInter] > 62 {
-		t.Errorf("service /self_loop/ping at 20 calls/s for 3 s: %+v", srv)
+	if srv := endpoints(s, segment.KindService, "/self_loop/ping"); len(srv) != 1 || srv[0].Counts[segment.SlotInter] == 0 {
+		t.Errorf("service /self_loop/ping (its count is judged with the totals): %+v", srv)
 	}
 }
 
@@ -148,6 +150,9 @@ func TestRosoutOutOfOrderAndCopiedHandle(t *testing.T) {
 	g := sim(t, "demo", "humble", 2500*time.Millisecond)
 	g.wait()
 	s := scan(t, g.dir)
+	for _, p := range judgeTotals(s, g.truth(), 0) { // /rosout included, on its node
+		t.Error(p)
+	}
 	found := false
 	for _, snap := range s.Snapshots {
 		for _, e := range snap.Endpoints {
@@ -158,11 +163,7 @@ func TestRosoutOutOfOrderAndCopiedHandle(t *testing.T) {
 				t.Errorf("pid %d: /rosout publisher has no node (created before rcl_node_init)", snap.Pid)
 			}
 			if e.Node >= 0 && snap.Nodes[e.Node].Name == "/controller" {
-				found = true
-				// one startup line plus a 1 Hz log timer over 2.5 s
-				if n := e.Counts[segment.SlotInter]; n < 3 || n > 4 {
-					t.Errorf("/controller /rosout published %d, want 3-4", n)
-				}
+				found = e.Counts[segment.SlotInter] >= 1 // its startup line at least
 			}
 		}
 	}
@@ -171,7 +172,7 @@ func TestRosoutOutOfOrderAndCopiedHandle(t *testing.T) {
 	}
 	// The intra-process subscription registers its callback before its chain exists.
 	subs := endpoints(s, segment.KindSubscription, "/camera/image")
-	if len(subs) != 1 || subs[0].Counts[segment.SlotIntra] < 60 || subs[0].Counts[segment.SlotInter] != 0 {
+	if len(subs) != 1 || subs[0].Counts[segment.SlotIntra] == 0 || subs[0].Counts[segment.SlotInter] != 0 {
 		t.Errorf("/camera/image intra subscription: %+v", subs)
 	}
 }
@@ -181,10 +182,9 @@ func TestRosoutOutOfOrderAndCopiedHandle(t *testing.T) {
 // the same rclcpp objects and callback follows its new topic.
 func TestHandleReuse(t *testing.T) {
 	g := sim(t, "testdata/reuse.graph", "jazzy", 3*time.Second)
-	rec := newRecorder(t, g.dir, 500*time.Millisecond, window.Options{})
-	ws := record(t, g, rec, 500*time.Millisecond)
-	g.wait()
-	s := scan(t, g.dir)
+	// Every window and total of both topics of each re-used handle, to the
+	// message: /after counts from its first message on, in the window where it appears.
+	_, s := judgeRun(t, g, 500*time.Millisecond, []string{"/before", "/after", "/sa_src", "/sb_src"}, 0)
 	before, after := endpoints(s, segment.KindPublisher, "/before"), endpoints(s, segment.KindPublisher, "/after")
 	if len(before) != 1 || len(after) != 1 {
 		t.Fatalf("endpoints: before %+v after %+v", before, after)
@@ -192,28 +192,15 @@ func TestHandleReuse(t *testing.T) {
 	if !before[0].Retired() || after[0].Retired() {
 		t.Errorf("the re-used handle must retire /before only")
 	}
-	// 50 Hz for 1.5 s, then 50 Hz for 1.5 s (±1 message each).
-	if n := before[0].Counts[segment.SlotInter]; n < 74 || n > 76 {
-		t.Errorf("/before counted %d, want 75±1", n)
-	}
-	if n := after[0].Counts[segment.SlotInter]; n < 73 || n > 76 {
-		t.Errorf("/after counted %d, want 75±1 (no message lost to a stale cache)", n)
-	}
-	// The window where /after appears already reads its rate.
-	for i, w := range ws[:len(ws)-1] {
-		if tp := w.Topic("/after"); tp != nil && tp.Exposure >= 0.3 && !within(tp.PubInter, 50, tp.Exposure, 1) {
-			t.Errorf("window %d: /after %.2f Hz over %.3f s", i, tp.PubInter, tp.Exposure)
-		}
+	if before[0].Counts[segment.SlotInter] == 0 || after[0].Counts[segment.SlotInter] == 0 {
+		t.Errorf("both topics of the re-used publisher must count: /before %v, /after %v", before[0].Counts, after[0].Counts)
 	}
 	sa, sb := endpoints(s, segment.KindSubscription, "/sa_src"), endpoints(s, segment.KindSubscription, "/sb_src")
 	if len(sa) != 1 || len(sb) != 1 {
 		t.Fatalf("subscriptions: %+v %+v", sa, sb)
 	}
-	if n := sa[0].Counts[segment.SlotInter]; n < 57 || n > 61 {
-		t.Errorf("/sa_src delivered %d before re-creation, want 40 Hz x 1.5 s", n)
-	}
-	if n := sb[0].Counts[segment.SlotInter]; n < 35 || n > 39 {
-		t.Errorf("/sb_src delivered %d after re-creation, want 25 Hz x 1.5 s", n)
+	if sa[0].Counts[segment.SlotInter] == 0 || sb[0].Counts[segment.SlotInter] == 0 {
+		t.Errorf("the re-created subscription must count on both topics: %v, %v", sa[0].Counts, sb[0].Counts)
 	}
 }
 
@@ -258,8 +245,11 @@ func TestRclpyPublisher(t *testing.T) {
 	g.wait()
 	s := scan(t, g.dir)
 	odom := endpoints(s, segment.KindPublisher, "/odom")
-	if len(odom) != 1 || odom[0].Counts[segment.SlotInter] < 95 || odom[0].Counts[segment.SlotInter] > 100 {
+	if len(odom) != 1 || odom[0].Counts[segment.SlotInter] == 0 {
 		t.Fatalf("/odom from the rclpy node: %+v", odom)
+	}
+	for _, p := range judgeTotals(s, g.truth(), 0) { // /odom's count is the rclpy node's own
+		t.Error(p)
 	}
 }
 
@@ -287,19 +277,26 @@ func TestForkWithoutExec(t *testing.T) {
 		}
 		return 0
 	}
-	if n := count(child, "/forked"); n < 380 || n > 402 {
-		t.Errorf("child published /forked %d times, want 200 Hz x 2 s", n)
+	// Each process's counts equal its own (the child keeps a truth file of its own).
+	for _, p := range judgeTotals(s, g.truth(), 0) {
+		t.Error(p)
+	}
+	if n := count(child, "/forked"); n == 0 {
+		t.Errorf("child published /forked %d times", n)
 	}
 	if n := count(parent, "/forked"); n != 0 {
 		t.Errorf("parent segment counted %d /forked messages it never sent", n)
 	}
-	if n := count(parent, "/parent"); n < 58 || n > 61 {
-		t.Errorf("parent /parent = %d, want 20 Hz x 3 s", n)
+	if n := count(parent, "/parent"); n == 0 {
+		t.Errorf("parent /parent = %d", n)
 	}
 	if n := count(child, "/parent"); n != 0 {
 		t.Errorf("child counted %d /parent messages", n)
 	}
 }
+
+// stormThreads is testdata/storm.graph's exit_storm.
+const stormThreads = 4
 
 // Threads still publishing while main returns and the process exits: no crash.
 func TestExitStorm(t *testing.T) {
@@ -307,9 +304,15 @@ func TestExitStorm(t *testing.T) {
 		g := sim(t, "testdata/storm.graph", "jazzy", 150*time.Millisecond)
 		g.wait()
 		if i == 0 {
-			eps := endpoints(scan(t, g.dir), segment.KindPublisher, "/storm")
+			s := scan(t, g.dir)
+			eps := endpoints(s, segment.KindPublisher, "/storm")
 			if len(eps) != 1 || eps[0].Counts[segment.SlotInter] < 1000 {
 				t.Fatalf("storm threads did not publish: %+v", eps)
+			}
+			// The process ends under its publishing threads: each may hold one
+			// message counted by the probe and not yet by the graph.
+			for _, p := range judgeTotals(s, g.truth(), stormThreads) {
+				t.Error(p)
 			}
 		}
 	}
@@ -342,9 +345,14 @@ func TestWideExecutorThreadGrowsItsCache(t *testing.T) {
 			calls := reportCounts(t, report)
 			pubs, misses, dropped := wideTotals(scan(t, g.dir))
 			wide, timerFires := 0, uint64(0)
-			for _, snap := range scan(t, g.dir).Snapshots {
+			final := scan(t, g.dir)
+			probe, _ := probeCounts(final)
+			truth := g.truth()
+			for _, snap := range final.Snapshots {
 				for _, e := range snap.Endpoints {
-					if e.Kind == segment.KindPublisher && strings.HasPrefix(e.Name, "/wide_") && e.Counts[segment.SlotInter] >= 50 {
+					k := simtruth.Key{Pid: snap.Pid, Kind: "pub", Node: snap.Nodes[max(e.Node, 0)].Name, Topic: e.Name}
+					if e.Kind == segment.KindPublisher && strings.HasPrefix(e.Name, "/wide_") && e.Node >= 0 &&
+						e.Counts[segment.SlotInter] > 0 && probe[k][segment.SlotInter] == truth.Get(k)[simtruth.PubInter] {
 						wide++
 					}
 					if e.Kind == segment.KindTimer {
@@ -360,7 +368,7 @@ func TestWideExecutorThreadGrowsItsCache(t *testing.T) {
 					pubs, timerFires, calls["rcl_publish"], calls["callback_start"])
 			}
 			if wide != 500 { // publishers come before their timers: with a full segment, timers are dropped
-				t.Errorf("%d of 500 publishers counted >= 50 messages in 3 s at 20 Hz", wide)
+				t.Errorf("%d of 500 publishers counted exactly what they published", wide)
 			}
 			// Steady state: two lookups (timer callback, publish) per message; a few
 			// per cent still share a set three ways (4 sets per endpoint).
