@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"ros2_pulse/internal/segment"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,7 +32,12 @@ func TestCPUAgreesWithProc(t *testing.T) {
 	}
 	defer func() { py.Process.Kill(); py.Wait() }()
 
-	time.Sleep(time.Second) // let the graph create its node
+	// Wait for the graph's node (its segment), at most 15 s, not for the clock.
+	for deadline := time.Now().Add(15 * time.Second); len(segmentFiles(segs)) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the burner graph made no segment in 15 s")
+		}
+	}
 	cmd := pulseCmd(t, "cpu", "--period", "1s", "--duration", "10.5s", "--out", csvPath)
 	cmd.Env = append(cmd.Env, "ROS_PULSE_DIR="+segs)
 	if err := cmd.Start(); err != nil {
@@ -42,7 +48,7 @@ func TestCPUAgreesWithProc(t *testing.T) {
 	var pid int
 	var cpu0 float64
 	t0 := time.Now()
-	for pid == 0 && time.Since(t0) < 3*time.Second {
+	for pid == 0 && time.Since(t0) < 10*time.Second {
 		time.Sleep(200 * time.Millisecond)
 		pid = burnerPid(t, csvPath)
 	}
@@ -91,8 +97,10 @@ func TestCPUAgreesWithProc(t *testing.T) {
 	if math.Abs(mean-procPct) > 0.05*procPct {
 		t.Errorf("pulse cpu says %.2f %%, /proc %.2f %%: more than 5 %% apart", mean, procPct)
 	}
-	if math.Abs(mean-30) > 6 {
-		t.Errorf("the burner burns 30 %% of a core, pulse cpu says %.2f %%", mean)
+	// /proc is the truth: the burner aims at 30 % of a core, but a loaded
+	// machine gives it what it gives it. It must have burnt something.
+	if procPct < 1 {
+		t.Errorf("the burner burnt %.2f %% of a core: the graph did not run", procPct)
 	}
 	if !sawPy {
 		t.Errorf("the unprobed process with __node:=py_sleeper was not sampled")
@@ -103,6 +111,13 @@ func TestCPUAgreesWithProc(t *testing.T) {
 	if err := sum2.Run(); err != nil || !strings.Contains(out.String(), "/burner") || !strings.Contains(out.String(), "median %") {
 		t.Errorf("--summary: %v\n%s", err, out.String())
 	}
+}
+
+// segmentFiles lists the segments a graph made in dir.
+func segmentFiles(dir string) []string {
+	m, _ := filepath.Glob(filepath.Join(dir, "*", "*"+segment.Suffix))
+	n, _ := filepath.Glob(filepath.Join(dir, "*"+segment.Suffix))
+	return append(m, n...)
 }
 
 func burnerPid(t *testing.T, path string) int {
@@ -141,23 +156,42 @@ func TestCPUNamesTheNodeUnderWrappers(t *testing.T) {
 	start("nice", "-n", "5", "python3", "-c", loop, "--ros-args", "-r", "__node:=under_nice")
 	start("env", "ROS_DOMAIN_ID=7", "python3", "-c", loop, "--ros-args", "-r", "__node:=under_env")
 	start("timeout", "60", "nice", "-n", "3", "env", "A=1", "python3", "-c", loop, "--ros-args", "-r", "__node:=under_all")
-	time.Sleep(300 * time.Millisecond)
-	out, err := pulseCmd(t, "cpu", "--period", "200ms", "--duration", "700ms").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pids := map[string]map[string]bool{} // node -> pids it was sampled under
-	for _, r := range rows[1:] {
-		if pids[r[4]] == nil {
-			pids[r[4]] = map[string]bool{}
+	// Sample until every node has been sampled (a loaded machine starts
+	// four pythons slowly), at most 30 s; then judge the last sampling.
+	nodes := []string{"/under_timeout", "/under_nice", "/under_env", "/under_all"}
+	var out []byte
+	var pids map[string]map[string]bool // node -> pids it was sampled under
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var err error
+		out, err = pulseCmd(t, "cpu", "--period", "200ms", "--duration", "700ms").Output()
+		if err != nil {
+			t.Fatal(err)
 		}
-		pids[r[4]][r[2]] = true
+		rows, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = map[string]map[string]bool{}
+		for _, r := range rows[1:] {
+			if pids[r[4]] == nil {
+				pids[r[4]] = map[string]bool{}
+			}
+			pids[r[4]][r[2]] = true
+		}
+		var missing []string
+		for _, node := range nodes {
+			if len(pids[node]) == 0 {
+				missing = append(missing, node)
+			}
+		}
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never sampled in 30 s: %v\n%s", missing, out)
+		}
 	}
-	for _, node := range []string{"/under_timeout", "/under_nice", "/under_env", "/under_all"} {
+	for _, node := range nodes {
 		if len(pids[node]) != 1 {
 			t.Errorf("%s sampled under pids %v, want exactly one (the node's own)", node, pids[node])
 		}
