@@ -18,9 +18,14 @@ func TestGraphLive(t *testing.T) {
 	dir := t.TempDir()
 	g, segs := startGraph(t, dir, "demo", "6")
 	defer g.Wait()
-	time.Sleep(time.Second)
+	// Wait for the graph (its segments), not for the clock.
+	for deadline := time.Now().Add(15 * time.Second); len(segmentFiles(segs)) < 4; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the demo made %d of its 4 segments in 15 s", len(segmentFiles(segs)))
+		}
+	}
 	run := func(format string) []byte {
-		cmd := pulseCmd(t, "graph", "--format", format)
+		cmd := pulseCmd(t, "graph", "--format", format, "--period", "2s")
 		cmd.Env = append(cmd.Env, "ROS_PULSE_DIR="+segs)
 		out, err := cmd.Output()
 		if err != nil {
@@ -28,17 +33,19 @@ func TestGraphLive(t *testing.T) {
 		}
 		return out
 	}
-	gr, got := graphEdges(t, run("json"))
-	for edge, want := range map[string]struct {
-		transport string
-		hz        float64
-	}{
-		"/camera_driver -> /camera/image":   {"intra", 30},
-		"/camera/image -> /image_proc":      {"intra", 30},
-		"/image_proc -> /camera/detections": {"both", 30},
-		"/cmd_vel -> /odometry":             {"inter", 20}, // rclpy, counted at rmw_take
-		"/odometry -> /odom":                {"inter", 50},
-		"/lidar_driver -> /scan":            {"inter", 10},
+	var out []byte
+	did := graphRates(t, dir, func() { out = run("json") })
+	gr, got := graphEdges(t, out)
+	// Each edge's rate over pulse graph's one 2 s window, against what the
+	// graph did over the command's run (rateAgrees: the window's ends are
+	// pulse graph's own).
+	for edge, want := range map[string]struct{ transport, truth string }{
+		"/camera_driver -> /camera/image":   {"intra", "/camera/image pub"},
+		"/camera/image -> /image_proc":      {"intra", "/camera/image recv /image_proc"},
+		"/image_proc -> /camera/detections": {"both", "/camera/detections pub"},
+		"/cmd_vel -> /odometry":             {"inter", "/cmd_vel recv /odometry"}, // rclpy, counted at rmw_take
+		"/odometry -> /odom":                {"inter", "/odom pub"},
+		"/lidar_driver -> /scan":            {"inter", "/scan pub"},
 	} {
 		e, ok := got[edge]
 		tr := "inter"
@@ -46,8 +53,8 @@ func TestGraphLive(t *testing.T) {
 			tr = "intra"
 		}
 		hz, _ := e.Hz(tr)
-		if !ok || e.Transport != want.transport || hz < want.hz*0.9 || hz > want.hz*1.1 || !e.Alive {
-			t.Errorf("%s: %+v, want %s at %g Hz", edge, e, want.transport, want.hz)
+		if !ok || e.Transport != want.transport || !rateAgrees(hz, did[want.truth], 2) || !e.Alive {
+			t.Errorf("%s: %+v, want %s at the graph's %.3f Hz", edge, e, want.transport, did[want.truth])
 		}
 	}
 	if len(gr.Edges) != 12 {

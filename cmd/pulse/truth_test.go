@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -88,6 +89,26 @@ func (ts *truthSampler) around(t int64) (before, after *simtruth.Snapshot) {
 	return before, after
 }
 
+// rates is each topic's publish rate as the graph really ran it between two
+// wall-clock instants (the reads nearest inside them), a message once per
+// publish whichever transport.
+func (ts *truthSampler) rates(from, to time.Time) map[string]float64 {
+	_, a := ts.around(from.UnixNano())
+	b, _ := ts.around(to.UnixNano())
+	out := map[string]float64{}
+	if a == nil || b == nil {
+		return out
+	}
+	secs := to.Sub(from).Seconds()
+	for k, c := range b.Counts {
+		if k.Kind == "pub" {
+			p := a.Get(k)
+			out[k.Topic] += float64(max(c[simtruth.PubInter]-p[simtruth.PubInter], c[simtruth.PubIntra]-p[simtruth.PubIntra])) / secs
+		}
+	}
+	return out
+}
+
 // statisticsCount is what a view counted for a topic at one node in a
 // window, as the graph counts it: a node's subscription where the topic has
 // one here, else its publisher (the bridge's /statistics rule).
@@ -153,4 +174,42 @@ func (ts *truthSampler) judgeStatistics(msgs []subMsg, topics []string, minWindo
 		}
 	}
 	return bad
+}
+
+// graphRates runs during and returns each topic's rate as the graph started
+// by startGraph(dir, ...) really ran it over that time, per side: "pub" (a
+// message once per publish, whichever transport) and "recv" per receiving node
+// ("recv /node"), keyed "TOPIC SIDE".
+func graphRates(t *testing.T, dir string, during func()) map[string]float64 {
+	t.Helper()
+	read := func() *simtruth.Snapshot {
+		s, err := simtruth.Read(filepath.Join(dir, "truth"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before, t0 := read(), time.Now()
+	during()
+	after, secs := read(), time.Since(t0).Seconds()
+	rates := map[string]float64{}
+	for k, c := range after.Counts {
+		b := before.Get(k)
+		switch k.Kind {
+		case "pub":
+			rates[k.Topic+" pub"] += float64(max(c[simtruth.PubInter]-b[simtruth.PubInter], c[simtruth.PubIntra]-b[simtruth.PubIntra])) / secs
+		case "sub":
+			rates[k.Topic+" recv "+k.Node] += float64(c[simtruth.SubInter]+c[simtruth.SubIntra]-b[simtruth.SubInter]-b[simtruth.SubIntra]) / secs
+		}
+	}
+	return rates
+}
+
+// rateAgrees judges a rate a view measured over one window of window seconds
+// inside a span against the rate the graph really had over that span, where
+// the view's window boundaries cannot be matched to the graph's counts: within
+// max(2 %, one message per window), since each end of the window may hold one
+// message more or less than the span's.
+func rateAgrees(got, did, window float64) bool {
+	return math.Abs(got-did) <= math.Max(0.02*did, 1/window)
 }
