@@ -21,5 +21,7 @@ else
 fi
 echo "installing missing Debian packages: ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive $line -qq
+# Another make (a second clone) may be installing too: wait for its lock.
+wait_lock=(-o DPkg::Lock::Timeout=600)
+"${sudo[@]}" apt-get "${wait_lock[@]}" update -qq
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive $line "${wait_lock[@]}" -qq

@@ -100,8 +100,8 @@ func TestFleet(t *testing.T) {
 	pulse, sim, _ := bin(t)
 	build := filepath.Dir(filepath.Dir(sim))
 	dir := t.TempDir()
-	tag := os.Getpid() % 10000
-	subnet := fmt.Sprintf("10.213.%d", tag%250)
+	tag := claim(t, "fleet-subnet", 0, 249, nil) // no other fleet test on this machine holds it
+	subnet := fmt.Sprintf("10.213.%d", tag)
 
 	demo, err := os.ReadFile("../../sim/graphs/demo.graph")
 	if err != nil {
