@@ -26,9 +26,10 @@ $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,l
 $cc $flags -Wno-unused-parameter -Isim/simgraph -o "$out/bin/simgraph" sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/truth.c \
   build/obj/graphs.c -L"$out/lib" -lrcl -ltracetools -Wl,-rpath,"$out/lib" -ldl -lpthread
 
-segdir=$(mktemp -d)
-trap 'rm -rf "$segdir"' EXIT
-export ROS_PULSE_DIR=$segdir ROS_TOPIC_STATS_QUIET=1
+segdir=$(mktemp -d) truthdir=$(mktemp -d)
+trap 'rm -rf "$segdir" "$truthdir"' EXIT
+# the graph keeps its own counts, as in the tests (sim/simgraph/truth.h)
+export ROS_PULSE_DIR=$segdir ROS_TOPIC_STATS_QUIET=1 SIMGRAPH_TRUTH=$truthdir
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0
 run() { # graph duration

@@ -337,7 +337,7 @@ static int add_timer(int node, double hz, int pub, int log_node, int client)
 static void publish_rosout(int node)
 {
     struct node_rt *n = &nodes_rt[node];
-    char buf[64];
+    char buf[64] = {0}; /* the log message rclcpp would serialize */
     /* rcl_logging_rosout publishes through its own copy of the publisher struct */
     ros_trace_rcl_publish(&n->rosout, buf);
     rmw_publish(NULL, buf);
