@@ -67,7 +67,7 @@ type Graph struct {
 // FromWindow builds the graph of w. Nodes and topics get stable ids in name
 // order (n0, n1, ... and t0, t1, ...), so outputs diff cleanly.
 func FromWindow(w *window.Window) *Graph {
-	g := &Graph{}
+	g := &Graph{Nodes: []Node{}, Topics: []Topic{}, Edges: []Edge{}} // arrays, never null, even when empty
 	type nk struct {
 		name string
 		pid  int

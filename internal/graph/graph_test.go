@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"ros2_pulse/internal/window"
@@ -74,4 +75,17 @@ func TestFormats(t *testing.T) {
 	golden(t, "graph.json", j)
 	golden(t, "graph.dot", g.DOT())
 	golden(t, "graph.mmd", g.Mermaid())
+}
+
+// An empty machine is empty arrays in JSON, never null (as jsonl promises).
+func TestEmptyGraphHasArrays(t *testing.T) {
+	j, err := FromWindow(&window.Window{}).JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"nodes": []`, `"topics": []`, `"edges": []`} {
+		if !strings.Contains(string(j), key) {
+			t.Errorf("empty graph: no %s in\n%s", key, j)
+		}
+	}
 }
