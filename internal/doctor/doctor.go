@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -200,10 +201,13 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 		}
 		fmt.Fprintf(out, "  %s pid %-7d %-7s %3d endpoints  %s  nodes: %s%s\n", state, s.Pid, s.Distro, len(s.Endpoints), s.Exe,
 			strings.Join(names, ","), where)
+		// Each topic once (ten nodes publish /parameter_events ten times), and
+		// not the builtin topics every other view hides.
 		var hidden []string
 		intra := window.IntraDelivered(s)
 		for i := range s.Endpoints {
-			if e := &s.Endpoints[i]; e.Kind == segment.KindPublisher && intra[e.Name] {
+			if e := &s.Endpoints[i]; e.Kind == segment.KindPublisher && intra[e.Name] && !window.IsBuiltin(e.Name) &&
+				!slices.Contains(hidden, e.Name) {
 				hidden = append(hidden, e.Name)
 			}
 		}
