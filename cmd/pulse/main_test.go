@@ -543,3 +543,26 @@ func TestRecordingKnowsItsRuns(t *testing.T) {
 		t.Errorf("after --truncate the file holds %d runs", n)
 	}
 }
+
+// pulse run's first scan comes before its command has started: it says "no
+// probed process" only when none came in its first windows, and once
+// (issue 23, item 4).
+func TestRunSaysNothingThereOnlyWhenTrue(t *testing.T) {
+	_, sim, _ := bin(t)
+	run := func(cmdArgs ...string) string {
+		cmd := pulseCmd(t, append([]string{"run", "--period", "200ms", "--"}, cmdArgs...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("pulse run %v: %v\n%s", cmdArgs, err, stderr.String())
+		}
+		return stderr.String()
+	}
+	// The graph starts 300 ms after pulse run's first scan.
+	if out := run("sh", "-c", "sleep 0.3; exec \"$0\" --duration 1.5", sim); strings.Contains(out, "no probed process") {
+		t.Errorf("a command whose graph started within the first windows:\n%s", out)
+	}
+	if out := run("sleep", "2"); strings.Count(out, "no probed process") != 1 {
+		t.Errorf("a command that runs no ROS process: want the notice once:\n%s", out)
+	}
+}

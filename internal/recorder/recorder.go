@@ -41,6 +41,10 @@ type Options struct {
 	// Empty is said on Warn when a scan finds no probed process (which
 	// directory was read, and why that one).
 	Empty string
+	// EmptyGrace is how many empty scans pass before Empty is said, until
+	// the first process is seen (pulse run: its command starts after the
+	// baseline scan).
+	EmptyGrace int
 	// Run, when set, is written to Out before the first window: the run
 	// header that tells this run from others in the same file.
 	Run *logfmt.RunInfo
@@ -68,7 +72,7 @@ func New(dir string, opt Options) (*Recorder, error) {
 		opt.Warn = io.Discard
 	}
 	r := &Recorder{opt: opt, reader: segment.NewReader(dir), reported: map[string]string{},
-		empty: segment.EmptyNotice{Msg: opt.Empty}}
+		empty: segment.EmptyNotice{Msg: opt.Empty, Grace: opt.EmptyGrace}}
 	r.reader.Retain(opt.Retain, true)
 	if opt.Spec != nil {
 		r.eval = health.New(opt.Spec)

@@ -223,8 +223,12 @@ func fileExists(path string) bool {
 // EmptyNotice says once, when a scan finds no probed process, which
 // directory was read; it says it again only after processes came and went.
 type EmptyNotice struct {
-	Msg  string // what to say; "" says nothing
-	said bool
+	Msg string // what to say; "" says nothing
+	// Grace is how many empty scans pass unsaid until the first process is
+	// seen: pulse run's first scan comes before its command has started.
+	Grace      int
+	said, seen bool
+	passedOver int
 }
 
 // Observe reports an empty scan on w.
@@ -233,7 +237,11 @@ func (n *EmptyNotice) Observe(s *Scan, w io.Writer) {
 		return
 	}
 	if len(s.Snapshots) > 0 {
-		n.said = false
+		n.said, n.seen = false, true
+		return
+	}
+	if !n.seen && n.passedOver < n.Grace {
+		n.passedOver++
 		return
 	}
 	if !n.said {

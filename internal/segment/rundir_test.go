@@ -139,6 +139,28 @@ func TestEmptyNotice(t *testing.T) {
 	if b.String() != strings.Repeat("pulse: no probed process in /x\n", 2) {
 		t.Fatalf("%q", b.String())
 	}
+	// With a grace (pulse run: its command starts after the first scan),
+	// empty scans before the first process pass unsaid, then it is said once.
+	b.Reset()
+	g := EmptyNotice{Msg: "no probed process in /x", Grace: 2}
+	g.Observe(&Scan{}, &b)
+	g.Observe(&Scan{}, &b)
+	if b.Len() != 0 {
+		t.Fatalf("said within the grace: %q", b.String())
+	}
+	g.Observe(&Scan{}, &b)
+	g.Observe(&Scan{}, &b)
+	if b.String() != "pulse: no probed process in /x\n" {
+		t.Fatalf("after the grace: %q", b.String())
+	}
+	b.Reset()
+	late := EmptyNotice{Msg: "no probed process in /x", Grace: 2}
+	late.Observe(&Scan{}, &b)
+	late.Observe(&Scan{Snapshots: []*Snapshot{{}}}, &b) // the command's first process
+	late.Observe(&Scan{Snapshots: []*Snapshot{{}}}, &b)
+	if b.Len() != 0 {
+		t.Fatalf("a command whose process came within the grace: %q", b.String())
+	}
 }
 
 // Exited processes age out: a reader marks when it first saw one exited,
