@@ -171,12 +171,18 @@ func windowCounts(w *window.Window) map[simtruth.Key][2]uint64 {
 		c[0] += tm.Delta
 		out[k] = c
 	}
+	for _, sv := range w.Services {
+		k := simtruth.Key{Pid: sv.Pid, Kind: "service", Node: sv.Node, Topic: sv.Name}
+		c := out[k]
+		c[0] += sv.Delta
+		out[k] = c
+	}
 	return out
 }
 
 // judgeWindows compares every window's per-endpoint counts of the given
-// topics with what the graph did around it (the bracket rule above); the
-// topic "" stands for every node's rclcpp timers.
+// topics (and services) with what the graph did around it (the bracket rule
+// above); the topic "" stands for every node's rclcpp timers.
 func judgeWindows(ws []*window.Window, brackets []bracket, distros map[int]segment.Distro, topics []string) []string {
 	want := map[string]bool{}
 	for _, t := range topics {
@@ -193,12 +199,12 @@ func judgeWindows(ws []*window.Window, brackets []bracket, distros map[int]segme
 		got := windowCounts(w)
 		seen := map[string]bool{}
 		for _, k := range b.after.Keys() {
-			if (k.Kind != "pub" && k.Kind != "sub" && k.Kind != "timer") || !want[k.Topic] {
+			if k.Kind == "client" || !want[k.Topic] {
 				continue
 			}
 			seen[k.Topic] = true
-			if k.Kind == "timer" && i == len(ws)-1 {
-				continue // a window lists the timers of live processes only; the exit sliver's firings are in the totals
+			if (k.Kind == "timer" || k.Kind == "service") && i == len(ws)-1 {
+				continue // a window lists the timers and services of live processes only; the exit sliver's are in the totals
 			}
 			for _, p := range measured(k.Kind, b.after.Lang[k], distros[k.Pid]) {
 				// the probe's slots are the window's Delta[0] (inter) and Delta[1] (intra)

@@ -82,9 +82,10 @@ var (
 		NoData:  lipgloss.NewStyle().Faint(true),
 	}
 	styleNodeState = map[string]lipgloss.Style{
-		"alive":  lipgloss.NewStyle().Foreground(lipgloss.Color("10")),
-		"quiet":  lipgloss.NewStyle().Foreground(lipgloss.Color("11")),
-		"exited": lipgloss.NewStyle().Foreground(lipgloss.Color("9")).Bold(true),
+		"alive":        lipgloss.NewStyle().Foreground(lipgloss.Color("10")),
+		"quiet":        lipgloss.NewStyle().Foreground(lipgloss.Color("11")),
+		"not measured": lipgloss.NewStyle().Faint(true),
+		"exited":       lipgloss.NewStyle().Foreground(lipgloss.Color("9")).Bold(true),
 	}
 	styleWarn = lipgloss.NewStyle().Foreground(lipgloss.Color("11"))
 )
@@ -361,7 +362,8 @@ func (m Model) View() string {
 			"Topic status: ok, WARN (a spec verdict or a lagging subscriber), STALL (a side",
 			"that counted before is silent now), exited (every endpoint's process exited),",
 			"- (no traffic yet). SILENT is how long.",
-			"Node state: alive, quiet (alive, nothing counted this window), exited.")
+			"Node state: alive, quiet (alive, nothing counted this window), not measured",
+			"(nothing counted, and it has callbacks no tracepoint shows: rclpy services), exited.")
 	case f == nil:
 		lines = append(lines, "", "waiting for the first window…")
 	case m.focus != "":
@@ -513,8 +515,8 @@ func (m Model) tables(f *Frame, w int) []string {
 	// Node table.
 	nodeW := max(12, min(28, w/3))
 	out = append(out, styleTitle.Render(fmt.Sprintf("Nodes (sort: %s)", sortNodeNames[m.sortBy[1]]))+m.paneMark(paneNodes))
-	out = append(out, styleHeader.Render(cell(" NODE", nodeW, false)+cell("PID", 8, true)+cell("STATE", 8, true)+
-		cell("CPU%", 7, true)+cell("RSS MiB", 9, true)+"  "+cell("TOPICS (out → in)", max(4, w-nodeW-34), false)))
+	out = append(out, styleHeader.Render(cell(" NODE", nodeW, false)+cell("PID", 8, true)+cell("STATE", 13, true)+
+		cell("CPU%", 7, true)+cell("RSS MiB", 9, true)+"  "+cell("TOPICS (out → in)", max(4, w-nodeW-39), false)))
 	start = scroll(m.cursor[1], nodeRowsN, len(m.nodes))
 	for i := start; i < len(m.nodes) && i < start+nodeRowsN; i++ {
 		r := m.nodes[i]
@@ -531,8 +533,8 @@ func (m Model) tables(f *Frame, w int) []string {
 			topics += " → " + strings.Join(r.in, " ")
 		}
 		left := cell(mark+r.name, nodeW, false) + cell(fmt.Sprint(r.pid), 8, true)
-		state := styleNodeState[r.state].Render(cell(r.state, 8, true))
-		right := cell(num(r.cpuPct, 1), 7, true) + cell(rss, 9, true) + "  " + cell(strings.TrimSpace(topics), max(4, w-nodeW-34), false)
+		state := styleNodeState[r.state].Render(cell(r.state, 13, true))
+		right := cell(num(r.cpuPct, 1), 7, true) + cell(rss, 9, true) + "  " + cell(strings.TrimSpace(topics), max(4, w-nodeW-39), false)
 		if m.pane == paneNodes && i == m.cursor[1] {
 			left, right = styleSelected.Render(left), styleSelected.Render(right)
 		}

@@ -190,7 +190,7 @@ func TestColours(t *testing.T) {
 	if !strings.Contains(view, "92m    ok") {
 		t.Errorf("ok is not green:\n%q", view)
 	}
-	if !strings.Contains(view, "91m  exited") && !strings.Contains(view, "91;1m  exited") {
+	if !strings.Contains(view, "91m       exited") && !strings.Contains(view, "91;1m       exited") {
 		t.Errorf("exited is not red:\n%q", view)
 	}
 }
@@ -321,5 +321,30 @@ func TestReplayEndsOnTheLastWindowWithTopics(t *testing.T) {
 	}
 	if len(frames) != 2 || frames[1].W.Topic("/a") == nil {
 		t.Fatalf("%d frames, the last %+v", len(frames), frames[len(frames)-1].W)
+	}
+}
+
+// Every callback the probe sees is a sign of life: a service server answering
+// requests is alive, not quiet; an rclpy server, whose callbacks fire no
+// tracepoint, is "not measured" when nothing else of it counts; a node whose
+// services all went unanswered is quiet (issue 23, item 3).
+func TestServicesAreSignsOfLife(t *testing.T) {
+	w := &window.Window{
+		Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/server", "/py_server", "/idle"}}},
+		Services: []window.Service{
+			{Node: "/server", Pid: 1, Name: "/add_two_ints", Delta: 20, Measured: true},
+			{Node: "/server", Pid: 1, Name: "/server/get_parameters", Measured: true},
+			{Node: "/py_server", Pid: 1, Name: "/py_add", Measured: false},
+			{Node: "/idle", Pid: 1, Name: "/idle/get_parameters", Measured: true},
+		},
+	}
+	got := map[string]string{}
+	for _, r := range nodeRows(&Frame{W: w, Live: true}) {
+		got[r.name] = r.state
+	}
+	for node, want := range map[string]string{"/server": "alive", "/py_server": "not measured", "/idle": "quiet"} {
+		if got[node] != want {
+			t.Errorf("%s: %q, want %q", node, got[node], want)
+		}
 	}
 }

@@ -53,7 +53,7 @@ type topicRow struct {
 
 // nodeRow is one node of one process.
 type nodeRow struct {
-	name, state string // alive, quiet, exited
+	name, state string // alive, quiet, not measured, exited
 	pid         int
 	cpuPct      float64 // NaN: not measured yet
 	rssBytes    int64
@@ -151,6 +151,15 @@ func nodeRows(f *Frame) []nodeRow {
 	for _, tm := range f.W.Timers {
 		active[ep{tm.Pid, tm.Node}] = active[ep{tm.Pid, tm.Node}] || tm.Hz > 0
 	}
+	// Every callback the probe sees is a sign of life, a service's too; an
+	// rclpy service's callbacks fire no tracepoint, so its node may be busy
+	// where nothing shows: "not measured", not quiet.
+	unseen := map[ep]bool{}
+	for _, sv := range f.W.Services {
+		k := ep{sv.Pid, sv.Node}
+		active[k] = active[k] || sv.Delta > 0
+		unseen[k] = unseen[k] || !sv.Measured
+	}
 	var rows []nodeRow
 	for _, p := range f.W.Procs {
 		for _, n := range p.Nodes {
@@ -159,6 +168,8 @@ func nodeRows(f *Frame) []nodeRow {
 			switch {
 			case !p.Alive:
 				r.state = "exited"
+			case f.Live && !active[k] && unseen[k]:
+				r.state = "not measured"
 			case f.Live && !active[k]:
 				// Quiet needs endpoint data: a replayed log has none, so it never says quiet.
 				r.state = "quiet"

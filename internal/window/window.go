@@ -169,6 +169,18 @@ type Timer struct {
 	Exposure float64 // seconds the timer was measured over in this window
 }
 
+// Service is one service server of a live process over the window: the
+// requests its callbacks handled. rclcpp's callbacks fire callback_start;
+// rclpy's fire nothing, so an rclpy server's requests are not measured
+// (Measured false), never zero.
+type Service struct {
+	Node     string
+	Pid      int
+	Name     string
+	Delta    uint64
+	Measured bool
+}
+
 // Window is everything measured between two scans.
 type Window struct {
 	Run     string  // the run that recorded it, from a log's RUN line ("" live, or in a log without one)
@@ -178,6 +190,9 @@ type Window struct {
 	Nodes   []string
 	Procs   []Proc  // sorted by pid
 	Timers  []Timer // live processes' timers, sorted by node and ordinal
+	// Services: live processes' service servers, in segment order. Every
+	// callback the probe sees is a sign of life (pulse top's node state).
+	Services []Service
 }
 
 // Compute builds the window from prev to cur. prev may be nil (the first
@@ -314,6 +329,14 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 					tm.Hz = float64(tm.Delta) / tm.Exposure
 				}
 				w.Timers = append(w.Timers, tm)
+			}
+			if e.Kind == segment.KindService && e.Node >= 0 && s.Alive && !e.Retired() {
+				sv := Service{Node: s.Nodes[e.Node].Name, Pid: s.Pid, Name: e.Name, Delta: e.Counts[segment.SlotInter],
+					Measured: e.Flags&segment.FlagRclcpp != 0}
+				if base != nil {
+					sv.Delta = sub(sv.Delta, base.Counts[segment.SlotInter])
+				}
+				w.Services = append(w.Services, sv)
 			}
 			if e.Kind != segment.KindPublisher && e.Kind != segment.KindSubscription {
 				continue

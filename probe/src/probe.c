@@ -822,6 +822,10 @@ EXPORT void ros_trace_rclcpp_service_callback_added(const void *service_handle, 
         INIT_BEGIN();
         map_put_locked(&g_callbacks, (uintptr_t)callback,
                        (uint64_t)impl_of(service_handle) | CB_TAG_SERVICE);
+        /* its callbacks fire callback_start: readers tell it from an rclpy service, whose do not */
+        uint64_t ep = rp_map_get(&g_services, impl_of(service_handle));
+        if (ep != 0)
+            atomic_fetch_or_explicit(&g_seg.endpoints[ep - 1].flags, RP_EP_RCLCPP, memory_order_release);
         INIT_END();
     }
     FORWARD(rclcpp_service_callback_added, (const void *, const void *), (service_handle, callback));

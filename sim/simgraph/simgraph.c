@@ -656,10 +656,13 @@ static void *executor_thread(void *argp)
                     deliver_socket(which[f], &m);
                 else if (kind[f] == 1)
                     deliver_intra(which[f]);
-                else {
-                    ros_trace_callback_start(services_rt[which[f]].callback, false);
+                else { /* a request: rclcpp's callback fires its tracepoints, rclpy's none */
+                    bool cpp = !G.nodes[G.services[which[f]].node].py;
+                    if (cpp)
+                        ros_trace_callback_start(services_rt[which[f]].callback, false);
                     truth_inc(services_rt[which[f]].truth, TC_FIRES);
-                    ros_trace_callback_end(services_rt[which[f]].callback);
+                    if (cpp)
+                        ros_trace_callback_end(services_rt[which[f]].callback);
                 }
             }
         }

@@ -99,11 +99,11 @@ enum rp_endpoint_kind {
     RP_KIND_SERVICE = 4, /* name is the service name */
 };
 
-/* rp_endpoint.flags (set before publication, except RP_EP_RETIRED) */
+/* rp_endpoint.flags (set before publication, except RP_EP_RETIRED and RP_EP_RCLCPP) */
 enum rp_endpoint_flags {
     RP_EP_NAME_TRUNCATED = 1u << 0,
     RP_EP_RETIRED = 1u << 1, /* its handle was re-initialised for another entity; the slot may be reused */
-    RP_EP_RCLCPP = 1u << 2,  /* an rclcpp object was linked to it (callbacks deliver) */
+    RP_EP_RCLCPP = 1u << 2,  /* an rclcpp object was linked to it (a subscription's or service's callbacks count) */
 };
 
 /*
