@@ -44,7 +44,8 @@ func TestSummaryUsesCompleteWindows(t *testing.T) {
 	s := Summary{Period: 1}
 	mk := func(secs float64, n uint64) *window.Window {
 		return &window.Window{Seconds: secs, Topics: []window.Topic{{Name: "/t", Exposure: secs,
-			Pubs: []window.EndpointRate{{Delta: [2]uint64{n, 0}}}, Subs: []window.EndpointRate{{Delta: [2]uint64{n, 0}}}}},
+			Pubs: []window.EndpointRate{{Delta: [2]uint64{n, 0}, Exposure: secs, Alive: true}},
+			Subs: []window.EndpointRate{{Delta: [2]uint64{n, 0}, Exposure: secs, Alive: true}}}},
 			Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/a"}}}}
 	}
 	s.Add(mk(1, 10))
@@ -58,6 +59,37 @@ func TestSummaryUsesCompleteWindows(t *testing.T) {
 	s.Print(&b)
 	if !strings.Contains(b.String(), "/t") || !strings.Contains(b.String(), "10.00") || !strings.Contains(b.String(), "23") {
 		t.Fatalf("%s", b.String())
+	}
+}
+
+// A rate is its side's messages over the time that side's endpoints
+// existed: a subscriber that outlives its publisher, and the window in which
+// the publisher exits, do not dilute the publish rate (issue 23, item 2).
+func TestSummaryRatesOverTheirEndpointsLifetime(t *testing.T) {
+	s := Summary{Period: 1}
+	mk := func(pub *window.EndpointRate, recv uint64) *window.Window {
+		tp := window.Topic{Name: "/t", Exposure: 1, Subs: []window.EndpointRate{{Delta: [2]uint64{recv, 0}, Exposure: 1, Alive: true}}}
+		if pub != nil {
+			tp.Pubs = []window.EndpointRate{*pub}
+		}
+		return &window.Window{Seconds: 1, Topics: []window.Topic{tp}}
+	}
+	s.Add(mk(nil, 0))                                                                      // only the subscriber exists
+	s.Add(mk(&window.EndpointRate{Delta: [2]uint64{5, 0}, Exposure: 0.5, Alive: true}, 5)) // created half-way
+	s.Add(mk(&window.EndpointRate{Delta: [2]uint64{10, 0}, Exposure: 1, Alive: true}, 10))
+	s.Add(mk(&window.EndpointRate{Delta: [2]uint64{3, 0}, Exposure: 1, Alive: false}, 3)) // exits early in this one
+	s.Add(mk(&window.EndpointRate{Exposure: 1, Alive: false}, 0))                         // gone
+	tt := s.Topics()[0]
+	if tt.PubInter != 18 || tt.RecvInter != 18 {
+		t.Fatalf("totals %+v", tt)
+	}
+	if tt.MeanPubInterHz != 10 {
+		t.Errorf("publish rate %.3f Hz over the publisher's own time, want 10", tt.MeanPubInterHz)
+	}
+	var b bytes.Buffer
+	s.Print(&b)
+	if !strings.Contains(b.String(), "each rate is its side's messages over the time") {
+		t.Errorf("the header does not say what the rates are over:\n%s", b.String())
 	}
 }
 

@@ -11,8 +11,14 @@ import (
 )
 
 // Summary accumulates windows into per-topic totals for the end of a run.
-// Mean rates come from complete windows only: the final window of a run is
-// a sliver whose rate is a one-sample estimate (upstream pitfall 19).
+// A mean rate is, per side, the messages of that side's live endpoints over
+// the time they existed (the per-window rule): in each complete window, the
+// counts of the endpoints alive at its end over the longest time one of them
+// was measured in it. So time before a publisher existed, or after it
+// exited, never dilutes its rate (a subscriber that outlives it, a restarted
+// talker); the window in which an endpoint exits, whose share of it is
+// unknown, counts in the totals only, as does the final window of a run, a
+// sliver whose rate is a one-sample estimate (upstream pitfall 19).
 type Summary struct {
 	Period  float64 // seconds; windows shorter than 90 % of it are partial
 	Seconds float64 // total measured time
@@ -26,9 +32,9 @@ type TopicTotal struct {
 	Name                             string
 	PubInter, PubIntra               uint64 // messages, all windows
 	RecvInter, RecvIntra             uint64
-	meanPubInter, meanPubIntra       float64 // message counts over complete windows
+	meanPubInter, meanPubIntra       float64 // messages of live endpoints in complete windows
 	meanRecvInter, meanRecvIntra     float64
-	exposure                         float64
+	pubExposure, recvExposure        float64 // the time those endpoints existed
 	MeanPubInterHz, MeanPubIntraHz   float64
 	MeanRecvInterHz, MeanRecvIntraHz float64
 	PubHidden                        bool // some publishes were invisible on the distro (Humble intra): no publish figure
@@ -50,29 +56,42 @@ func (s *Summary) Add(w *window.Window) {
 			s.topics[t.Name] = tt
 		}
 		tt.PubHidden = tt.PubHidden || t.PubHidden
-		var pi, pa, ri, ra uint64
-		for _, p := range t.Pubs {
-			pi, pa = pi+p.Delta[0], pa+p.Delta[1]
-		}
-		for _, r := range t.Subs {
-			ri, ra = ri+r.Delta[0], ra+r.Delta[1]
-		}
-		tt.PubInter, tt.PubIntra, tt.RecvInter, tt.RecvIntra = tt.PubInter+pi, tt.PubIntra+pa, tt.RecvInter+ri, tt.RecvIntra+ra
+		pubAll, pubLive, pubSecs := side(t.Pubs)
+		recvAll, recvLive, recvSecs := side(t.Subs)
+		tt.PubInter, tt.PubIntra = tt.PubInter+pubAll[0], tt.PubIntra+pubAll[1]
+		tt.RecvInter, tt.RecvIntra = tt.RecvInter+recvAll[0], tt.RecvIntra+recvAll[1]
 		if complete {
-			tt.meanPubInter += float64(pi)
-			tt.meanPubIntra += float64(pa)
-			tt.meanRecvInter += float64(ri)
-			tt.meanRecvIntra += float64(ra)
-			tt.exposure += t.Exposure
+			tt.meanPubInter += float64(pubLive[0])
+			tt.meanPubIntra += float64(pubLive[1])
+			tt.pubExposure += pubSecs
+			tt.meanRecvInter += float64(recvLive[0])
+			tt.meanRecvIntra += float64(recvLive[1])
+			tt.recvExposure += recvSecs
 		}
-		if tt.exposure > 0 {
-			tt.MeanPubInterHz, tt.MeanPubIntraHz = tt.meanPubInter/tt.exposure, tt.meanPubIntra/tt.exposure
-			tt.MeanRecvInterHz, tt.MeanRecvIntraHz = tt.meanRecvInter/tt.exposure, tt.meanRecvIntra/tt.exposure
+		if tt.pubExposure > 0 {
+			tt.MeanPubInterHz, tt.MeanPubIntraHz = tt.meanPubInter/tt.pubExposure, tt.meanPubIntra/tt.pubExposure
+		}
+		if tt.recvExposure > 0 {
+			tt.MeanRecvInterHz, tt.MeanRecvIntraHz = tt.meanRecvInter/tt.recvExposure, tt.meanRecvIntra/tt.recvExposure
 		}
 	}
 	for _, p := range w.Procs {
 		s.procs[p.Pid] = p
 	}
+}
+
+// side sums one side of a topic in a window: every endpoint's counts (all),
+// and the counts of the endpoints alive at the window's end (live) with the
+// longest time one of those was measured (secs).
+func side(eps []window.EndpointRate) (all, live [2]uint64, secs float64) {
+	for _, e := range eps {
+		all[0], all[1] = all[0]+e.Delta[0], all[1]+e.Delta[1]
+		if e.Alive {
+			live[0], live[1] = live[0]+e.Delta[0], live[1]+e.Delta[1]
+			secs = max(secs, e.Exposure)
+		}
+	}
+	return all, live, secs
 }
 
 // Topics returns the totals sorted by name.
@@ -87,7 +106,8 @@ func (s *Summary) Topics() []TopicTotal {
 
 // Print writes the end-of-run table.
 func (s *Summary) Print(out io.Writer) {
-	fmt.Fprintf(out, "\npulse summary: %d windows, %.1f s measured\n", s.Windows, s.Seconds)
+	fmt.Fprintf(out, "\npulse summary: %d windows, %.1f s measured; each rate is its side's messages over the time\n"+
+		"that side's endpoints existed (complete windows; PUBLISHED and DELIVERED count every window)\n", s.Windows, s.Seconds)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOPIC\tPUB Hz\t(inter\tintra)\tRECV Hz\t(inter\tintra)\tPUBLISHED\tDELIVERED")
 	hidden := false
