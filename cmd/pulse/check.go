@@ -20,14 +20,18 @@ import (
 )
 
 // verdict is the exit status of a set of warnings: 0 healthy, 1 violations,
-// 2 a declared rule that cannot be judged (a gap rule without gap data).
+// 2 a declared rule that cannot be judged (a gap rule without gap data). A
+// starved subscription is said, but is not a spec verdict.
 func verdict(warns []health.Warning) int {
 	code := 0
 	for _, w := range warns {
-		if w.Kind == health.CannotJudge {
+		switch w.Kind {
+		case health.CannotJudge:
 			return 2
+		case health.RecvStarved:
+		default:
+			code = 1
 		}
-		code = 1
 	}
 	return code
 }

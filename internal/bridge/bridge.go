@@ -324,6 +324,8 @@ func describe(w *health.Warning) string {
 		return w.Metric + " rule not judged: " + w.Why()
 	case health.RecvLag:
 		return fmt.Sprintf("%s receives %s of %s Hz", w.Node, hz(w.Value), hz(w.Min))
+	case health.RecvStarved:
+		return w.Node + " " + health.StarvedWords(w.Min)
 	}
 	return string(w.Kind)
 }

@@ -13,14 +13,19 @@ import (
 // executor, or a lossy QoS. It needs no spec.
 const RecvLag Kind = "recv_lag"
 
+// RecvStarved is a subscription that has received nothing at all, for
+// several windows in a row, while this machine's publishers of its topic
+// publish: a QoS, type, domain or name mismatch, or an executor that never
+// runs it. It needs no spec. Its cause is not visible yet.
+const RecvStarved Kind = "recv_starved"
+
 // LagDetector finds lagging subscriptions. A subscription lags when it
 // received less than Fraction of what the topic's live publishers sent (the
 // publish "any transport" rate) for Windows consecutive windows, beyond one
 // message of counting slack. Publishers on other machines are invisible, so
 // only a shortfall is a verdict, never a surplus. A subscription that has
-// never delivered is not judged: loaned takes and Humble's raw (serialized)
-// takes fire no tracepoint, so silence from birth cannot be told from "not
-// counted".
+// never delivered is starved instead (RecvStarved), unless its takes may fire
+// no tracepoint (window.EndpointRate.RecvHidden: then it is not measured).
 type LagDetector struct {
 	Fraction float64 // default 0.9
 	Windows  int     // default 3
@@ -49,6 +54,15 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 			continue // nothing, or not all, of what is published is seen
 		}
 		for _, s := range t.Subs {
+			if t.Starved(&s) {
+				k := fmt.Sprintf("starved|%s|%d|%s", t.Name, s.Pid, s.Node)
+				current[k] = true
+				if d.tick(k, now) {
+					out = append(out, Warning{Kind: RecvStarved, Topic: t.Name, Side: spec.Recv, Transport: spec.Any, Node: s.Node, Pid: s.Pid,
+						Timer: -1, Value: 0, Min: t.PubAny, Since: d.since[k], Age: now.Sub(d.since[k])})
+				}
+				continue
+			}
 			if !s.Alive || s.Exposure <= 0 || s.Total[0]+s.Total[1] == 0 {
 				continue
 			}
@@ -61,11 +75,7 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 				continue
 			}
 			current[k] = true
-			d.streak[k]++
-			if d.streak[k] == 1 {
-				d.since[k] = now
-			}
-			if d.streak[k] >= d.Windows {
+			if d.tick(k, now) {
 				out = append(out, Warning{Kind: RecvLag, Topic: t.Name, Side: spec.Recv, Transport: spec.Any, Node: s.Node, Pid: s.Pid,
 					Timer: -1, Value: got, Min: t.PubAny, Since: d.since[k], Age: now.Sub(d.since[k])})
 			}
@@ -78,6 +88,22 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 		}
 	}
 	return out
+}
+
+// StarvedWords says what is known of a starved subscription, in the words
+// every view uses.
+func StarvedWords(pubHz float64) string {
+	return fmt.Sprintf("receives nothing of %.1f Hz published here; the cause is not visible yet", pubHz)
+}
+
+// tick counts one more window of a streak and reports whether it is long
+// enough to say.
+func (d *LagDetector) tick(k string, now time.Time) bool {
+	d.streak[k]++
+	if d.streak[k] == 1 {
+		d.since[k] = now
+	}
+	return d.streak[k] >= d.Windows
 }
 
 // SegmentFull is not a spec verdict: a process whose segment ran out of

@@ -90,6 +90,9 @@ func accuracyProblems(t *testing.T, g *graph, ws []*window.Window, want map[stri
 	distros := distrosOf(final)
 	bad := judgeWindows(ws, g.brackets, distros, topicsOf(want))
 	bad = append(bad, judgeTotals(final, truth, 0)...)
+	for node := range starvedIn(ws) { // no healthy subscription is ever called starved
+		bad = append(bad, fmt.Sprintf("%s was called starved", node))
+	}
 	// The graph made the traffic the expectation names, and what a distro
 	// cannot see reads as not measured.
 	last := ws[len(ws)-2] // the last complete window

@@ -121,6 +121,8 @@ func alertLine(w *health.Warning) string {
 		fmt.Fprintf(&b, " reason=%s", w.Reason)
 	case health.RecvLag:
 		fmt.Fprintf(&b, " hz=%s pub_hz=%s", hz(w.Value), hz(w.Min))
+	case health.RecvStarved:
+		fmt.Fprintf(&b, " received=0 pub_hz=%s", hz(w.Min))
 	}
 	fmt.Fprintf(&b, " for_s=%.1f", w.Age.Seconds())
 	return b.String()
@@ -388,6 +390,8 @@ func jsonWarn(b *strings.Builder, w *health.Warning) {
 		fmt.Fprintf(b, `,"reason":"%s"`, w.Reason)
 	case health.RecvLag:
 		fmt.Fprintf(b, `,"hz":%s,"pub_hz":%s`, hz(w.Value), hz(w.Min))
+	case health.RecvStarved:
+		fmt.Fprintf(b, `,"received":0,"pub_hz":%s`, hz(w.Min))
 	}
 	fmt.Fprintf(b, `,"for_s":%.1f}`, w.Age.Seconds())
 }

@@ -60,6 +60,7 @@ type Recorder struct {
 	reported map[string]string
 	writeErr string
 	empty    segment.EmptyNotice
+	starved  *health.LagDetector // machine warnings that need no spec
 	headed   bool // the run header is written
 }
 
@@ -72,7 +73,7 @@ func New(dir string, opt Options) (*Recorder, error) {
 		opt.Warn = io.Discard
 	}
 	r := &Recorder{opt: opt, reader: segment.NewReader(dir), reported: map[string]string{},
-		empty: segment.EmptyNotice{Msg: opt.Empty, Grace: opt.EmptyGrace}}
+		empty: segment.EmptyNotice{Msg: opt.Empty, Grace: opt.EmptyGrace}, starved: health.NewLagDetector()}
 	r.reader.Retain(opt.Retain, true)
 	if opt.Spec != nil {
 		r.eval = health.New(opt.Spec)
@@ -119,8 +120,16 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 	// always the run's final one, which offline checks skip (--skip-last)
 	// exactly as live ones do not judge it.
 	var warns []health.Warning
+	now := time.Now()
 	if r.eval != nil {
-		warns = r.eval.Judge(w, final, time.Now())
+		warns = r.eval.Judge(w, final, now)
+	}
+	// A subscription that hears nothing while its topic is published here
+	// is said with or without a spec (it is not a spec verdict).
+	for _, m := range r.starved.Observe(w, final, now) {
+		if m.Kind == health.RecvStarved {
+			warns = append(warns, m)
+		}
 	}
 	if r.opt.Out != nil {
 		lo := r.opt.Log

@@ -218,6 +218,8 @@ func describe(w *health.Warning) string {
 		return fmt.Sprintf("pid %d (%s): %.0f endpoints did not fit its segment and are not counted (raise ROS_PULSE_MAX_ENDPOINTS)", w.Pid, w.Node, w.Value)
 	case health.RecvLag:
 		return fmt.Sprintf("%s%s receives %.1f of %.1f Hz", w.Topic, who, w.Value, w.Min)
+	case health.RecvStarved:
+		return fmt.Sprintf("%s%s %s", w.Topic, who, health.StarvedWords(w.Min))
 	}
 	return string(w.Kind)
 }

@@ -57,6 +57,18 @@ type EndpointRate struct {
 	// intra-process ones, whose deliveries its process counts): its rates
 	// are a lower bound, not a measurement.
 	PubHidden bool
+	// Subscriptions: its takes may fire no tracepoint (an rclpy subscription
+	// on Humble: raw, serialized takes do not reach rmw_take's tracepoint;
+	// rclcpp's callbacks always fire callback_start). While it has delivered
+	// nothing, its silence is not measured: no loss, never "starved".
+	RecvHidden bool
+}
+
+// Starved reports a live subscription, whose takes the probe sees, that has
+// never delivered anything while this machine's publishers of its topic
+// published in this window.
+func (t *Topic) Starved(s *EndpointRate) bool {
+	return s.Alive && !s.RecvHidden && s.Total[0]+s.Total[1] == 0 && t.Published > 0 && !t.PubHidden
 }
 
 // Topic is the machine-wide view of one topic.
@@ -117,8 +129,8 @@ func judgeLoss(w *Window, baseline bool) {
 		}
 		for si := range t.Subs {
 			s := &t.Subs[si]
-			if !s.Alive || s.Exposure < w.Seconds*0.999 {
-				continue
+			if !s.Alive || s.Exposure < w.Seconds*0.999 || s.RecvHidden {
+				continue // not there all window, or its silence is not measured
 			}
 			s.LossJudged = true
 			if got := s.Delta[0] + s.Delta[1]; t.Published > got {
@@ -379,6 +391,9 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			}
 			if e.Kind == segment.KindPublisher {
 				r.PubHidden = hidden[e.Name]
+			}
+			if e.Kind == segment.KindSubscription {
+				r.RecvHidden = total == [2]uint64{} && e.Flags&segment.FlagRclcpp == 0 && s.Distro == segment.DistroHumble
 			}
 			t.add(e.Kind, r)
 		}

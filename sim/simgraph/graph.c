@@ -195,7 +195,7 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             bool reuse = kw[0] == 'r';
             if ((reuse ? nt != 4 : nt < 2) || g->nsubs >= G_MAX_SUBS || !valid_name(tok[1]) ||
                 (reuse && !valid_name(tok[2])))
-                FAIL("usage: sub TOPIC [cost=MS] [delay=MS] [drop=FRACTION] | reuse_sub OLD NEW AT_S");
+                FAIL("usage: sub TOPIC [cost=MS] [delay=MS] [drop=FRACTION] [deaf] | reuse_sub OLD NEW AT_S");
             struct g_sub *s = &g->subs[g->nsubs++];
             memset(s, 0, sizeof *s);
             s->node = node;
@@ -208,7 +208,11 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                     continue;
                 if (strncmp(tok[i], "drop=", 5) == 0 && parse_num(tok[i] + 5, 0.0001, 0.9999, &s->drop))
                     continue;
-                FAIL("bad sub option '%s' (cost=MS, delay=MS or drop=FRACTION)", tok[i]);
+                if (strcmp(tok[i], "deaf") == 0) {
+                    s->deaf = true;
+                    continue;
+                }
+                FAIL("bad sub option '%s' (cost=MS, delay=MS, drop=FRACTION or deaf)", tok[i]);
             }
             if (reuse) {
                 snprintf(s->reuse_topic, sizeof s->reuse_topic, "%s", tok[2]);

@@ -61,6 +61,7 @@ struct g_sub {
     double cost_ms;  /* cost=MS: each callback takes MS ms; the socket queue (KEEP_LAST-like) drops the excess */
     double delay_ms; /* delay=MS: messages arrive MS ms after their source timestamp (a known latency) */
     double drop;     /* drop=FRACTION: a best-effort reader that never receives that share of the samples */
+    bool deaf;       /* deaf: never matched (a QoS, type, domain or name mismatch): receives nothing at all */
 };
 
 struct g_timer {

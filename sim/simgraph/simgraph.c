@@ -458,7 +458,7 @@ static void publish(int i)
             ros_trace_rclcpp_intra_publish(p->handle, &m);
         truth_inc(__atomic_load_n(&p->truth, __ATOMIC_ACQUIRE), TC_PUB_INTRA);
         for (int s = 0; s < G.nsubs; s++) {
-            if (strcmp(G.subs[s].topic, topic) != 0 || !same_proc_intra(gp, &G.subs[s]))
+            if (strcmp(G.subs[s].topic, topic) != 0 || !same_proc_intra(gp, &G.subs[s]) || G.subs[s].deaf)
                 continue;
             if (jazzy)
                 ros_trace_rclcpp_ring_buffer_enqueue(subs_rt[s].ipc_sub + 0x80, m.seq % 10, 1, false);
@@ -492,6 +492,8 @@ static void publish(int i)
     truth_inc(__atomic_load_n(&p->truth, __ATOMIC_ACQUIRE), TC_PUB_INTER);
     for (int s = 0; s < G.nsubs; s++) {
         const struct g_sub *gs = &G.subs[s];
+        if (gs->deaf) /* never matched: the middleware delivers it nothing */
+            continue;
         if (strcmp(gs->topic, topic) == 0 || (gs->reuse_at >= 0 && strcmp(gs->reuse_topic, topic) == 0))
             send_to(p->sock, "s", s, &m);
     }
