@@ -61,7 +61,7 @@ type Recorder struct {
 	writeErr string
 	empty    segment.EmptyNotice
 	starved  *health.LagDetector // machine warnings that need no spec
-	headed   bool // the run header is written
+	headed   bool                // the run header is written
 }
 
 // New starts a recorder on dir and takes its baseline scan.
