@@ -566,3 +566,55 @@ func TestRunSaysNothingThereOnlyWhenTrue(t *testing.T) {
 		t.Errorf("a command that runs no ROS process: want the notice once:\n%s", out)
 	}
 }
+
+// A starved subscription without a spec: pulse export's gauge says 1 for
+// each deaf one (never matched) and 0 for none of the healthy, and pulse
+// doctor names each as a problem (issue 23, item 1).
+func TestStarvedSaidByExportAndDoctor(t *testing.T) {
+	dir := t.TempDir()
+	graphFile, _ := filepath.Abs("../../internal/integration/testdata/starved.graph")
+	graph, segs := startGraph(t, dir, graphFile, "12")
+	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
+	addr := freePort(t)
+	exp := pulseCmd(t, "export", "--listen", addr)
+	exp.Env = append(exp.Env, "ROS_PULSE_DIR="+segs)
+	if err := exp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { exp.Process.Signal(os.Interrupt); exp.Wait() }()
+	// Wait for the starved gauges, not for the clock: the exporter first sees
+	// each silent subscription, then the publishers publish.
+	want := map[string]float64{"/near_listener": 1, "/far_listener": 1, "/py_listener": 1}
+	got := map[string]float64{}
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		all := true
+		for node := range want {
+			v, ok := scrapeCounter(t, addr, "ros2_pulse_subscription_starved", `node="`+node+`"`)
+			got[node] = v
+			all = all && ok && v == 1
+		}
+		if all {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("starved gauges after 15 s: %v, want %v", got, want)
+		}
+	}
+	if v, ok := scrapeCounter(t, addr, "ros2_pulse_subscription_starved", `node="/listener"`); ok && v != 0 {
+		t.Errorf("the healthy listener is starved: %v", v)
+	}
+	doc := pulseCmd(t, "doctor")
+	doc.Env = append(doc.Env, "ROS_PULSE_DIR="+segs)
+	out, err := doc.Output()
+	if exitCode(err) != 1 {
+		t.Errorf("doctor with starved subscriptions: exit %d, want 1", exitCode(err))
+	}
+	for node := range want {
+		if !strings.Contains(string(out), "WARN "+node+" (pid ") || !strings.Contains(string(out), "receives nothing of") {
+			t.Errorf("doctor does not name %s:\n%s", node, out)
+		}
+	}
+	if strings.Contains(string(out), "WARN /listener") {
+		t.Errorf("doctor names the healthy listener:\n%s", out)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"ros2_pulse/internal/bridge"
+	"ros2_pulse/internal/health"
 	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/window"
 	"ros2_pulse/probe"
@@ -139,6 +140,84 @@ func CheckProbe(lib string) error {
 	return nil
 }
 
+// silentSub is a live subscription that has received nothing.
+type silentSub struct {
+	key         string // segment key # endpoint index . generation
+	topic, node string
+	pid         int
+	hidden      bool // its takes may fire no tracepoint (window.RecvHidden)
+}
+
+func silentSubs(scan *segment.Scan) map[string]silentSub {
+	out := map[string]silentSub{}
+	for _, s := range scan.Snapshots {
+		for i := range s.Endpoints {
+			e := &s.Endpoints[i]
+			if !s.Alive || e.Kind != segment.KindSubscription || e.Retired() || window.IsBuiltin(e.Name) ||
+				e.Counts[segment.SlotInter]+e.Counts[segment.SlotIntra] != 0 {
+				continue
+			}
+			k := fmt.Sprintf("%s#%d.%d", s.Key(), e.Index, e.Generation)
+			ss := silentSub{key: k, topic: e.Name, pid: s.Pid, hidden: window.RecvHidden(s, e)}
+			if e.Node >= 0 && e.Node < len(s.Nodes) {
+				ss.node = s.Nodes[e.Node].Name
+			}
+			out[k] = ss
+		}
+	}
+	return out
+}
+
+// reportSilent names the subscriptions that received nothing while their
+// topic was published here over a second (looked at only when some are
+// silent now); each starved one is a problem. Silent ones whose takes may
+// fire no tracepoint are not measured.
+func reportSilent(out io.Writer, r *segment.Reader, first *segment.Scan) int {
+	before, pub1 := silentSubs(first), window.PublishedByTopic(first)
+	waiting := false
+	for _, ss := range before {
+		waiting = waiting || pub1[ss.topic] > 0 || ss.hidden
+	}
+	if !waiting {
+		return 0
+	}
+	t0 := time.Now()
+	time.Sleep(time.Second)
+	second, err := r.Scan()
+	if err != nil {
+		return 0
+	}
+	secs := time.Since(t0).Seconds()
+	now, pub2 := silentSubs(second), window.PublishedByTopic(second)
+	keys := make([]string, 0, len(now))
+	for k := range now {
+		if _, ok := before[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	problems, headed := 0, false
+	for _, k := range keys {
+		ss := now[k]
+		if pub2[ss.topic] <= pub1[ss.topic] {
+			continue // nothing published here meanwhile: quiet is not starved
+		}
+		if !headed {
+			fmt.Fprintf(out, "subscriptions that received nothing\n")
+			headed = true
+		}
+		hz := float64(pub2[ss.topic]-pub1[ss.topic]) / secs
+		if ss.hidden {
+			fmt.Fprintf(out, "  --   %s (pid %d) on %s: nothing counted while %.1f Hz are published here; not measured "+
+				"(an rclpy subscription on Humble: raw takes fire no tracepoint)\n", ss.node, ss.pid, ss.topic, hz)
+			continue
+		}
+		fmt.Fprintf(out, "  WARN %s (pid %d) on %s: %s\n", ss.node, ss.pid, ss.topic, health.StarvedWords(hz))
+		problems++
+	}
+	return problems
+}
+
 // Report prints the whole diagnosis and returns the number of problems.
 // nothing is what to say when dir holds no probed process.
 // Segments of processes that exited more than retain ago are listed as stale, not removed.
@@ -220,6 +299,7 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 			fmt.Fprintf(out, "         %d endpoints did not fit the segment (raise ROS_PULSE_MAX_ENDPOINTS)\n", s.DroppedEndpoints)
 		}
 	}
+	problems += reportSilent(out, r, scan)
 	for _, b := range bridge.ReadStatuses(dir) {
 		state := "running"
 		if !b.Alive {

@@ -63,7 +63,7 @@ var (
 // descs are the metric families, one per idea.
 type descs struct {
 	messages, published, gap, latency, lastAge, nodeUp, procUp, procs, cpuSec, rss, timerFires, timerPeriod, build *prometheus.Desc
-	ruleOK, ruleUnjudgeable, specMin, specMax, dropped                                                             *prometheus.Desc
+	ruleOK, ruleUnjudgeable, specMin, specMax, dropped, starved                                                    *prometheus.Desc
 }
 
 func newDescs(perTopic bool) descs {
@@ -93,6 +93,8 @@ func newDescs(perTopic bool) descs {
 		specMin:         d("spec_min_hz", "The spec's min_hz for a topic side and transport.", "topic", "side", "transport"),
 		specMax:         d("spec_max_hz", "The spec's max_hz for a topic side and transport.", "topic", "side", "transport"),
 		dropped:         d("dropped_endpoints_total", "Endpoints a process could not fit in its segment (ROS_PULSE_MAX_ENDPOINTS).", "pid"),
+		starved: d("subscription_starved", "For a live subscription that has received nothing yet: 1 once this machine's publishers of its topic have published since the exporter first saw it (a QoS, type, domain or name mismatch; the cause is not visible yet), else 0.",
+			"topic", "node", "pid"),
 	}
 }
 
@@ -123,7 +125,16 @@ type Collector struct {
 	order    []string
 	verdicts *verdicts
 	empty    segment.EmptyNotice
+	// silentSubs: for each subscription seen with nothing received, what its
+	// topic's publishers here had published when it was first seen so.
+	silentSubs map[string]silentSub
 }
+
+type silentSub struct {
+	published uint64
+	scrape    uint64
+}
+
 
 // New returns a collector over opt.Dir.
 func New(opt Options) (*Collector, error) {
@@ -135,7 +146,7 @@ func New(opt Options) (*Collector, error) {
 	reader.Retain(opt.Retain, true) // its last counts were scraped for Retain; per-topic sums keep them; ended runs go too
 	return &Collector{opt: opt, d: newDescs(opt.PerTopic), started: segment.NowMono(), reader: reader, cpu: r,
 		seen: map[string]*series{}, gone: map[string]*aggregate{}, pending: map[string]*merged{},
-		empty: segment.EmptyNotice{Msg: opt.Empty}}, nil
+		empty: segment.EmptyNotice{Msg: opt.Empty}, silentSubs: map[string]silentSub{}}, nil
 }
 
 // Close releases the segment mappings.
@@ -148,7 +159,7 @@ func (c *Collector) Close() {
 // Describe sends every family's descriptor.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.d.messages, c.d.published, c.d.gap, c.d.latency, c.d.lastAge, c.d.nodeUp, c.d.procUp, c.d.procs, c.d.cpuSec, c.d.rss,
-		c.d.timerFires, c.d.timerPeriod, c.d.build, c.d.ruleOK, c.d.ruleUnjudgeable, c.d.specMin, c.d.specMax, c.d.dropped} {
+		c.d.timerFires, c.d.timerPeriod, c.d.build, c.d.ruleOK, c.d.ruleUnjudgeable, c.d.specMin, c.d.specMax, c.d.dropped, c.d.starved} {
 		ch <- d
 	}
 }
@@ -178,6 +189,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.empty.Observe(scan, c.opt.Warn)
 	c.verdicts.collect(c, ch)
+	published := window.PublishedByTopic(scan)
 	alive, exited := 0, 0
 	aggs := map[string]*aggregate{}
 	for _, s := range scan.Snapshots { // exited longer than Retain ago: left out by the reader (and removed)
@@ -186,7 +198,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		} else {
 			exited++
 		}
-		c.process(ch, s, scan.Mono, now, aggs)
+		c.process(ch, s, scan.Mono, now, aggs, published)
+	}
+	for id, ss := range c.silentSubs {
+		if ss.scrape != c.scrape {
+			delete(c.silentSubs, id) // it received something, or it is gone
+		}
 	}
 	c.flush(ch)
 	emit(ch, c.d.procs, prometheus.GaugeValue, float64(alive), time.Time{}, "alive")
@@ -251,7 +268,8 @@ func (c *Collector) track(id string, vals []float64, preexisting bool, agg *aggr
 }
 
 // process sends one segment's metrics, or adds them to the per-topic aggregates.
-func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mono uint64, now time.Time, aggs map[string]*aggregate) {
+func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mono uint64, now time.Time, aggs map[string]*aggregate,
+	published map[string]uint64) {
 	pid := strconv.Itoa(s.Pid)
 	up := 0.0
 	if s.Alive {
@@ -299,8 +317,23 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 		id := key + "#" + strconv.Itoa(e.Index) + "." + strconv.FormatUint(uint64(e.Generation), 10) // a reused slot is another entity
 		ages := math.NaN()
 		pubHidden := e.Kind == segment.KindPublisher && hidden[e.Name]
+		recvHidden := window.RecvHidden(s, e)
+		if e.Kind == segment.KindSubscription && s.Alive && !recvHidden && !c.opt.PerTopic &&
+			e.Counts[segment.SlotInter]+e.Counts[segment.SlotIntra] == 0 {
+			ss, ok := c.silentSubs[id]
+			if !ok {
+				ss.published = published[e.Name]
+			}
+			ss.scrape = c.scrape
+			c.silentSubs[id] = ss
+			starved := 0.0
+			if published[e.Name] > ss.published {
+				starved = 1
+			}
+			c.merge(c.d.starved, prometheus.GaugeValue, starved, nil, time.Time{}, e.Name, node, pid)
+		}
 		for slot, sd := range sides {
-			if pubHidden {
+			if pubHidden || recvHidden {
 				break // not measured on this distro: no series, never a zero
 			}
 			v := float64(e.Counts[slot])

@@ -37,7 +37,7 @@ type Edge struct {
 	From      string   `json:"from"`
 	To        string   `json:"to"`
 	Kind      string   `json:"kind"`      // "pub" or "sub"
-	Transport string   `json:"transport"` // "inter", "intra", "both", "none" (no traffic in the window) or "not_measured"
+	Transport string   `json:"transport"` // "inter", "intra", "both", "none" (no traffic in the window), "starved" or "not_measured"
 	InterHz   *float64 `json:"inter_hz,omitempty"`
 	IntraHz   *float64 `json:"intra_hz,omitempty"`
 	Alive     bool     `json:"alive"`
@@ -122,7 +122,14 @@ func FromWindow(w *window.Window) *Graph {
 		}
 		for _, e := range t.Subs {
 			if id, ok := ids[nk{e.Node, e.Pid}]; ok {
-				g.Edges = append(g.Edges, Edge{From: tid, To: id, Kind: "sub", Transport: transport(e), InterHz: ptr(e.Inter), IntraHz: ptr(e.Intra), Alive: e.Alive})
+				edge := Edge{From: tid, To: id, Kind: "sub", Transport: transport(e), InterHz: ptr(e.Inter), IntraHz: ptr(e.Intra), Alive: e.Alive}
+				switch {
+				case t.Starved(&e): // never received anything, while its topic is published here
+					edge.Transport = "starved"
+				case e.RecvHidden && e.Alive: // silent, and its takes may fire no tracepoint
+					edge.Transport, edge.InterHz, edge.IntraHz = "not_measured", nil, nil
+				}
+				g.Edges = append(g.Edges, edge)
 			}
 		}
 	}
@@ -152,7 +159,12 @@ func (e *Edge) label() string {
 	case "inter":
 		return fmt.Sprintf("%.1f Hz", inter)
 	case "not_measured":
+		if e.Kind == "sub" {
+			return "not measured (Humble rclpy take)"
+		}
 		return "not measured (Humble intra)"
+	case "starved":
+		return "starved: receives nothing"
 	}
 	return "0 Hz"
 }
@@ -170,7 +182,7 @@ func dotQuote(s string) string {
 
 // DOT renders the graph for Graphviz: nodes as ellipses (grey and dashed
 // once their process exited), topics as boxes, intra-process edges dashed
-// blue, edges without traffic dotted grey.
+// blue, edges without traffic dotted grey, a starved subscription bold red.
 func (g *Graph) DOT() []byte {
 	var b strings.Builder
 	b.WriteString("digraph ros2 {\n  rankdir=LR;\n  node [fontname=\"Helvetica\"];\n")
@@ -193,6 +205,8 @@ func (g *Graph) DOT() []byte {
 			style = ", style=dashed, color=blue"
 		case e.Transport == "not_measured":
 			style = ", style=dashed, color=orange"
+		case e.Transport == "starved":
+			style = ", style=bold, color=red, fontcolor=red"
 		}
 		fmt.Fprintf(&b, "  %s -> %s [label=%s%s];\n", e.From, e.To, dotQuote(e.label()), style)
 	}
@@ -222,7 +236,10 @@ func (g *Graph) Mermaid() []byte {
 	}
 	for _, e := range g.Edges {
 		arrow := "-->"
-		if e.Transport == "intra" || e.Transport == "none" || e.Transport == "not_measured" || !e.Alive {
+		switch {
+		case e.Transport == "starved":
+			arrow = "==>" // thick: the edge that needs looking at
+		case e.Transport == "intra" || e.Transport == "none" || e.Transport == "not_measured" || !e.Alive:
 			arrow = "-.->"
 		}
 		fmt.Fprintf(&b, "  %s %s|%s| %s\n", e.From, arrow, mermaidText(e.label()), e.To)

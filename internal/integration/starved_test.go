@@ -1,9 +1,11 @@
 package integration
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	pgraph "ros2_pulse/internal/graph"
 	"ros2_pulse/internal/health"
 	"ros2_pulse/internal/window"
 )
@@ -45,6 +47,31 @@ func TestStarvedSubscriptions(t *testing.T) {
 			tp := w.Topic("/chatter")
 			if tp == nil {
 				t.Fatal("no /chatter")
+			}
+			// pulse graph draws them starved (not measured where so), the healthy edge as traffic.
+			gr := pgraph.FromWindow(w)
+			names := map[string]string{}
+			for _, n := range gr.Nodes {
+				names[n.ID] = n.Name
+			}
+			pyEdge := "starved"
+			if distro == "humble" {
+				pyEdge = "not_measured"
+			}
+			wantEdge := map[string]string{"/near_listener": "starved", "/far_listener": "starved", "/py_listener": pyEdge, "/listener": "inter"}
+			for _, e := range gr.Edges {
+				if want, ok := wantEdge[names[e.To]]; ok && e.Kind == "sub" {
+					if e.Transport != want {
+						t.Errorf("graph edge to %s: %s, want %s", names[e.To], e.Transport, want)
+					}
+					delete(wantEdge, names[e.To])
+				}
+			}
+			if len(wantEdge) != 0 {
+				t.Errorf("graph edges missing: %v", wantEdge)
+			}
+			if dot := string(gr.DOT()); !strings.Contains(dot, `[label="starved: receives nothing", style=bold, color=red`) {
+				t.Errorf("DOT without a starved edge:\n%s", dot)
 			}
 			for _, s := range tp.Subs {
 				if s.Node == "/py_listener" && distro == "humble" && (!s.RecvHidden || s.LossJudged) {

@@ -393,7 +393,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 				r.PubHidden = hidden[e.Name]
 			}
 			if e.Kind == segment.KindSubscription {
-				r.RecvHidden = total == [2]uint64{} && e.Flags&segment.FlagRclcpp == 0 && s.Distro == segment.DistroHumble
+				r.RecvHidden = RecvHidden(s, e)
 			}
 			t.add(e.Kind, r)
 		}
@@ -461,6 +461,34 @@ func IntraDelivered(s *segment.Snapshot) map[string]bool {
 				out = map[string]bool{}
 			}
 			out[e.Name] = true
+		}
+	}
+	return out
+}
+
+// RecvHidden reports a subscription that has delivered nothing and whose
+// takes may fire no tracepoint: an rclpy one (rclcpp's callbacks always fire
+// callback_start) on Humble, where raw (serialized) takes do not reach
+// rmw_take's tracepoint (design note 0013). Its silence is not measured.
+func RecvHidden(s *segment.Snapshot, e *segment.Endpoint) bool {
+	return e.Kind == segment.KindSubscription && e.Counts[segment.SlotInter]+e.Counts[segment.SlotIntra] == 0 &&
+		e.Flags&segment.FlagRclcpp == 0 && s.Distro == segment.DistroHumble
+}
+
+// PublishedByTopic sums what the live publishers of each topic have
+// published, each message once, where every publish is seen (not a Humble
+// publisher whose process delivers its topic intra-process).
+func PublishedByTopic(scan *segment.Scan) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, s := range scan.Snapshots {
+		if !s.Alive {
+			continue
+		}
+		hidden := IntraDelivered(s)
+		for i := range s.Endpoints {
+			if e := &s.Endpoints[i]; e.Kind == segment.KindPublisher && !e.Retired() && !hidden[e.Name] {
+				out[e.Name] += max(e.Counts[segment.SlotInter], e.Counts[segment.SlotIntra])
+			}
 		}
 	}
 	return out
