@@ -135,7 +135,6 @@ type silentSub struct {
 	scrape    uint64
 }
 
-
 // New returns a collector over opt.Dir.
 func New(opt Options) (*Collector, error) {
 	r, err := cpu.NewReader(opt.ProcRoot)
