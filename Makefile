@@ -165,7 +165,7 @@ test-busy: deps
 
 # Debian packages the tests use for real: gcc's libasan/libubsan/libtsan (sanitizer lanes),
 # binutils (nm, readelf), util-linux (mount), tmux (pulse top's terminal), python3 (an unprobed
-# node), prometheus/promtool (pulse export and the rules), CycloneDDS with idlc (pulse bridge and
+# node; the fleet test reads an agent inside its namespace with it), prometheus/promtool (pulse export and the rules), CycloneDDS with idlc (pulse bridge and
 # its subscribers), Fast DDS with fastddsgen and g++ (a subscriber as rmw_fastrtps nodes make
 # one), graphviz (checks pulse graph's DOT output).
 TEST_PKGS := make gcc g++ libc6-dev binutils util-linux pkg-config tmux python3 prometheus cyclonedds-dev cyclonedds-tools \
