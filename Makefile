@@ -117,7 +117,7 @@ $(DDS_SUB): bridge/test/dds_sub.c bridge/test/sub_common.h $(GEN)/ros2_msgs.c
 FASTDDS_GEN := $(BUILD)/gen-fastdds
 $(FASTDDS_GEN)/ros2_msgsPubSubTypes.cxx: bridge/idl/ros2_msgs.idl
 	@mkdir -p $(@D)
-	cd $(@D) && fastddsgen -replace -d . $(abspath $<) >/dev/null
+	cd $(@D) && fastddsgen -replace -t . -d . $(abspath $<) >/dev/null
 $(FASTDDS_SUB): bridge/test/fastdds_sub.cpp $(FASTDDS_GEN)/ros2_msgsPubSubTypes.cxx
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -O1 -I$(FASTDDS_GEN) -o $@ $< $(FASTDDS_GEN)/ros2_msgs.cxx \
 		$(FASTDDS_GEN)/ros2_msgsPubSubTypes.cxx -lfastrtps -lfastcdr
