@@ -152,30 +152,23 @@ func judgeTotals(s *segment.Scan, truth *simtruth.Snapshot, slack uint64) []stri
 // windowCounts sums one window's endpoint deltas by truth key.
 func windowCounts(w *window.Window) map[simtruth.Key][2]uint64 {
 	out := map[simtruth.Key][2]uint64{}
-	add := func(kind, topic string, eps []window.EndpointRate) {
-		for _, e := range eps {
-			k := simtruth.Key{Pid: e.Pid, Kind: kind, Node: e.Node, Topic: topic}
-			c := out[k]
-			c[0] += e.Delta[0]
-			c[1] += e.Delta[1]
-			out[k] = c
-		}
+	add := func(k simtruth.Key, inter, intra uint64) {
+		c := out[k]
+		out[k] = [2]uint64{c[0] + inter, c[1] + intra}
 	}
 	for _, tp := range w.Topics {
-		add("pub", tp.Name, tp.Pubs)
-		add("sub", tp.Name, tp.Subs)
+		for _, e := range tp.Pubs {
+			add(simtruth.Key{Pid: e.Pid, Kind: "pub", Node: e.Node, Topic: tp.Name}, e.Delta[0], e.Delta[1])
+		}
+		for _, e := range tp.Subs {
+			add(simtruth.Key{Pid: e.Pid, Kind: "sub", Node: e.Node, Topic: tp.Name}, e.Delta[0], e.Delta[1])
+		}
 	}
 	for _, tm := range w.Timers {
-		k := simtruth.Key{Pid: tm.Pid, Kind: "timer", Node: tm.Node}
-		c := out[k]
-		c[0] += tm.Delta
-		out[k] = c
+		add(simtruth.Key{Pid: tm.Pid, Kind: "timer", Node: tm.Node}, tm.Delta, 0)
 	}
 	for _, sv := range w.Services {
-		k := simtruth.Key{Pid: sv.Pid, Kind: "service", Node: sv.Node, Topic: sv.Name}
-		c := out[k]
-		c[0] += sv.Delta
-		out[k] = c
+		add(simtruth.Key{Pid: sv.Pid, Kind: "service", Node: sv.Node, Topic: sv.Name}, sv.Delta, 0)
 	}
 	return out
 }
