@@ -117,36 +117,21 @@ func TestViewsSeeConcurrentRuns(t *testing.T) {
 	// export: the counters grow as the graphs publish. A scrape scans the
 	// segments, so the graphs' own counts read just before and just after it
 	// bracket what it read (design note 0016).
-	published := func(s *simtruth.Snapshot, topic string) float64 {
-		var n uint64
-		for k, c := range s.Counts {
-			if k.Kind == "pub" && k.Topic == topic {
-				n += c[simtruth.PubInter]
-			}
-		}
-		return float64(n)
-	}
-	readTruth := func() *simtruth.Snapshot {
-		s, err := simtruth.Read(truthDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	before1 := readTruth()
+	pubOn := func(s *simtruth.Snapshot, topic string) float64 { return float64(published(s)[topic]) }
+	before1 := readTruth(t, truthDir)
 	c1, ok1 := scrapeCounter(t, exportAddr, "ros2_pulse_messages_total", `topic="/alpha_topic"`, `side="pub"`)
 	b1, _ := scrapeCounter(t, exportAddr, "ros2_pulse_messages_total", `topic="/beta_topic"`, `side="pub"`)
-	after1 := readTruth()
+	after1 := readTruth(t, truthDir)
 
 	// graph: an edge from each run's publisher, at the rate its graph
 	// published over the command's run (rateAgrees: one 1 s window of its own).
-	gBefore, g0 := readTruth(), time.Now()
+	gBefore, g0 := readTruth(t, truthDir), time.Now()
 	out, err := view("graph", "--format", "json").Output()
 	if err != nil {
 		t.Fatalf("pulse graph: %v", err)
 	}
-	gAfter, gSecs := readTruth(), time.Since(g0).Seconds()
-	did := func(topic string) float64 { return (published(gAfter, topic) - published(gBefore, topic)) / gSecs }
+	gAfter, gSecs := readTruth(t, truthDir), time.Since(g0).Seconds()
+	did := func(topic string) float64 { return (pubOn(gAfter, topic) - pubOn(gBefore, topic)) / gSecs }
 	_, byName := graphEdges(t, out)
 	edges := map[string]float64{}
 	for name, e := range byName {
@@ -175,16 +160,16 @@ func TestViewsSeeConcurrentRuns(t *testing.T) {
 		t.Errorf("check --live of a violated spec: %v (want exit 1)\n%s", err, violatedOut.String())
 	}
 
-	before2 := readTruth()
+	before2 := readTruth(t, truthDir)
 	c2, ok2 := scrapeCounter(t, exportAddr, "ros2_pulse_messages_total", `topic="/alpha_topic"`, `side="pub"`)
 	b2, _ := scrapeCounter(t, exportAddr, "ros2_pulse_messages_total", `topic="/beta_topic"`, `side="pub"`)
-	after2 := readTruth()
+	after2 := readTruth(t, truthDir)
 	for _, c := range []struct {
 		topic  string
 		c1, c2 float64
 	}{{"/alpha_topic", c1, c2}, {"/beta_topic", b1, b2}} {
-		lo := published(before2, c.topic) - published(after1, c.topic) - 1
-		hi := published(after2, c.topic) - published(before1, c.topic) + 1
+		lo := pubOn(before2, c.topic) - pubOn(after1, c.topic) - 1
+		hi := pubOn(after2, c.topic) - pubOn(before1, c.topic) + 1
 		if !ok1 || !ok2 || c.c2-c.c1 < lo || c.c2-c.c1 > hi || hi < 10 {
 			t.Errorf("export counter of %s: %.0f -> %.0f, the graph published %.0f..%.0f in between\n%s", c.topic, c.c1, c.c2, max(lo, 0), hi, expErr.String())
 		}

@@ -89,9 +89,30 @@ func (ts *truthSampler) around(t int64) (before, after *simtruth.Snapshot) {
 	return before, after
 }
 
+// readTruth reads the counts of the graph whose truth files are in dir.
+func readTruth(t *testing.T, dir string) *simtruth.Snapshot {
+	t.Helper()
+	s, err := simtruth.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// published is what the graph's publishers of each topic have published, a
+// message once per publish whichever transport.
+func published(s *simtruth.Snapshot) map[string]uint64 {
+	out := map[string]uint64{}
+	for k, c := range s.Counts {
+		if k.Kind == "pub" {
+			out[k.Topic] += max(c[simtruth.PubInter], c[simtruth.PubIntra])
+		}
+	}
+	return out
+}
+
 // rates is each topic's publish rate as the graph really ran it between two
-// wall-clock instants (the reads nearest inside them), a message once per
-// publish whichever transport.
+// wall-clock instants (the reads nearest inside them).
 func (ts *truthSampler) rates(from, to time.Time) map[string]float64 {
 	_, a := ts.around(from.UnixNano())
 	b, _ := ts.around(to.UnixNano())
@@ -99,12 +120,9 @@ func (ts *truthSampler) rates(from, to time.Time) map[string]float64 {
 	if a == nil || b == nil {
 		return out
 	}
-	secs := to.Sub(from).Seconds()
-	for k, c := range b.Counts {
-		if k.Kind == "pub" {
-			p := a.Get(k)
-			out[k.Topic] += float64(max(c[simtruth.PubInter]-p[simtruth.PubInter], c[simtruth.PubIntra]-p[simtruth.PubIntra])) / secs
-		}
+	before, secs := published(a), to.Sub(from).Seconds()
+	for topic, n := range published(b) {
+		out[topic] = float64(n-before[topic]) / secs
 	}
 	return out
 }
@@ -182,16 +200,9 @@ func (ts *truthSampler) judgeStatistics(msgs []subMsg, topics []string, minWindo
 // ("recv /node"), keyed "TOPIC SIDE".
 func graphRates(t *testing.T, dir string, during func()) map[string]float64 {
 	t.Helper()
-	read := func() *simtruth.Snapshot {
-		s, err := simtruth.Read(filepath.Join(dir, "truth"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	before, t0 := read(), time.Now()
+	before, t0 := readTruth(t, filepath.Join(dir, "truth")), time.Now()
 	during()
-	after, secs := read(), time.Since(t0).Seconds()
+	after, secs := readTruth(t, filepath.Join(dir, "truth")), time.Since(t0).Seconds()
 	rates := map[string]float64{}
 	for k, c := range after.Counts {
 		b := before.Get(k)
