@@ -72,7 +72,7 @@ func TestEndpointChurnNeverFillsTheSegment(t *testing.T) {
 			}
 			// /late_chatter ran from its creation to the end: its totals in the windows are its own counts.
 			late := endpoints(s, segment.KindPublisher, "/late_chatter")
-			if len(late) != 1 || chatterPub != late[0].Counts[segment.SlotInter] || chatterPub < 50 {
+			if len(late) != 1 || chatterPub != late[0].Counts[segment.SlotInter] || chatterPub == 0 {
 				t.Errorf("/late_chatter: windows hold %d publishes, its endpoint %+v", chatterPub, late)
 			}
 			var delivered uint64 // what the graph's subscriptions of /late_chatter really got
