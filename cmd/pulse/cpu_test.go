@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -152,13 +153,16 @@ func TestCPUNamesTheNodeUnderWrappers(t *testing.T) {
 		}
 	}()
 	loop := "import time\nwhile True: time.sleep(0.2)"
-	start("timeout", "60", "python3", "-c", loop, "--ros-args", "-r", "__node:=under_timeout")
-	start("nice", "-n", "5", "python3", "-c", loop, "--ros-args", "-r", "__node:=under_nice")
-	start("env", "ROS_DOMAIN_ID=7", "python3", "-c", loop, "--ros-args", "-r", "__node:=under_env")
-	start("timeout", "60", "nice", "-n", "3", "env", "A=1", "python3", "-c", loop, "--ros-args", "-r", "__node:=under_all")
+	// pulse cpu weighs every process of the machine: names of this test's
+	// own (another test binary or clone may run the same test at once).
+	tag := fmt.Sprint(os.Getpid())
+	start("timeout", "60", "python3", "-c", loop, "--ros-args", "-r", "__node:=under_timeout_"+tag)
+	start("nice", "-n", "5", "python3", "-c", loop, "--ros-args", "-r", "__node:=under_nice_"+tag)
+	start("env", "ROS_DOMAIN_ID=7", "python3", "-c", loop, "--ros-args", "-r", "__node:=under_env_"+tag)
+	start("timeout", "60", "nice", "-n", "3", "env", "A=1", "python3", "-c", loop, "--ros-args", "-r", "__node:=under_all_"+tag)
 	// Sample until every node has been sampled (a loaded machine starts
 	// four pythons slowly), at most 30 s; then judge the last sampling.
-	nodes := []string{"/under_timeout", "/under_nice", "/under_env", "/under_all"}
+	nodes := []string{"/under_timeout_" + tag, "/under_nice_" + tag, "/under_env_" + tag, "/under_all_" + tag}
 	var out []byte
 	var pids map[string]map[string]bool // node -> pids it was sampled under
 	for deadline := time.Now().Add(30 * time.Second); ; {
@@ -202,7 +206,7 @@ func TestCPUNamesTheNodeUnderWrappers(t *testing.T) {
 		}
 	}
 	// The one pid is the python process itself, not its timeout parent.
-	for pid := range pids["/under_timeout"] {
+	for pid := range pids["/under_timeout_"+tag] {
 		cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline")
 		if argv0, _, _ := strings.Cut(string(cmdline), "\x00"); !strings.HasPrefix(filepath.Base(argv0), "python3") {
 			t.Errorf("/under_timeout was sampled as pid %s: %q", pid, cmdline)

@@ -441,7 +441,10 @@ func TestRunSpecVerdictsOnStderrAndCheck(t *testing.T) {
 	if code, stderr = run(bad, true, graphArgs...); code != 1 {
 		t.Errorf("violated spec with --check: exit %d, want 1\n%s", code, stderr)
 	}
-	if code, stderr = run("topics:\n  /chatter: {min_hz: 18, max_hz: 22}\nnodes: [/talker]\n", true, graphArgs...); code != 0 ||
+	// Bounds the graph meets however loaded the machine: its thread publisher
+	// catches up after a delay, so a 0.5 s window can hold 11 messages (22 Hz),
+	// and a loaded machine can slow it (pulse is right to say so either way).
+	if code, stderr = run("topics:\n  /chatter: {min_hz: 1, max_hz: 200}\nnodes: [/talker]\n", true, graphArgs...); code != 0 ||
 		strings.Contains(stderr, "WARN") || strings.Contains(stderr, "ALERT") || !strings.Contains(stderr, "pulse run: spec: healthy:") {
 		t.Errorf("met spec with --check: exit %d\n%s", code, stderr)
 	}
