@@ -12,9 +12,9 @@ VERSION ?= $(shell cat VERSION)
 
 CWARN   := -std=c11 -Wall -Wextra -Werror
 PROBE_CFLAGS := $(CWARN) -O2 -g -fPIC -fvisibility=hidden -ftls-model=initial-exec -Iprobe/include
-PROBE_SRC := probe/src/probe.c probe/src/segment_writer.c
+PROBE_SRC := probe/src/probe.c probe/src/callbacks.c probe/src/segment_writer.c
 PROBE_HDR := $(wildcard probe/src/*.h probe/include/ros2_pulse/*.h)
-SIM_CFLAGS := $(CWARN) -Wno-unused-parameter -O2 -g -Iprobe/include -Isim/simgraph
+SIM_CFLAGS := $(CWARN) -Wno-unused-parameter -O2 -g -Iprobe/include -Isim/simgraph -Isim/rcl
 DISTROS := humble jazzy kilted
 distro_num = $(if $(filter humble,$1),1,$(if $(filter jazzy,$1),2,3))
 
@@ -26,7 +26,7 @@ SIMGRAPH    := $(BIN)/simgraph
 ABI_DUMP    := $(BIN)/abi_dump
 PULSE       := $(BIN)/pulse
 
-.PHONY: build probe sim pulse bridge demo bench test test-lanes test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
+.PHONY: build probe sim pulse bridge demo bench soak test test-lanes test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
         sanitize-tsan lint clean install cross cross-build test-arm64 deb test-deb release test-fleet test-busy
 
 # The bridge needs CycloneDDS (cyclonedds-dev, cyclonedds-tools); without it
@@ -63,8 +63,8 @@ $(LIB)/sim/%/libtracetools.so: sim/tracetools/tracetools.c probe/include/ros2_pu
 	$(CC) $(SIM_CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-soname,libtracetools.so \
 	  -DSIM_DISTRO=$(call distro_num,$*) -o $@ $<
 
-# The stand-in librcl: the two publish functions whose tracepoints differ by distro.
-$(LIB)/sim/%/librcl.so: sim/rcl/rcl.c probe/include/ros2_pulse/tracetools_api.h $(LIB)/sim/%/libtracetools.so
+# The stand-in librcl: the two publish functions whose tracepoints differ by distro, and the timer calls.
+$(LIB)/sim/%/librcl.so: sim/rcl/rcl.c sim/rcl/sim_rcl.h probe/include/ros2_pulse/tracetools_api.h $(LIB)/sim/%/libtracetools.so
 	@mkdir -p $(@D)
 	$(CC) $(SIM_CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-soname,librcl.so \
 	  -DSIM_DISTRO=$(call distro_num,$*) -o $@ $< -L$(@D) -ltracetools
@@ -74,7 +74,7 @@ $(OBJ)/graphs.c: sim/graphs/demo.graph sim/graphs/stress.graph sim/graphs/flat.g
 	bash sim/embed_graphs.sh sim/graphs/demo.graph sim/graphs/stress.graph sim/graphs/flat.graph > $@
 
 # Linked against the Humble stand-in; LD_LIBRARY_PATH picks the distro at run time, as ld.so would.
-$(SIMGRAPH): sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/graph.h sim/simgraph/truth.c sim/simgraph/truth.h $(OBJ)/graphs.c $(LIB)/sim/humble/libtracetools.so \
+$(SIMGRAPH): sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/graph.h sim/simgraph/truth.c sim/simgraph/truth.h sim/rcl/sim_rcl.h $(OBJ)/graphs.c $(LIB)/sim/humble/libtracetools.so \
              $(LIB)/sim/humble/librcl.so
 	@mkdir -p $(@D)
 	$(CC) $(SIM_CFLAGS) -o $@ sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/truth.c $(OBJ)/graphs.c \
@@ -150,6 +150,11 @@ bench: build $(HOTPATH)
 	$(PULSE) bench reader
 	$(PULSE) bench viewers
 	$(PULSE) bench export
+
+# An hour of pulse record at 1 s and 100 ms windows on the stress graph,
+# its resident memory sampled every 30 s (not part of make bench or make test).
+soak: build
+	$(PULSE) bench soak
 
 # ---------------------------------------------------------------- tests
 test: deps

@@ -66,7 +66,8 @@ func benchCmd() *cobra.Command {
   pulse bench overhead   paired, order-rotated CPU of the stress and flat-out graphs
   pulse bench reader     CPU and RSS of pulse record over synthetic directories
   pulse bench viewers    CPU of pulse record and pulse top (in tmux) watching the stress graph
-  pulse bench export     one Prometheus scrape of pulse export over synthetic directories`,
+  pulse bench export     one Prometheus scrape of pulse export over synthetic directories
+  pulse bench soak       resident memory of pulse record over an hour (make soak)`,
 	}
 	c.PersistentFlags().StringVar(&out, "out", "docs/perf", "directory for CSV and PNG files")
 	mkOut := func() error { return os.MkdirAll(out, 0o755) }
@@ -269,6 +270,41 @@ func benchCmd() *cobra.Command {
 	card.Flags().DurationVar(&cSettle, "settle", 3*time.Second, "how long each graph runs before it is scraped")
 	card.Flags().DurationVar(&cInterval, "interval", 15*time.Second, "the agents' scrape interval the samples per second are computed for")
 
-	c.AddCommand(hot, over, reader, sample, viewers, exp, card)
+	var sPeriods []time.Duration
+	var sDuration, sEvery, sWarmup time.Duration
+	var sGraph string
+	soak := &cobra.Command{
+		Use:   "soak",
+		Short: "Resident memory of pulse record watching the stress graph for an hour, at 1 s and 100 ms windows",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			sim, simlib, lib, err := simulator()
+			if err != nil {
+				return err
+			}
+			if sWarmup >= sDuration {
+				return fmt.Errorf("--warmup (%s) must be shorter than --duration (%s)", sWarmup, sDuration)
+			}
+			samples, err := bench.RunSoak(bench.SoakOptions{Pulse: self, Simgraph: sim, SimLib: simlib, Probe: lib, Graph: sGraph,
+				Periods: sPeriods, Duration: sDuration, Every: sEvery, Warmup: sWarmup, Log: os.Stderr})
+			if err != nil {
+				return err
+			}
+			rows := bench.SummariseSoak(samples, sPeriods, sWarmup)
+			return report(out, "soak", func(f *os.File) error { return bench.WriteSoakCSV(f, samples) },
+				func(png string) error { return bench.PlotSoak(samples, sPeriods, sGraph, png) }, bench.SoakTable(sGraph, sDuration, sWarmup, rows))
+		},
+	}
+	soak.Flags().DurationSliceVar(&sPeriods, "periods", []time.Duration{time.Second, 100 * time.Millisecond}, "one pulse record per window period, side by side")
+	soak.Flags().DurationVar(&sDuration, "duration", time.Hour, "how long the recorders run")
+	soak.Flags().DurationVar(&sEvery, "every", 30*time.Second, "memory sampled this often")
+	soak.Flags().DurationVar(&sWarmup, "warmup", 10*time.Minute, "samples before this are warm-up (plotted, not fitted)")
+	soak.Flags().StringVar(&sGraph, "graph", "stress", "the graph being watched")
+
+	c.AddCommand(hot, over, reader, sample, viewers, exp, card, soak)
 	return c
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -166,4 +167,31 @@ func PlotExport(rows []ExportRow, path string) error {
 	}
 	p.Legend.Top, p.Legend.Left = true, true
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+}
+
+// PlotSoak draws each recorder's anonymous and total resident memory over
+// the soak, the warm-up marked by where the fit starts.
+func PlotSoak(samples []SoakSample, periods []time.Duration, graph string, path string) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("pulse record watching the %s graph: resident memory", graph)
+	p.X.Label.Text = "minutes"
+	p.Y.Label.Text = "MiB"
+	var lines []any
+	for _, per := range periods {
+		var anon, rss plotter.XYs
+		for _, s := range samples {
+			if s.Period == per {
+				anon = append(anon, plotter.XY{X: s.At.Minutes(), Y: mib(s.Anon)})
+				rss = append(rss, plotter.XY{X: s.At.Minutes(), Y: mib(s.RSS)})
+			}
+		}
+		lines = append(lines, "RssAnon, period "+per.String(), anon, "VmRSS, period "+per.String(), rss)
+	}
+	if err := plotutil.AddLines(p, lines...); err != nil {
+		return err
+	}
+	p.Y.Min = 0
+	p.Add(plotter.NewGrid())
+	p.Legend.Top, p.Legend.Left = false, true
+	return p.Save(8*vg.Inch, 4.5*vg.Inch, path)
 }

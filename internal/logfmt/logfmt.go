@@ -289,7 +289,36 @@ func renderText(w *window.Window, opt Options) []byte {
 		endpointLines(&b, name, t)
 	}
 	for _, tm := range w.Timers {
-		fmt.Fprintf(&b, "TIMER %s timer=%d period_ms=%s hz=%s pid=%d\n", textName(tm.Node), tm.Ordinal, ms(tm.PeriodMs), hz(tm.Hz), tm.Pid)
+		fmt.Fprintf(&b, "TIMER %s timer=%d period_ms=%s hz=%s pid=%d", textName(tm.Node), tm.Ordinal, ms(tm.PeriodMs), hz(tm.Hz), tm.Pid)
+		if tm.LateKnown {
+			fmt.Fprintf(&b, " calls=%d late_mean_ms=%s late_p99_ms=%s late_max_ms=%s overruns=%d",
+				tm.Late.N, ms(tm.Late.MeanMs), ms(tm.Late.P99Ms), ms(tm.Late.MaxMs), tm.Overruns)
+		}
+		b.WriteByte('\n')
+	}
+	for _, c := range w.Callbacks {
+		fmt.Fprintf(&b, "CALLBACK %s %s name=%s", dash(c.Node), c.Kind, dash(c.Name))
+		if c.Kind == "timer" {
+			fmt.Fprintf(&b, " timer=%d", c.Ordinal)
+		}
+		if c.Measured {
+			d := &c.Duration
+			fmt.Fprintf(&b, " n=%d mean_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s max_ms=%s unended=%d",
+				d.N, ms(d.MeanMs), ms(d.P50Ms), ms(d.P90Ms), ms(d.P99Ms), ms(d.MaxMs), c.Unended)
+		} else {
+			b.WriteString(" not_measured=1")
+		}
+		fmt.Fprintf(&b, " pid=%d\n", c.Pid)
+	}
+	for _, n := range w.Busy {
+		if n.Measured {
+			fmt.Fprintf(&b, "BUSY %s pct=%s pid=%d\n", textName(n.Node), pct(n.Pct), n.Pid)
+		} else {
+			fmt.Fprintf(&b, "BUSY %s not_measured=1 pid=%d\n", textName(n.Node), n.Pid)
+		}
+	}
+	for _, t := range w.Threads {
+		fmt.Fprintf(&b, "THREAD pid=%d tid=%d name=%s node=%s busy_pct=%s callbacks=%d\n", t.Pid, t.Tid, dash(t.Name), dash(t.Node), pct(t.BusyPct), t.Callbacks)
 	}
 	for _, n := range w.Nodes {
 		fmt.Fprintf(&b, "NODE %s\n", textName(n))
@@ -468,7 +497,58 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 		}
 		b.WriteString(`{"node":`)
 		jsonString(&b, tm.Node)
-		fmt.Fprintf(&b, `,"timer":%d,"period_ms":%s,"hz":%s,"pid":%d}`, tm.Ordinal, ms(tm.PeriodMs), hz(tm.Hz), tm.Pid)
+		fmt.Fprintf(&b, `,"timer":%d,"period_ms":%s,"hz":%s,"pid":%d`, tm.Ordinal, ms(tm.PeriodMs), hz(tm.Hz), tm.Pid)
+		if tm.LateKnown {
+			fmt.Fprintf(&b, `,"calls":%d,"late_mean_ms":%s,"late_p99_ms":%s,"late_max_ms":%s,"overruns":%d`,
+				tm.Late.N, ms(tm.Late.MeanMs), ms(tm.Late.P99Ms), ms(tm.Late.MaxMs), tm.Overruns)
+		}
+		b.WriteByte('}')
+	}
+	// Callback timing (ABI 1.4): callbacks, node busy shares, threads.
+	b.WriteString(`],"callbacks":[`)
+	for i, c := range w.Callbacks {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"node":`)
+		jsonString(&b, c.Node)
+		fmt.Fprintf(&b, `,"kind":"%s","name":`, c.Kind)
+		jsonString(&b, c.Name)
+		if c.Kind == "timer" {
+			fmt.Fprintf(&b, `,"timer":%d`, c.Ordinal)
+		}
+		fmt.Fprintf(&b, `,"pid":%d`, c.Pid)
+		if c.Measured {
+			d := &c.Duration
+			fmt.Fprintf(&b, `,"n":%d,"mean_ms":%s,"p50_ms":%s,"p90_ms":%s,"p99_ms":%s,"max_ms":%s,"unended":%d}`,
+				d.N, ms(d.MeanMs), ms(d.P50Ms), ms(d.P90Ms), ms(d.P99Ms), ms(d.MaxMs), c.Unended)
+		} else {
+			b.WriteString(`,"not_measured":true}`)
+		}
+	}
+	b.WriteString(`],"busy":[`)
+	for i, n := range w.Busy {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"node":`)
+		jsonString(&b, n.Node)
+		if n.Measured {
+			fmt.Fprintf(&b, `,"pid":%d,"pct":%s}`, n.Pid, pct(n.Pct))
+		} else {
+			fmt.Fprintf(&b, `,"pid":%d,"not_measured":true}`, n.Pid)
+		}
+	}
+	b.WriteString(`],"threads":[`)
+	for i, t := range w.Threads {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"pid":%d,"tid":%d,"name":`, t.Pid, t.Tid)
+		jsonString(&b, t.Name)
+		b.WriteString(`,"node":`)
+		jsonString(&b, t.Node)
+		fmt.Fprintf(&b, `,"busy_pct":%s,"callbacks":%d}`, pct(t.BusyPct), t.Callbacks)
 	}
 	b.WriteString("]")
 	// New arrays (old readers ignore unknown keys): receive latency, loss

@@ -11,7 +11,7 @@ package segment
 const (
 	Magic                 = 0x45534c5550325352 // "RS2PULSE" as a little-endian u64
 	ABIMajor              = 1
-	ABIMinor              = 3
+	ABIMinor              = 4
 	HeaderSize            = 4096
 	MaxSections           = 8
 	ExeMax                = 256
@@ -30,6 +30,10 @@ const (
 	SectionLanes          = 3
 	SectionGaps           = 4
 	SectionLatency        = 5 // receive latency, rp_gap layout (ABI 1.2)
+	SectionTiming         = 6 // callback durations and timer lateness (ABI 1.4)
+	SectionThreads        = 7 // one record per private lane: busy time (ABI 1.4)
+	TimeBuckets           = 200
+	TimeSubBits           = 3
 	GapBuckets            = 384
 	GapSubBits            = 4
 	GapIntraPublisher     = 1
@@ -97,6 +101,30 @@ type rawGap struct {
 	Flags      uint32
 	Reserved   uint32
 	Buckets    [GapBuckets]uint32
+}
+
+// rawTiming mirrors struct rp_timing (ABI 1.4, unless the process runs with ROS_PULSE_TIMING=0).
+type rawTiming struct {
+	SumNs       uint64
+	Unended     uint64
+	Overruns    uint64
+	LateSumNs   uint64
+	PeriodNs    uint64
+	Reserved    uint64
+	Buckets     [TimeBuckets]uint32
+	LateBuckets [TimeBuckets]uint32
+}
+
+// rawThread mirrors struct rp_thread: one thread's busy time, under a seqlock.
+type rawThread struct {
+	Seq       uint32
+	Tid       int32
+	BusyNs    uint64
+	OpenNs    uint64
+	Callbacks uint64
+	NodeIndex uint32
+	Reserved  uint32
+	Name      [24]byte
 }
 
 // rawNode mirrors struct rp_node.

@@ -73,6 +73,8 @@ func TestABIMatchesC(t *testing.T) {
 		"rp_node":     reflect.TypeOf(rawNode{}),
 		"rp_endpoint": reflect.TypeOf(rawEndpoint{}),
 		"rp_gap":      reflect.TypeOf(rawGap{}),
+		"rp_timing":   reflect.TypeOf(rawTiming{}),
+		"rp_thread":   reflect.TypeOf(rawThread{}),
 	}
 	for cname, typ := range structs {
 		if uint64(typ.Size()) != sizes[cname] {
@@ -109,6 +111,7 @@ func TestABIMatchesC(t *testing.T) {
 		"RP_DISTRO_UNKNOWN": DistroUnknown, "RP_DISTRO_HUMBLE": DistroHumble, "RP_DISTRO_JAZZY": DistroJazzy,
 		"RP_DISTRO_KILTED": DistroKilted, "RP_SECTION_NODES": SectionNodes, "RP_SECTION_ENDPOINTS": SectionEndpoints,
 		"RP_SECTION_LANES": SectionLanes, "RP_SECTION_GAPS": SectionGaps, "RP_SECTION_LATENCY": SectionLatency, "RP_GAP_BUCKETS": GapBuckets,
+		"RP_SECTION_TIMING": SectionTiming, "RP_SECTION_THREADS": SectionThreads, "RP_TIME_BUCKETS": TimeBuckets, "RP_TIME_SUB_BITS": TimeSubBits,
 		"RP_GAP_SUB_BITS": GapSubBits, "RP_GAP_INTRA_PUBLISHER": GapIntraPublisher, "RP_RECORD_EMPTY": RecordEmpty, "RP_RECORD_READY": RecordReady,
 		"RP_KIND_PUBLISHER": KindPublisher, "RP_KIND_SUBSCRIPTION": KindSubscription, "RP_KIND_TIMER": KindTimer,
 		"RP_KIND_SERVICE": KindService, "RP_EP_NAME_TRUNCATED": FlagNameTruncated, "RP_EP_RETIRED": FlagRetired,

@@ -65,6 +65,35 @@ type Endpoint struct {
 	Counts      [CountersPerEndpoint]uint64 // this entity's own counts (the slot's sums minus Base)
 	Gap         *Gap                        // nil unless the process runs with gap tracking
 	Latency     *Gap                        // a subscription's receive latency; nil unless latency tracking is on (LastMono is then CLOCK_REALTIME)
+	Timing      *Timing                     // a subscription's, timer's or service's callback durations; nil when timing is off (ABI 1.4)
+	Lateness    *Lateness                   // a timer's calls against its schedule; nil when timing is off
+}
+
+// Timing is an endpoint's callback durations (see rp_timing in segment.h).
+// Every field is monotonic; bucket counts wrap modulo 2^32.
+type Timing struct {
+	SumNs    uint64
+	Unended  uint64 // starts abandoned without their end (an exception, a deferred service response)
+	Overruns uint64 // timer: callbacks longer than the period
+	Buckets  [TimeBuckets]uint32
+}
+
+// Lateness is a timer's calls against its own schedule.
+type Lateness struct {
+	SumNs   uint64
+	Buckets [TimeBuckets]uint32
+}
+
+// Thread is one thread's busy time (see rp_thread in segment.h), read
+// consistently under the record's seqlock.
+type Thread struct {
+	Lane      int
+	Tid       int
+	Name      string
+	BusyNs    uint64 // inside ended outermost callbacks
+	OpenNs    uint64 // CLOCK_MONOTONIC start of the outermost callback running now; 0 = none
+	Callbacks uint64 // outermost callbacks ended
+	Node      int    // index into Snapshot.Nodes of its last outermost callback, or -1
 }
 
 // Gap is an endpoint's inter-arrival histogram (see rp_gap in segment.h).
@@ -95,7 +124,9 @@ type Snapshot struct {
 	DroppedHandles   uint64
 	LanesClaimed     uint32
 	CacheMisses      uint64
-	Corrupt          int // records skipped because they failed validation
+	Threads          []Thread // threads that ran a callback on a private lane (ABI 1.4 with timing on)
+	Timing           bool     // the process times callbacks (ABI 1.4, ROS_PULSE_TIMING not 0)
+	Corrupt          int      // records skipped because they failed validation
 
 	Alive bool // set by Reader: the probe's lock is held
 
@@ -198,7 +229,7 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		return nil, fmt.Errorf("section count %d exceeds %d", h.SectionCount, MaxSections)
 	}
 
-	var nodesSec, epSec, laneSec, gapSec, latSec *rawSection
+	var nodesSec, epSec, laneSec, gapSec, latSec, timingSec, threadSec *rawSection
 	type span struct{ lo, hi uint64 }
 	var spans []span
 	for i := uint32(0); i < h.SectionCount; i++ {
@@ -228,6 +259,10 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 			slot = &gapSec
 		case SectionLatency:
 			slot = &latSec
+		case SectionTiming:
+			slot = &timingSec
+		case SectionThreads:
+			slot = &threadSec
 		default:
 			continue // a later minor version's section: not ours to read
 		}
@@ -253,6 +288,12 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 	}
 	if latSec != nil && (latSec.Count != h.EndpointCapacity || latSec.Stride < uint64(unsafe.Sizeof(rawGap{}))) {
 		return nil, errors.New("latency section does not match the endpoint table")
+	}
+	if timingSec != nil && (timingSec.Count != h.EndpointCapacity || timingSec.Stride < uint64(unsafe.Sizeof(rawTiming{}))) {
+		return nil, errors.New("timing section does not match the endpoint table")
+	}
+	if threadSec != nil && (threadSec.Count != h.LaneCount-1 || threadSec.Stride < uint64(unsafe.Sizeof(rawThread{}))) {
+		return nil, errors.New("thread section does not match the lanes")
 	}
 
 	snap := &Snapshot{
@@ -367,6 +408,9 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		if latSec != nil && ep.Kind == KindSubscription {
 			ep.Latency = readGap(mem, latSec, i)
 		}
+		if timingSec != nil && ep.Kind != KindPublisher {
+			ep.Timing, ep.Lateness = readTiming(mem, timingSec, i, ep.Kind == KindTimer)
+		}
 		// The record was being rewritten for a new entity while we read it
 		// (microseconds, under the probe's init mutex): read it again, and if
 		// it is still changing, take it next scan.
@@ -383,7 +427,67 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		}
 		snap.Endpoints = append(snap.Endpoints, ep)
 	}
+	if timingSec != nil {
+		snap.Timing = true
+		snap.Threads = readThreads(mem, threadSec, nodeIndex)
+	}
 	return snap, nil
+}
+
+// readTiming copies record i of the timing section: durations, and for a timer its lateness.
+func readTiming(mem []byte, sec *rawSection, i uint32, timer bool) (*Timing, *Lateness) {
+	r := (*rawTiming)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
+	t := &Timing{SumNs: load64(&r.SumNs), Unended: load64(&r.Unended), Overruns: load64(&r.Overruns)}
+	for b := range t.Buckets {
+		t.Buckets[b] = load32(&r.Buckets[b])
+	}
+	if !timer {
+		return t, nil
+	}
+	l := &Lateness{SumNs: load64(&r.LateSumNs)}
+	for b := range l.Buckets {
+		l.Buckets[b] = load32(&r.LateBuckets[b])
+	}
+	return t, l
+}
+
+// readThreads reads every claimed thread record, each consistently: a
+// record the probe is changing (odd or moved seq) is read again.
+func readThreads(mem []byte, sec *rawSection, nodeIndex []int) []Thread {
+	if sec == nil {
+		return nil
+	}
+	var out []Thread
+	for i := uint32(0); i < sec.Count; i++ {
+		r := (*rawThread)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
+		for try := 0; try < 100; try++ {
+			s0 := load32(&r.Seq)
+			if s0&1 != 0 {
+				runtime.Gosched()
+				continue
+			}
+			th := Thread{Lane: int(i), Tid: int(atomic.LoadInt32(&r.Tid)), BusyNs: load64(&r.BusyNs), OpenNs: load64(&r.OpenNs),
+				Callbacks: load64(&r.Callbacks), Node: -1}
+			ni := load32(&r.NodeIndex)
+			var name [24]byte
+			for k := range name {
+				name[k] = *(*byte)(unsafe.Pointer(&r.Name[k]))
+			}
+			if load32(&r.Seq) != s0 {
+				continue
+			}
+			if th.Tid == 0 {
+				break // never claimed
+			}
+			if ni != NoNode && ni < uint32(len(nodeIndex)) {
+				th.Node = nodeIndex[ni]
+			}
+			th.Name, _ = cString(name[:])
+			out = append(out, th)
+			break
+		}
+	}
+	return out
 }
 
 // readGap copies record i of a histogram section (rp_gap layout).

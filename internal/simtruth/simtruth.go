@@ -25,13 +25,22 @@ import (
 // The layout of truth.h.
 const (
 	magic      = "SIMTRUTH"
-	version    = 1
+	version    = 2
 	headerSize = 64
 	nameSize   = 128
 	kindSize   = 8
 	langSize   = 8
-	recordSize = kindSize + langSize + 2*nameSize + 4*8
+	recordSize = kindSize + langSize + 2*nameSize + 4*8 + 8*8
 )
+
+// Timing is the graph's own clock around its callbacks and timer calls
+// (truth.h enum truth_timing), summed over a key's records (maxima: the max).
+// The graph reads its clock just outside callback_start and callback_end, so
+// its durations bracket the probe's.
+type Timing struct {
+	CallbackNs, Callbacks, CallbackMaxNs, Overruns uint64
+	LateNs, Lates, LateMaxNs                       uint64
+}
 
 // What each count of a record means, by kind (truth.h enum truth_count).
 const (
@@ -67,6 +76,7 @@ type Snapshot struct {
 	Procs  []Proc
 	Counts map[Key][4]uint64
 	Lang   map[Key]string // the node's client library: "cpp" (rclcpp) or "py" (rclpy)
+	Timing map[Key]Timing
 }
 
 // Get returns the counts of a key (zero when absent: nothing happened yet).
@@ -99,7 +109,7 @@ func Read(dir string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Snapshot{Counts: map[Key][4]uint64{}, Lang: map[Key]string{}}
+	s := &Snapshot{Counts: map[Key][4]uint64{}, Lang: map[Key]string{}, Timing: map[Key]Timing{}}
 	for _, path := range paths {
 		if err := s.readFile(path); err != nil {
 			return nil, err
@@ -154,6 +164,19 @@ func (s *Snapshot) readFile(path string) error {
 		}
 		s.Counts[k] = sum
 		s.Lang[k] = cstring(r[kindSize : kindSize+langSize])
+		var tv [7]uint64
+		for c := range tv {
+			tv[c] = atomic.LoadUint64((*uint64)(unsafe.Pointer(&names[2*nameSize+32+8*c])))
+		}
+		t := s.Timing[k]
+		t.CallbackNs += tv[0]
+		t.Callbacks += tv[1]
+		t.CallbackMaxNs = max(t.CallbackMaxNs, tv[2])
+		t.Overruns += tv[3]
+		t.LateNs += tv[4]
+		t.Lates += tv[5]
+		t.LateMaxNs = max(t.LateMaxNs, tv[6])
+		s.Timing[k] = t
 	}
 	return nil
 }

@@ -169,8 +169,11 @@ type Proc struct {
 	Dropped uint64 // endpoints the probe could not fit in its table
 }
 
-// Timer is one rclcpp timer: its node, configured period and measured firing rate.
-// rclpy timers fire no tracepoint and have no node link: they are not listed.
+// Timer is one timer: its node, configured period and measured firing rate,
+// how late it was called against its own schedule and how often its callback
+// ran longer than its period. rclcpp timers are linked to their node; an
+// rclpy timer (seen through rcl_timer_call, ABI 1.4) has no node link and is
+// listed only when its process has exactly one node, which owns it.
 type Timer struct {
 	Node     string
 	Ordinal  int // 0, 1, ... among its node's timers in creation order
@@ -179,6 +182,12 @@ type Timer struct {
 	Hz       float64
 	Delta    uint64
 	Exposure float64 // seconds the timer was measured over in this window
+	// Timing (ABI 1.4): Late is actual minus scheduled call time of each call;
+	// Overruns are callbacks longer than the period (rclcpp: rclpy's
+	// callbacks are not timed, Duration.N 0 and Callback.Measured false).
+	Late      Durations
+	LateKnown bool // the process reports its timers' calls (ABI 1.4, timing on)
+	Overruns  uint64
 }
 
 // Service is one service server of a live process over the window: the
@@ -205,6 +214,11 @@ type Window struct {
 	// Services: live processes' service servers, in segment order. Every
 	// callback the probe sees is a sign of life (pulse top's node state).
 	Services []Service
+	// Timing (ABI 1.4): live processes' callbacks (builtin topics and idle
+	// services left out), their threads' busy share, and each node's.
+	Callbacks []Callback
+	Threads   []Thread
+	Busy      []NodeBusy
 }
 
 // Compute builds the window from prev to cur. prev may be nil (the first
@@ -321,16 +335,29 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 		}
 		hidden := IntraDelivered(s) // Humble: topics this process delivers intra-process
 		var ordinals map[string]int // timers per node, made on the first timer
+		w.Threads = append(w.Threads, threadsOf(s, old, t1, t2)...)
 		for i := range s.Endpoints {
 			e := &s.Endpoints[i]
 			base := baseline(e)
 			exposure := exposureOf(e.CreatedMono)
-			if e.Kind == segment.KindTimer && e.Node >= 0 && s.Alive && !e.Retired() {
-				node := s.Nodes[e.Node].Name
+			var cb *Callback
+			if e.Kind != segment.KindPublisher && s.Alive && !e.Retired() && (e.Kind != segment.KindSubscription || !IsBuiltin(e.Name) || opt.ShowBuiltin) {
+				c := callbackOf(s, e, base)
+				if c.Node == "" && len(s.Nodes) == 1 { // an rclpy timer: the process's one node owns it
+					c.Node = s.Nodes[0].Name
+				}
+				if e.Kind != segment.KindService || c.Duration.N+c.Unended > 0 {
+					w.Callbacks = append(w.Callbacks, c)
+					cb = &w.Callbacks[len(w.Callbacks)-1]
+				}
+			}
+			if e.Kind == segment.KindTimer && cb != nil && cb.Node != "" {
+				node := cb.Node
 				if ordinals == nil {
 					ordinals = map[string]int{}
 				}
 				tm := Timer{Node: node, Ordinal: ordinals[node], Pid: s.Pid, PeriodMs: float64(e.Aux) / 1e6}
+				cb.Ordinal = tm.Ordinal
 				ordinals[node]++
 				tm.Delta = e.Counts[segment.SlotInter]
 				if base != nil {
@@ -340,6 +367,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 				if tm.Exposure > 0 {
 					tm.Hz = float64(tm.Delta) / tm.Exposure
 				}
+				tm.Late, tm.Overruns, tm.LateKnown = lateness(e, base)
 				w.Timers = append(w.Timers, tm)
 			}
 			if e.Kind == segment.KindService && e.Node >= 0 && s.Alive && !e.Retired() {
@@ -416,6 +444,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 		w.Topics[v.topic].add(v.old.Kind, r)
 	}
 	judgeLoss(w, prev != nil)
+	w.Busy = nodeBusy(w.Callbacks, w.Seconds)
 	for ti, acc := range gapAccs {
 		if acc != nil {
 			t := &w.Topics[ti]

@@ -65,3 +65,26 @@ EXPORT rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const 
     static void *_Atomic real_fn = (void *)1;
     return forward_rcl(&real_fn, "rcl_publish_serialized_message", publisher, serialized_message, allocation);
 }
+
+/* The two rcl timer calls the probe wraps. */
+EXPORT rp_rcl_ret_t rcl_timer_call(void *timer)
+{
+    static void *_Atomic real_fn = (void *)1;
+    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
+    if (fn == (void *)1) {
+        fn = dlsym(RTLD_NEXT, "rcl_timer_call");
+        atomic_store_explicit(&real_fn, fn, memory_order_release);
+    }
+    return fn != NULL ? ((rp_rcl_timer_call_fn)fn)(timer) : RP_RCL_RET_ERROR;
+}
+
+EXPORT rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info_t *info)
+{
+    static void *_Atomic real_fn = (void *)1;
+    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
+    if (fn == (void *)1) {
+        fn = dlsym(RTLD_NEXT, "rcl_timer_call_with_info");
+        atomic_store_explicit(&real_fn, fn, memory_order_release);
+    }
+    return fn != NULL ? ((rp_rcl_timer_call_with_info_fn)fn)(timer, info) : RP_RCL_RET_ERROR;
+}

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "handle_map.h"
+#include "probe_internal.h"
 #include "ros2_pulse/segment.h"
 #include "ros2_pulse/tracetools_api.h"
 #include "segment_writer.h"
@@ -52,7 +53,7 @@ static struct {
 #define g_gen g_hot.gen
 
 static struct rp_config g_cfg;
-static struct rp_segment g_seg;
+struct rp_segment g_seg;
 static _Atomic(_Atomic uint64_t *) g_lanes; /* non-NULL once the segment exists */
 static uint64_t g_lane_stride;              /* counters per lane */
 static bool g_started;                      /* creation attempted (success or not) */
@@ -183,11 +184,11 @@ static inline void bump(uintptr_t tagged)
 
 /* ---------------------------------------------------------------- forwarding */
 
-#define UNRESOLVED ((void *)1)
+#define UNRESOLVED RP_UNRESOLVED
+#define FORWARD RP_FORWARD
+#define FORWARD_THROUGH RP_FORWARD_THROUGH
 
-/* name in the next object, else in lib if already loaded: Python loads
- * libtracetools and librcl RTLD_LOCAL, outside RTLD_NEXT's reach. */
-static void *resolve_real(const char *name, const char *lib)
+void *rp_resolve_real(const char *name, const char *lib)
 {
     void *fn = dlsym(RTLD_NEXT, name);
     if (fn == NULL) {
@@ -199,24 +200,6 @@ static void *resolve_real(const char *name, const char *lib)
     }
     return fn;
 }
-
-#define FORWARD(name, params, args)                                                                \
-    do {                                                                                           \
-        static void *_Atomic real_fn = UNRESOLVED;                                                 \
-        FORWARD_THROUGH(real_fn, name, params, args);                                              \
-    } while (0)
-
-#define FORWARD_THROUGH(slot, name, params, args)                                                  \
-    do {                                                                                           \
-        void *_Atomic *fwd_slot = &(slot);                                                         \
-        void *fn = atomic_load_explicit(fwd_slot, memory_order_acquire);                           \
-        if (UNLIKELY(fn == UNRESOLVED)) {                                                          \
-            fn = resolve_real("ros_trace_" #name, "libtracetools.so");                             \
-            atomic_store_explicit(fwd_slot, fn, memory_order_release);                             \
-        }                                                                                          \
-        if (fn != NULL)                                                                            \
-            ((void(*) params)fn) args;                                                             \
-    } while (0)
 
 static uint32_t detect_distro(void)
 {
@@ -353,6 +336,23 @@ static _Atomic uint64_t *thread_lane(void)
     return lane;
 }
 
+_Atomic uint64_t *rp_lanes(void) { return atomic_load_explicit(&g_lanes, memory_order_acquire); }
+
+int32_t rp_private_lane(void)
+{
+    _Atomic uint64_t *lane = thread_lane();
+    if (lane == NULL || tls_lane_shared)
+        return -1;
+    return (int32_t)((uint64_t)(lane - atomic_load_explicit(&g_lanes, memory_order_acquire)) / g_lane_stride);
+}
+
+void rp_count_endpoint(uint64_t ep, unsigned slot)
+{
+    _Atomic uint64_t *lane = thread_lane();
+    if (lane != NULL)
+        bump((uintptr_t)(lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT + slot) | (tls_lane_shared ? SHARED_LANE_BIT : 0));
+}
+
 /* ---------------------------------------------------------------- resolution (cache miss) */
 
 static inline uintptr_t impl_of(const void *rcl_handle)
@@ -392,7 +392,7 @@ static uint64_t callback_endpoint(uintptr_t cb)
     return ep;
 }
 
-static uint64_t mono_ns(void)
+uint64_t rp_mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -405,13 +405,13 @@ static bool evictions_call_for_growth(void)
     if (tls_grow_tried)
         return false;
     if (tls_evictions++ == 0) {
-        tls_evict_mark_ns = mono_ns(); /* a counting period starts */
+        tls_evict_mark_ns = rp_mono_ns(); /* a counting period starts */
         return false;
     }
     if (tls_evictions < TLS_GROW_EVICTIONS)
         return false;
     tls_evictions = 0;
-    return mono_ns() - tls_evict_mark_ns < 1000000000u;
+    return rp_mono_ns() - tls_evict_mark_ns < 1000000000u;
 }
 
 /*
@@ -520,7 +520,7 @@ static void record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot)
             return; /* the rcl_publish of a message already timed by rclcpp_intra_publish */
         }
     }
-    uint64_t now = mono_ns();
+    uint64_t now = rp_mono_ns();
     uint64_t prev = atomic_exchange_explicit(&g->last_mono_ns, now, memory_order_relaxed);
     if (prev != 0 && now > prev) {
         uint64_t d = now - prev;
@@ -786,9 +786,28 @@ EXPORT void ros_trace_rclcpp_timer_callback_added(const void *timer_handle, cons
             add_endpoint_locked(&g_timers, impl, RP_KIND_TIMER, "", period != 0 ? period - 1 : 0, 0);
         }
         map_put_locked(&g_callbacks, (uintptr_t)callback, (uint64_t)impl | CB_TAG_TIMER);
+        uint64_t ep = rp_map_get(&g_timers, impl);
+        if (ep != 0) /* its fires are counted at callback_start, not at rcl_timer_call */
+            atomic_fetch_or_explicit(&g_seg.endpoints[ep - 1].flags, RP_EP_RCLCPP, memory_order_release);
         INIT_END();
     }
     FORWARD(rclcpp_timer_callback_added, (const void *, const void *), (timer_handle, callback));
+}
+
+uint64_t rp_timer_endpoint(uintptr_t impl, bool create)
+{
+    uint64_t ep = rp_map_get(&g_timers, impl);
+    if (ep != 0 || !create || rp_map_get(&g_timer_periods, impl) == 0)
+        return ep; /* a timer no rcl_timer_init announced is not ours */
+    INIT_BEGIN();
+    ep = rp_map_get(&g_timers, impl);
+    if (ep == 0) {
+        uint64_t period = rp_map_get(&g_timer_periods, impl);
+        add_endpoint_locked(&g_timers, impl, RP_KIND_TIMER, "", period != 0 ? period - 1 : 0, 0);
+        ep = rp_map_get(&g_timers, impl);
+    }
+    INIT_END();
+    return ep;
 }
 
 EXPORT void ros_trace_rclcpp_timer_link_node(const void *timer_handle, const void *node_handle)
@@ -850,8 +869,18 @@ EXPORT __attribute__((hot)) void ros_trace_rclcpp_intra_publish(const void *publ
 
 EXPORT __attribute__((hot)) void ros_trace_callback_start(const void *callback, const bool is_intra_process)
 {
-    if (LIKELY(callback != NULL))
-        count((uintptr_t)callback, KEY_CALLBACK, is_intra_process ? RP_SLOT_INTRA : RP_SLOT_INTER);
+    if (LIKELY(callback != NULL)) {
+        const struct tls_slot *hit = lookup((uintptr_t)callback, KEY_CALLBACK);
+        if (hit->counters != 0) {
+            unsigned slot = is_intra_process ? RP_SLOT_INTRA : RP_SLOT_INTER;
+            bump(hit->counters + slot * sizeof(uint64_t));
+            if (UNLIKELY(hit->gap != NULL))
+                record_gap(hit->gap, KEY_CALLBACK, slot);
+            if (g_seg.timing != NULL) /* the counters are in this thread's lane: their offset is the endpoint */
+                rp_timing_start(callback, ((hit->counters & ~SHARED_LANE_BIT) - (uintptr_t)tls_lane) /
+                                                  (RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t)) + 1);
+        }
+    }
     FORWARD_THROUGH(g_hot.real_callback_start, callback_start, (const void *, const bool),
                     (callback, is_intra_process));
 }
@@ -892,7 +921,7 @@ static rp_rcl_ret_t publish_untraced(_Atomic int *mode, void *_Atomic *slot, con
 {
     void *fn = atomic_load_explicit(slot, memory_order_acquire);
     if (UNLIKELY(fn == UNRESOLVED)) {
-        fn = resolve_real(name, "librcl.so");
+        fn = rp_resolve_real(name, "librcl.so");
         atomic_store_explicit(slot, fn, memory_order_release);
     }
     if (fn == NULL)

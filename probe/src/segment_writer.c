@@ -80,12 +80,25 @@ static bool flag_on(const char *name)
     return false;
 }
 
+/* An on-by-default variable: unset, "" and "1" are on, "0" is off; anything else is on, and said once. */
+static bool flag_not_off(const char *name)
+{
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0' || strcmp(v, "1") == 0)
+        return true;
+    if (strcmp(v, "0") == 0)
+        return false;
+    rp_log("invalid %s '%.32s' (expected 0 to switch it off, or 1), using on", name, v);
+    return true;
+}
+
 void rp_config_load(struct rp_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->quiet = flag_on("ROS_TOPIC_STATS_QUIET");
     cfg->gaps = flag_on("ROS_TOPIC_STATS_JITTER");
     cfg->latency = flag_on("ROS_TOPIC_STATS_LATENCY");
+    cfg->timing = flag_not_off("ROS_PULSE_TIMING");
 
     cfg->endpoint_capacity = RP_DEFAULT_ENDPOINTS;
     const char *eps = getenv("ROS_PULSE_MAX_ENDPOINTS");
@@ -180,7 +193,7 @@ static void read_identity(struct rp_header *h)
     }
 }
 
-uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes, bool gaps, bool latency)
+uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes, bool gaps, bool latency, bool timing)
 {
     uint64_t off = RP_HEADER_SIZE;
     off = ALIGN64(off + (uint64_t)node_cap * sizeof(struct rp_node));
@@ -190,6 +203,10 @@ uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes, boo
         off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_gap));
     if (latency)
         off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_gap));
+    if (timing) {
+        off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_timing));
+        off = ALIGN64(off + (uint64_t)(lanes - 1) * sizeof(struct rp_thread));
+    }
     return off;
 }
 
@@ -201,7 +218,7 @@ bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint
         return false;
 
     const uint32_t lanes = RP_LANES;
-    const uint64_t size = rp_segment_size(cfg->node_capacity, cfg->endpoint_capacity, lanes, cfg->gaps, cfg->latency);
+    const uint64_t size = rp_segment_size(cfg->node_capacity, cfg->endpoint_capacity, lanes, cfg->gaps, cfg->latency, cfg->timing);
     const int pid = (int)getpid();
 
     int fd = -1;
@@ -270,6 +287,16 @@ bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint
     if (cfg->latency) {
         s[h->section_count++] = (struct rp_section){RP_SECTION_LATENCY, cfg->endpoint_capacity, off, sizeof(struct rp_gap)};
         seg->latency = (struct rp_gap *)((char *)mem + off);
+        off = ALIGN64(off + (uint64_t)cfg->endpoint_capacity * sizeof(struct rp_gap));
+    }
+    if (cfg->timing) {
+        s[h->section_count++] = (struct rp_section){RP_SECTION_TIMING, cfg->endpoint_capacity, off, sizeof(struct rp_timing)};
+        seg->timing = (struct rp_timing *)((char *)mem + off);
+        off = ALIGN64(off + (uint64_t)cfg->endpoint_capacity * sizeof(struct rp_timing));
+        s[h->section_count++] = (struct rp_section){RP_SECTION_THREADS, lanes - 1, off, sizeof(struct rp_thread)};
+        seg->threads = (struct rp_thread *)((char *)mem + off);
+        for (uint32_t i = 0; i < lanes - 1; i++)
+            seg->threads[i].node_index = RP_NO_NODE;
     }
 
     seg->header = h;
@@ -341,6 +368,8 @@ int32_t rp_segment_add_endpoint(struct rp_segment *seg, uint16_t kind, const cha
     e->kind = kind;
     e->aux = aux;
     e->created_mono_ns = rp_now_mono_ns();
+    if (seg->timing != NULL)
+        seg->timing[idx].period_ns = kind == RP_KIND_TIMER ? aux : 0;
     atomic_store_explicit(&e->node_index, node_index, memory_order_relaxed);
     atomic_store_explicit(&e->flags, truncated ? RP_EP_NAME_TRUNCATED : 0u, memory_order_relaxed);
     atomic_store_explicit(&e->state, RP_RECORD_READY, memory_order_release);
@@ -376,6 +405,10 @@ int32_t rp_segment_reuse_endpoint(struct rp_segment *seg, uint32_t idx, uint16_t
         memset(&seg->gaps[idx], 0, sizeof seg->gaps[idx]);
     if (seg->latency != NULL)
         memset(&seg->latency[idx], 0, sizeof seg->latency[idx]);
+    if (seg->timing != NULL) {
+        memset(&seg->timing[idx], 0, sizeof seg->timing[idx]);
+        seg->timing[idx].period_ns = kind == RP_KIND_TIMER ? aux : 0;
+    }
     atomic_store_explicit(&e->node_index, node_index, memory_order_relaxed);
     atomic_store_explicit(&e->flags, truncated ? RP_EP_NAME_TRUNCATED : 0u, memory_order_relaxed);
     atomic_fetch_add_explicit(&e->generation, 1, memory_order_relaxed);

@@ -18,6 +18,7 @@ struct rp_config {
     bool quiet;
     bool gaps;    /* ROS_TOPIC_STATS_JITTER=1: inter-arrival histograms (one clock read per message) */
     bool latency; /* ROS_TOPIC_STATS_LATENCY=1: receive latency histograms (one realtime read per take) */
+    bool timing;  /* unless ROS_PULSE_TIMING=0: callback durations, timer lateness, thread busy */
     bool dir_explicit;
     uint32_t endpoint_capacity;
     uint32_t node_capacity;
@@ -31,6 +32,8 @@ struct rp_segment {
     _Atomic uint64_t *lanes;
     struct rp_gap *gaps;    /* NULL unless gap tracking is on */
     struct rp_gap *latency; /* NULL unless latency tracking is on */
+    struct rp_timing *timing;  /* NULL when timing is off */
+    struct rp_thread *threads; /* one per private lane; NULL when timing is off */
     uint64_t size;
     int fd;
     char path[4200];
@@ -43,7 +46,7 @@ void rp_config_load(struct rp_config *cfg);
 void rp_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 uint64_t rp_now_mono_ns(void);
-uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes, bool gaps, bool latency);
+uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes, bool gaps, bool latency, bool timing);
 
 /* Creates, reserves, maps and locks a new segment. On failure prints why and returns false. */
 bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint32_t distro);

@@ -19,6 +19,12 @@ int main(void)
     printf("sizeof rp_endpoint %zu\n", sizeof(struct rp_endpoint));
     printf("sizeof rp_gap %zu\n", sizeof(struct rp_gap));
     F(rp_gap, last_mono_ns); F(rp_gap, sum_ns); F(rp_gap, flags); F(rp_gap, reserved); F(rp_gap, buckets);
+    printf("sizeof rp_timing %zu\n", sizeof(struct rp_timing));
+    F(rp_timing, sum_ns); F(rp_timing, unended); F(rp_timing, overruns); F(rp_timing, late_sum_ns);
+    F(rp_timing, period_ns); F(rp_timing, reserved); F(rp_timing, buckets); F(rp_timing, late_buckets);
+    printf("sizeof rp_thread %zu\n", sizeof(struct rp_thread));
+    F(rp_thread, seq); F(rp_thread, tid); F(rp_thread, busy_ns); F(rp_thread, open_ns); F(rp_thread, callbacks);
+    F(rp_thread, node_index); F(rp_thread, reserved); F(rp_thread, name);
     F(rp_section, kind); F(rp_section, count); F(rp_section, offset); F(rp_section, stride);
     F(rp_header, magic); F(rp_header, abi_major); F(rp_header, abi_minor); F(rp_header, header_size);
     F(rp_header, total_size); F(rp_header, state); F(rp_header, pid); F(rp_header, ppid);
@@ -39,6 +45,7 @@ int main(void)
     C(RP_SEGMENT_INITIALIZING); C(RP_SEGMENT_READY);
     C(RP_DISTRO_UNKNOWN); C(RP_DISTRO_HUMBLE); C(RP_DISTRO_JAZZY); C(RP_DISTRO_KILTED);
     C(RP_SECTION_NODES); C(RP_SECTION_ENDPOINTS); C(RP_SECTION_LANES); C(RP_SECTION_GAPS); C(RP_SECTION_LATENCY);
+    C(RP_SECTION_TIMING); C(RP_SECTION_THREADS); C(RP_TIME_BUCKETS); C(RP_TIME_SUB_BITS);
     C(RP_GAP_BUCKETS); C(RP_GAP_SUB_BITS); C(RP_GAP_INTRA_PUBLISHER);
     C(RP_RECORD_EMPTY); C(RP_RECORD_READY);
     C(RP_KIND_PUBLISHER); C(RP_KIND_SUBSCRIPTION); C(RP_KIND_TIMER); C(RP_KIND_SERVICE);

@@ -1,6 +1,9 @@
 /*
- * Stand-in librcl.so: only the two publish functions whose tracepoints
- * differ by distro (reference/tracetools-facts.md §5). A failed call returns
+ * Stand-in librcl.so: the two publish functions whose tracepoints differ by
+ * distro (reference/tracetools-facts.md §5), and the timer calls an executor
+ * makes (rcl_timer_call; rcl_timer_call_with_info from Jazzy on), with rcl's
+ * own schedule: one period on from the last scheduled call, missed periods
+ * skipped, never caught up (rcl/src/rcl/timer.c). A failed call returns
  * before any tracepoint. On Humble a successful one fires nothing at any
  * layer; from Jazzy on it fires rcl_publish and the three-argument
  * rmw_publish inside, as rcl PR #1083 (loaned) and #1136 (serialized) do.
@@ -21,6 +24,7 @@
 #include <time.h>
 
 #include "ros2_pulse/tracetools_api.h"
+#include "sim_rcl.h"
 
 #ifndef SIM_DISTRO
 #define SIM_DISTRO 1
@@ -86,4 +90,67 @@ EXPORT rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const 
 {
     (void)allocation;
     return publish(publisher, serialized_message, &ok_serialized);
+}
+
+/* ---- timers */
+
+struct rcl_timer {
+    struct sim_timer_impl *impl;
+};
+
+static int64_t steady_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* rcl's rcl_timer_call_with_info: the schedule moves one period on; periods already missed are skipped. */
+static rp_rcl_ret_t timer_call(void *timer, rp_rcl_timer_call_info_t *info)
+{
+    struct rcl_timer *t = timer;
+    if (t == NULL || info == NULL)
+        return RP_RCL_RET_INVALID_ARGUMENT;
+    if (t->impl == NULL)
+        return 800; /* RCL_RET_TIMER_INVALID */
+    int64_t now = steady_now(), period = t->impl->period_ns;
+    int64_t expected = atomic_load(&t->impl->next_call_ns), next = expected + period;
+    if (next < now)
+        next += period > 0 ? (1 + (now - next - 1) / period) * period : now - next;
+    atomic_store(&t->impl->next_call_ns, next);
+    t->impl->last_call_ns = now;
+    info->expected_call_time = expected;
+    info->actual_call_time = now;
+    return RP_RCL_RET_OK;
+}
+
+#if SIM_DISTRO >= 2
+EXPORT rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info_t *info)
+{
+    return timer_call(timer, info);
+}
+
+/* Jazzy's rcl_timer_call is rcl_timer_call_with_info with a throwaway info, called through the PLT as rcl does. */
+EXPORT rp_rcl_ret_t rcl_timer_call(void *timer)
+{
+    rp_rcl_timer_call_info_t info;
+    return rcl_timer_call_with_info(timer, &info);
+}
+#else
+EXPORT rp_rcl_ret_t rcl_timer_call(void *timer)
+{
+    rp_rcl_timer_call_info_t info;
+    return timer_call(timer, &info);
+}
+#endif
+
+EXPORT rp_rcl_ret_t rcl_timer_get_time_until_next_call(const void *timer, int64_t *time_until_next_call)
+{
+    const struct rcl_timer *t = timer;
+    if (t == NULL || time_until_next_call == NULL)
+        return RP_RCL_RET_INVALID_ARGUMENT;
+    if (t->impl == NULL)
+        return 800;
+    *time_until_next_call = atomic_load(&t->impl->next_call_ns) - steady_now();
+    return RP_RCL_RET_OK;
 }

@@ -220,24 +220,37 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                     FAIL("bad time '%s'", tok[3]);
             }
         } else if (strcmp(kw, "timer") == 0) {
-            if (nt < 2 || nt > 3 || g->ntimers >= G_MAX_TIMERS || !parse_num(tok[1], 0.01, 100000, &v))
-                FAIL("usage: timer HZ [stall=AT_S:FOR_S]");
+            if (nt < 2 || g->ntimers >= G_MAX_TIMERS || !parse_num(tok[1], 0.01, 100000, &v))
+                FAIL("usage: timer HZ [stall=AT_S:FOR_S] [cost=MS[:EVERY]]");
             struct g_timer *tm = &g->timers[g->ntimers++];
-            *tm = (struct g_timer){node, v, 0, 0};
-            if (nt == 3) {
-                char *colon = strchr(tok[2], ':');
-                if (strncmp(tok[2], "stall=", 6) != 0 || colon == NULL)
-                    FAIL("usage: timer HZ [stall=AT_S:FOR_S]");
-                *colon = '\0';
-                if (!parse_num(tok[2] + 6, 0, 1e6, &tm->stall_at) || !parse_num(colon + 1, 0.001, 1e6, &tm->stall_for))
-                    FAIL("usage: timer HZ [stall=AT_S:FOR_S]");
+            *tm = (struct g_timer){node, v, 0, 0, 0, 1};
+            for (int i = 2; i < nt; i++) {
+                char *colon = strchr(tok[i], ':');
+                if (strncmp(tok[i], "stall=", 6) == 0 && colon != NULL) {
+                    *colon = '\0';
+                    if (!parse_num(tok[i] + 6, 0, 1e6, &tm->stall_at) || !parse_num(colon + 1, 0.001, 1e6, &tm->stall_for))
+                        FAIL("usage: timer HZ [stall=AT_S:FOR_S] [cost=MS[:EVERY]]");
+                } else if (strncmp(tok[i], "cost=", 5) == 0) {
+                    double every = 1;
+                    if (colon != NULL)
+                        *colon = '\0';
+                    if (!parse_num(tok[i] + 5, 0.001, 100000, &tm->cost_ms) ||
+                        (colon != NULL && !parse_num(colon + 1, 1, 1e6, &every)))
+                        FAIL("usage: timer HZ [stall=AT_S:FOR_S] [cost=MS[:EVERY]]");
+                    tm->cost_every = (int)every;
+                } else {
+                    FAIL("bad timer option '%s' (stall=AT_S:FOR_S or cost=MS[:EVERY])", tok[i]);
+                }
             }
         } else if (strcmp(kw, "service") == 0) {
-            if (nt != 2 || g->nservices >= G_MAX_SERVICES || !valid_name(tok[1]))
-                FAIL("usage: service NAME");
+            if (nt < 2 || nt > 3 || g->nservices >= G_MAX_SERVICES || !valid_name(tok[1]))
+                FAIL("usage: service NAME [cost=MS]");
             struct g_service *s = &g->services[g->nservices++];
+            memset(s, 0, sizeof *s);
             s->node = node;
             snprintf(s->name, sizeof s->name, "%s", tok[1]);
+            if (nt == 3 && (strncmp(tok[2], "cost=", 5) != 0 || !parse_num(tok[2] + 5, 0.001, 100000, &s->cost_ms)))
+                FAIL("usage: service NAME [cost=MS]");
         } else if (strcmp(kw, "client") == 0) {
             if (nt != 3 || g->nclients >= G_MAX_CLIENTS || !valid_name(tok[1]) ||
                 !parse_num(tok[2], 0.01, 10000, &v))

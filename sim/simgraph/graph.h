@@ -68,11 +68,14 @@ struct g_timer {
     int node;
     double hz;
     double stall_at, stall_for; /* stall=AT:FOR: the timer stops firing (a wedged control loop) */
+    double cost_ms;             /* cost=MS[:EVERY]: every EVERY-th callback takes MS ms (an overrun when longer than the period) */
+    int cost_every;
 };
 
 struct g_service {
     int node;
     char name[G_NAME];
+    double cost_ms; /* cost=MS: each request takes MS ms to handle */
 };
 
 struct g_client {

@@ -43,6 +43,7 @@
 
 #include "graph.h"
 #include "truth.h"
+#include "sim_rcl.h"
 #include "ros2_pulse/tracetools_api.h"
 
 /* ------------------------------------------------------------ tracetools declarations */
@@ -58,6 +59,9 @@ extern bool ros_trace_enabled_rcl_init(void) __attribute__((weak));
 extern bool ros_trace_enabled_rclcpp_callback_register(void) __attribute__((weak));
 extern void ros_trace_do_rclcpp_callback_register(const void *callback, const char *symbol)
     __attribute__((weak));
+
+/* From the stand-in librcl of Jazzy on; weak: the Humble one has none. */
+extern rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info_t *info) __attribute__((weak));
 
 static bool jazzy; /* the loaded libtracetools has the Iron+ function set */
 static void *rmw_publish_fn;
@@ -112,10 +116,13 @@ struct sub_rt {
 };
 
 struct timer_rt {
-    rcl_handle_t *handle;
+    rcl_handle_t *handle;         /* its impl is the stand-in librcl's struct sim_timer_impl: the schedule */
+    struct sim_timer_impl *sched;
     char *callback; /* GenericTimer::callback_ */
-    uint64_t next_ns;
     uint64_t period_ns;
+    double cost_ms;  /* cost=MS[:EVERY]: the callback takes MS ms every EVERY-th fire */
+    int cost_every;
+    uint64_t fires;
     int pub;     /* publisher this timer drives, or -1 */
     int node_log; /* node whose log this timer emits, or -1 */
     int client;  /* client this timer drives, or -1 */
@@ -126,6 +133,7 @@ struct timer_rt {
 struct service_rt {
     rcl_handle_t *handle;
     char *callback; /* AnyServiceCallback */
+    double cost_ms;
     int sock;
     int truth;
 };
@@ -316,11 +324,15 @@ static int add_timer(int node, double hz, int pub, int log_node, int client)
 {
     struct timer_rt *t = &timers_rt[ntimers_rt];
     t->handle = xalloc(sizeof *t->handle);
-    t->handle->impl = xalloc(48);
+    t->sched = xalloc(sizeof *t->sched);
+    t->handle->impl = t->sched;
     t->callback = xalloc(128);
     t->period_ns = (uint64_t)(1e9 / hz);
-    /* rclcpp timers first fire one period after creation; a publishing timer is phased from its publisher */
-    t->next_ns = (pub >= 0 ? pubs_rt[pub].created_ns : now_ns(CLOCK_MONOTONIC)) + t->period_ns;
+    t->cost_every = 1;
+    /* rcl_timer_init: the first call is one period after creation; a publishing timer is phased from its publisher */
+    t->sched->period_ns = (int64_t)t->period_ns;
+    atomic_store(&t->sched->next_call_ns,
+                 (int64_t)((pub >= 0 ? pubs_rt[pub].created_ns : now_ns(CLOCK_MONOTONIC)) + t->period_ns));
     t->pub = pub;
     t->node_log = log_node;
     t->client = client;
@@ -546,11 +558,13 @@ static void deliver_socket(int s, const struct msg *m)
     if (r->scratch != NULL)
         memset(r->scratch, 0, r->scratch_size);
     const char *cb = r->rclcpp_sub + 0x168;
+    uint64_t t0 = now_ns(CLOCK_MONOTONIC);
     ros_trace_callback_start(cb, false);
     truth_inc(truth, TC_SUB_INTER);
     if (gs->cost_ms > 0) /* a slow callback: the socket queue fills and drops what it cannot hold */
-        sleep_until(now_ns(CLOCK_MONOTONIC) + (uint64_t)(gs->cost_ms * 1e6));
+        sleep_until(t0 + (uint64_t)(gs->cost_ms * 1e6));
     ros_trace_callback_end(cb);
+    truth_callback(truth, now_ns(CLOCK_MONOTONIC) - t0, 0);
 }
 
 static void deliver_intra(int s)
@@ -560,11 +574,16 @@ static void deliver_intra(int s)
     if (jazzy)
         ros_trace_rclcpp_ring_buffer_dequeue(r->ipc_sub + 0x80, 0, 1);
     const char *cb = r->ipc_sub + 0x40;
+    uint64_t t0 = now_ns(CLOCK_MONOTONIC);
     ros_trace_callback_start(cb, true);
     truth_inc(r->truth, TC_SUB_INTRA);
+    if (G.subs[s].cost_ms > 0)
+        sleep_until(t0 + (uint64_t)(G.subs[s].cost_ms * 1e6));
     ros_trace_callback_end(cb);
+    truth_callback(r->truth, now_ns(CLOCK_MONOTONIC) - t0, 0);
 }
 
+/* The executor calls the timer through rcl (Jazzy on: with info), then runs its callback. */
 static void fire_timer(int t)
 {
     struct timer_rt *tr = &timers_rt[t];
@@ -576,6 +595,20 @@ static void fire_timer(int t)
     else if (tr->client >= 0)
         node = G.clients[tr->client].node;
     bool py = node >= 0 && G.nodes[node].py;
+    rp_rcl_timer_call_info_t info;
+    rp_rcl_ret_t ret;
+    if (jazzy && rcl_timer_call_with_info != NULL) {
+        ret = rcl_timer_call_with_info(tr->handle, &info);
+    } else {
+        info.expected_call_time = atomic_load(&tr->sched->next_call_ns);
+        ret = rcl_timer_call(tr->handle);
+        info.actual_call_time = tr->sched->last_call_ns;
+    }
+    if (ret != RP_RCL_RET_OK)
+        return;
+    truth_late(tr->truth, info.actual_call_time > info.expected_call_time
+                              ? (uint64_t)(info.actual_call_time - info.expected_call_time) : 0);
+    uint64_t t0 = now_ns(CLOCK_MONOTONIC);
     if (!py) {
         ros_trace_rclcpp_executor_execute(tr->handle);
         ros_trace_callback_start(tr->callback, false);
@@ -590,8 +623,28 @@ static void fire_timer(int t)
         send_to(client_sock, "v", G.clients[tr->client].service, &m);
         truth_inc(client_truth[tr->client], TC_FIRES);
     }
-    if (!py)
+    if (tr->cost_ms > 0 && ++tr->fires % (uint64_t)tr->cost_every == 0) /* a slow control loop */
+        sleep_until(t0 + (uint64_t)(tr->cost_ms * 1e6));
+    if (!py) {
         ros_trace_callback_end(tr->callback);
+        truth_callback(tr->truth, now_ns(CLOCK_MONOTONIC) - t0, tr->period_ns);
+    }
+}
+
+static void serve(int v)
+{
+    struct service_rt *sv = &services_rt[v];
+    bool cpp = !G.nodes[G.services[v].node].py;
+    uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+    if (cpp)
+        ros_trace_callback_start(sv->callback, false);
+    truth_inc(sv->truth, TC_FIRES);
+    if (sv->cost_ms > 0)
+        sleep_until(t0 + (uint64_t)(sv->cost_ms * 1e6));
+    if (cpp) {
+        ros_trace_callback_end(sv->callback);
+        truth_callback(sv->truth, now_ns(CLOCK_MONOTONIC) - t0, 0);
+    }
 }
 
 /* ------------------------------------------------------------ threads */
@@ -634,8 +687,8 @@ static void *executor_thread(void *argp)
     while (running()) {
         uint64_t now = now_ns(CLOCK_MONOTONIC), next = now + 100000000u;
         for (int t = arg->index; t < ntimers_rt; t += arg->count)
-            if (timers_rt[t].next_ns < next)
-                next = timers_rt[t].next_ns;
+            if ((uint64_t)atomic_load(&timers_rt[t].sched->next_call_ns) < next)
+                next = (uint64_t)atomic_load(&timers_rt[t].sched->next_call_ns);
         if (stop_ns != 0 && next > stop_ns)
             next = stop_ns;
         if (arg->index == 0) /* graph traffic, taken by the rmw itself (source ts 0) */
@@ -658,36 +711,26 @@ static void *executor_thread(void *argp)
                     deliver_socket(which[f], &m);
                 else if (kind[f] == 1)
                     deliver_intra(which[f]);
-                else { /* a request: rclcpp's callback fires its tracepoints, rclpy's none */
-                    bool cpp = !G.nodes[G.services[which[f]].node].py;
-                    if (cpp)
-                        ros_trace_callback_start(services_rt[which[f]].callback, false);
-                    truth_inc(services_rt[which[f]].truth, TC_FIRES);
-                    if (cpp)
-                        ros_trace_callback_end(services_rt[which[f]].callback);
-                }
+                else /* a request: rclcpp's callback fires its tracepoints, rclpy's none */
+                    serve(which[f]);
             }
         }
         now = now_ns(CLOCK_MONOTONIC);
         for (int t = arg->index; t < ntimers_rt; t += arg->count) {
             struct timer_rt *tr = &timers_rt[t];
-            if (tr->next_ns > now)
+            uint64_t due = (uint64_t)atomic_load(&tr->sched->next_call_ns);
+            if (due > now)
                 continue;
             if (now >= tr->stall_from && now < tr->stall_until) { /* wedged: resumes on schedule after */
-                while (tr->next_ns < tr->stall_until)
-                    tr->next_ns += tr->period_ns;
+                while (due < tr->stall_until)
+                    due += tr->period_ns;
+                atomic_store(&tr->sched->next_call_ns, (int64_t)due);
                 continue;
             }
+            /* rcl_timer_call moves the schedule one period on and skips periods missed while the
+             * executor was late (a loaded machine, a stall, a slow callback): never caught up.
+             * Tests judge against what the graph did (truth.h), not against rate x time. */
             fire_timer(t);
-            /*
-             * rcl_timer_call: the next call is one period on from the last
-             * one; periods missed while the executor was late (a loaded
-             * machine, a stall) are skipped, never caught up. Tests judge
-             * against what the graph did (truth.h), not against rate x time.
-             */
-            tr->next_ns += tr->period_ns;
-            if (tr->next_ns < now)
-                tr->next_ns += (1 + (now - tr->next_ns - 1) / tr->period_ns) * tr->period_ns;
         }
     }
     flush_events();
@@ -835,6 +878,8 @@ static int run_process(int proc, int64_t duration_ns)
             if (G.timers[t].node != n)
                 continue;
             struct timer_rt *tr = &timers_rt[add_timer(n, G.timers[t].hz, -1, -1, -1)];
+            tr->cost_ms = G.timers[t].cost_ms;
+            tr->cost_every = G.timers[t].cost_every > 0 ? G.timers[t].cost_every : 1;
             if (G.timers[t].stall_for > 0) {
                 tr->stall_from = t0_ns + (uint64_t)(G.timers[t].stall_at * 1e9);
                 tr->stall_until = tr->stall_from + (uint64_t)(G.timers[t].stall_for * 1e9);
@@ -846,6 +891,7 @@ static int run_process(int proc, int64_t duration_ns)
             services_rt[v].handle = xalloc(sizeof(rcl_handle_t));
             services_rt[v].handle->impl = xalloc(48);
             services_rt[v].callback = xalloc(128);
+            services_rt[v].cost_ms = G.services[v].cost_ms;
             services_rt[v].truth = truth_add("service", LANG(n), nodes_rt[n].fq, G.services[v].name);
             ros_trace_rcl_service_init(services_rt[v].handle, nodes_rt[n].handle, xalloc(48), G.services[v].name);
             if (!G.nodes[n].py) {

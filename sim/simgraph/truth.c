@@ -112,6 +112,35 @@ void truth_inc(int slot, enum truth_count c)
     atomic_fetch_add_explicit(&recs[slot].count[c], 1, memory_order_release);
 }
 
+static void store_max(_Atomic uint64_t *m, uint64_t v)
+{
+    uint64_t cur = atomic_load_explicit(m, memory_order_relaxed);
+    while (v > cur && !atomic_compare_exchange_weak_explicit(m, &cur, v, memory_order_release, memory_order_relaxed))
+        ;
+}
+
+void truth_callback(int slot, uint64_t d_ns, uint64_t period_ns)
+{
+    if (slot < 0 || recs == NULL)
+        return;
+    _Atomic uint64_t *t = recs[slot].timing;
+    atomic_fetch_add_explicit(&t[TT_CALLBACK_NS], d_ns, memory_order_release);
+    store_max(&t[TT_CALLBACK_MAX], d_ns);
+    if (period_ns != 0 && d_ns > period_ns)
+        atomic_fetch_add_explicit(&t[TT_OVERRUNS], 1, memory_order_release);
+    atomic_fetch_add_explicit(&t[TT_CALLBACKS], 1, memory_order_release); /* last: a reader that sees n sees the n-th's sum */
+}
+
+void truth_late(int slot, uint64_t late_ns)
+{
+    if (slot < 0 || recs == NULL)
+        return;
+    _Atomic uint64_t *t = recs[slot].timing;
+    atomic_fetch_add_explicit(&t[TT_LATE_NS], late_ns, memory_order_release);
+    store_max(&t[TT_LATE_MAX], late_ns);
+    atomic_fetch_add_explicit(&t[TT_LATE_N], 1, memory_order_release);
+}
+
 void truth_exit(void)
 {
     if (hdr != NULL)

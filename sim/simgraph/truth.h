@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define TRUTH_MAGIC "SIMTRUTH"
-#define TRUTH_VERSION 1u
+#define TRUTH_VERSION 2u
 #define TRUTH_CAPACITY 4096u
 #define TRUTH_NAME 128
 
@@ -30,6 +30,19 @@ enum truth_count {
     TC_SUB_TAKEN = 2, /* sub: rmw_take calls that took a message (includes discarded own intra copies) */
     TC_SUB_LOST = 3,  /* sub: samples the best-effort reader never got (drop=) */
     TC_FIRES = 0,     /* timer: callbacks run; service: requests handled; client: requests sent */
+};
+
+/* What a record's timing[] holds: the graph's own clock around each callback
+ * (read just before callback_start and just after callback_end, so it
+ * brackets the probe's) and each timer call against rcl's schedule. */
+enum truth_timing {
+    TT_CALLBACK_NS = 0,  /* sum of callback durations */
+    TT_CALLBACKS = 1,    /* callbacks timed (ended) */
+    TT_CALLBACK_MAX = 2, /* the longest */
+    TT_OVERRUNS = 3,     /* timer: callbacks longer than the period */
+    TT_LATE_NS = 4,      /* timer: sum of actual - scheduled call time */
+    TT_LATE_N = 5,       /* timer: calls */
+    TT_LATE_MAX = 6,     /* timer: the latest call */
 };
 
 struct truth_header {
@@ -49,6 +62,7 @@ struct truth_record {
     char topic[TRUTH_NAME]; /* topic, service name; "" for a timer */
     char node[TRUTH_NAME];  /* fully qualified node name */
     _Atomic uint64_t count[4];
+    _Atomic uint64_t timing[8]; /* enum truth_timing (version 2) */
 };
 
 /* Opens DIR/truth-<pid>.bin; dir NULL or "" keeps truth off (every call a no-op). */
@@ -58,6 +72,10 @@ void truth_after_fork(void);
 /* A new record; returns its slot, or -1 (truth off or full). */
 int truth_add(const char *kind, const char *lang, const char *node, const char *topic);
 void truth_inc(int slot, enum truth_count c);
+/* One callback of slot's entity that ran d_ns (a timer's: overran when longer than period_ns). */
+void truth_callback(int slot, uint64_t d_ns, uint64_t period_ns);
+/* One timer call of slot, late_ns after its scheduled time. */
+void truth_late(int slot, uint64_t late_ns);
 /* The process is returning normally: its counts are final. */
 void truth_exit(void);
 

@@ -50,7 +50,7 @@
 
 #define RP_MAGIC UINT64_C(0x45534c5550325352) /* "RS2PULSE" read as little-endian u64 */
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 3
+#define RP_ABI_MINOR 4
 
 #define RP_HEADER_SIZE 4096u
 #define RP_MAX_SECTIONS 8u
@@ -82,7 +82,8 @@ enum rp_section_kind {
     RP_SECTION_LANES = 3,
     RP_SECTION_GAPS = 4,    /* only with ROS_TOPIC_STATS_JITTER=1: endpoint_capacity x rp_gap */
     RP_SECTION_LATENCY = 5, /* only with ROS_TOPIC_STATS_LATENCY=1: endpoint_capacity x rp_gap, see below */
-    /* reserved for a later minor version: 5 latency histograms */
+    RP_SECTION_TIMING = 6,  /* ABI 1.4, unless ROS_PULSE_TIMING=0: endpoint_capacity x rp_timing */
+    RP_SECTION_THREADS = 7, /* ABI 1.4, with RP_SECTION_TIMING: (lane_count - 1) x rp_thread, one per private lane */
 };
 
 /* rp_node.state and rp_endpoint.state */
@@ -157,6 +158,58 @@ struct rp_gap {
  * Exact on one host; across hosts only as good as their clock sync.
  */
 
+/*
+ * RP_SECTION_TIMING (ABI 1.4): how long each callback ran, and how late each
+ * timer was called. Record i belongs to endpoint i (subscription, timer,
+ * service; a publisher's stays zero). Multi-writer (reentrant callbacks may
+ * run on several threads at once), every field atomic, nothing ever reset.
+ *
+ * A callback is timed from callback_start to the callback_end of the same
+ * callback on the same thread: nested callbacks (a spin inside a callback)
+ * each get their own duration. A start whose end never comes (the callback
+ * threw; a deferred service response on Humble and Jazzy) is counted in
+ * unended when the thread's next start or end shows it was abandoned.
+ *
+ * Histograms are log-linear, 8 buckets per octave (a bucket spans at most
+ * 1/8 of its lower bound): u = d >> 10 (~microseconds); u < 8 -> bucket u;
+ * else e = floor(log2 u), bucket (e - 2) * 8 + ((u >> (e - 3)) & 7), capped at
+ * RP_TIME_BUCKETS - 1 (~69 s and more). The count of a histogram is the sum
+ * of its buckets.
+ */
+#define RP_TIME_BUCKETS 200u
+#define RP_TIME_SUB_BITS 3u
+
+struct rp_timing {
+    RP_ATOMIC(uint64_t) sum_ns;      /* sum of the timed durations */
+    RP_ATOMIC(uint64_t) unended;     /* starts abandoned without their end */
+    RP_ATOMIC(uint64_t) overruns;    /* timer: callbacks that ran longer than the period */
+    RP_ATOMIC(uint64_t) late_sum_ns; /* timer: sum of the lateness of every call */
+    uint64_t period_ns;              /* timer: the period, written before the endpoint is published */
+    uint64_t reserved;
+    RP_ATOMIC(uint32_t) buckets[RP_TIME_BUCKETS];      /* callback durations (wrap modulo 2^32) */
+    RP_ATOMIC(uint32_t) late_buckets[RP_TIME_BUCKETS]; /* timer: actual minus scheduled call time */
+};
+
+/*
+ * RP_SECTION_THREADS (ABI 1.4): how busy each thread is. Record i belongs to
+ * the thread that holds private lane i (one writer at a time; a thread that
+ * exits frees its lane, and the next holder writes its own tid). busy_ns sums
+ * the thread's outermost callbacks; open_ns is the start of the one running
+ * now (0: none), so a reader adds now - open_ns to see a long callback
+ * while it runs. seq is odd while the writer changes the record: a reader
+ * that sees it odd, or changed after reading, reads again.
+ */
+struct rp_thread {
+    RP_ATOMIC(uint32_t) seq;
+    int32_t tid;
+    RP_ATOMIC(uint64_t) busy_ns;   /* CLOCK_MONOTONIC ns inside outermost callbacks, ended ones */
+    RP_ATOMIC(uint64_t) open_ns;   /* start of the outermost callback running now; 0 = none */
+    RP_ATOMIC(uint64_t) callbacks; /* outermost callbacks ended */
+    uint32_t node_index;           /* node of the last outermost callback (RP_NO_NODE: none) */
+    uint32_t reserved;
+    char name[24];                 /* the thread's name when it took the lane */
+};
+
 struct rp_section {
     uint32_t kind;
     uint32_t count;  /* number of records */
@@ -224,6 +277,8 @@ _Static_assert(__builtin_offsetof(struct rp_header, exe) == 320, "exe offset");
 _Static_assert(sizeof(struct rp_node) == 272, "rp_node size");
 _Static_assert(sizeof(struct rp_endpoint) == 320, "rp_endpoint size");
 _Static_assert(sizeof(struct rp_gap) == 24 + 4 * RP_GAP_BUCKETS, "rp_gap size");
+_Static_assert(sizeof(struct rp_timing) == 48 + 8 * RP_TIME_BUCKETS, "rp_timing size");
+_Static_assert(sizeof(struct rp_thread) == 64, "rp_thread size");
 #endif
 
 #endif /* ROS2_PULSE_SEGMENT_H */

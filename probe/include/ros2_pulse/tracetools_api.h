@@ -129,4 +129,23 @@ typedef rp_rcl_ret_t (*rp_rcl_publish_fn)(const void *publisher, const void *mes
 rp_rcl_ret_t rcl_publish_loaned_message(const void *publisher, void *ros_message, void *allocation);
 rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const void *serialized_message, void *allocation);
 
+/*
+ * The rcl timer calls the probe wraps to see when each timer is called
+ * against its schedule: rclcpp (Humble) and rclpy call rcl_timer_call;
+ * rclcpp and rclpy from Jazzy on call rcl_timer_call_with_info, whose info
+ * holds the scheduled and the actual call time (rcl/timer.h). A timer's
+ * lateness before a plain rcl_timer_call is -rcl_timer_get_time_until_next_call.
+ */
+#define RP_RCL_RET_TIMER_CANCELED 801
+typedef struct {
+    int64_t expected_call_time; /* rcl_time_point_value_t: ns of the timer's clock */
+    int64_t actual_call_time;
+} rp_rcl_timer_call_info_t;
+typedef rp_rcl_ret_t (*rp_rcl_timer_call_fn)(void *timer);
+typedef rp_rcl_ret_t (*rp_rcl_timer_call_with_info_fn)(void *timer, rp_rcl_timer_call_info_t *info);
+typedef rp_rcl_ret_t (*rp_rcl_timer_get_time_until_next_call_fn)(const void *timer, int64_t *time_until_next_call);
+rp_rcl_ret_t rcl_timer_call(void *timer);
+rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info_t *info);
+rp_rcl_ret_t rcl_timer_get_time_until_next_call(const void *timer, int64_t *time_until_next_call);
+
 #endif /* ROS2_PULSE_TRACETOOLS_API_H */

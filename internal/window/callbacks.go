@@ -1,0 +1,252 @@
+package window
+
+import (
+	"math"
+	"sort"
+
+	"ros2_pulse/internal/segment"
+)
+
+// TimeBucketBounds returns the duration range [lo, hi) in nanoseconds of
+// bucket b of rp_timing (segment.h): 8 linear buckets of 1024 ns, then 8 per
+// octave. The last bucket is open-ended (hi = +Inf).
+func TimeBucketBounds(b int) (lo, hi float64) {
+	lower := func(b int) float64 {
+		if b < 8 {
+			return float64(b) * 1024
+		}
+		e := b/8 + 2
+		return math.Ldexp(float64(8+b%8), e-3) * 1024
+	}
+	lo = lower(b)
+	if b >= segment.TimeBuckets-1 {
+		return lo, math.Inf(1)
+	}
+	return lo, lower(b + 1)
+}
+
+// Durations describes the durations (callbacks, or a timer's lateness)
+// counted in one window, from the histogram's bucket deltas.
+type Durations struct {
+	N      uint64
+	SumMs  float64 // exact
+	MeanMs float64 // exact
+	// Quantiles: the middle of their bucket (within 6.25 %), or the mean
+	// when every duration fell in one bucket. MaxMs: the upper bound of the
+	// highest bucket (at most 12.5 % above the truth, never below it).
+	P50Ms, P90Ms, P99Ms, MaxMs float64
+}
+
+// durAcc merges duration histograms over a window.
+type durAcc struct {
+	delta [segment.TimeBuckets]uint64
+	n     uint64
+	sumNs uint64
+}
+
+// add diffs two readings of one histogram; prev nil counts everything.
+func (a *durAcc) add(prevSum uint64, prev *[segment.TimeBuckets]uint32, sum uint64, cur *[segment.TimeBuckets]uint32) {
+	a.sumNs += sum - prevSum
+	for b := range a.delta {
+		d := cur[b]
+		if prev != nil {
+			d -= prev[b] // modular: right across one wrap
+		}
+		a.delta[b] += uint64(d)
+		a.n += uint64(d)
+	}
+}
+
+func (a *durAcc) stats() Durations {
+	st := Durations{N: a.n, SumMs: float64(a.sumNs) / 1e6}
+	if a.n == 0 {
+		return st
+	}
+	st.MeanMs = st.SumMs / float64(a.n)
+	used, top := 0, 0
+	for b, d := range a.delta {
+		if d > 0 {
+			used++
+			top = b
+		}
+	}
+	lo, hi := TimeBucketBounds(top)
+	if math.IsInf(hi, 1) {
+		hi = lo
+	}
+	st.MaxMs = math.Max(hi/1e6, st.MeanMs)
+	if used == 1 { // one bucket: the exact mean is the best figure for every quantile
+		st.P50Ms, st.P90Ms, st.P99Ms = st.MeanMs, st.MeanMs, st.MeanMs
+		return st
+	}
+	quantile := func(q float64) float64 {
+		target := uint64(math.Ceil(q * float64(a.n)))
+		var acc uint64
+		for b, d := range a.delta {
+			if acc += d; acc >= target {
+				lo, hi := TimeBucketBounds(b)
+				if math.IsInf(hi, 1) {
+					return lo / 1e6
+				}
+				return (lo + hi) / 2e6
+			}
+		}
+		return st.MaxMs
+	}
+	st.P50Ms, st.P90Ms, st.P99Ms = quantile(0.5), quantile(0.9), quantile(0.99)
+	return st
+}
+
+// Callback is the callbacks of one subscription, timer or service over the
+// window. Callbacks are timed from callback_start to callback_end, which
+// rclcpp fires; rclpy fires neither, so its callbacks are not measured
+// (Measured false), never zero.
+type Callback struct {
+	Pid      int
+	Node     string // "" when the probe links it to no node
+	Kind     string // "subscription", "timer" or "service"
+	Name     string // topic or service name; "" for a timer (Ordinal and PeriodMs name it)
+	Ordinal  int    // timers: among the node's timers in creation order
+	PeriodMs float64
+	Duration Durations
+	Unended  uint64 // starts whose end never came (an exception, a deferred service response)
+	Measured bool
+}
+
+// Thread is one thread that ran callbacks, over the window: the share of the
+// window it spent inside its outermost callbacks (a callback still running
+// at the window's end counts up to then).
+type Thread struct {
+	Pid       int
+	Tid       int
+	Name      string
+	Node      string // the node of its last callback
+	BusyPct   float64
+	Callbacks uint64
+}
+
+// NodeBusy is the share of the window a node spent in its callbacks (the sum
+// of their durations: above 100 % when they run on several threads at once).
+type NodeBusy struct {
+	Node     string
+	Pid      int
+	Pct      float64
+	Measured bool // some callback of the node is timed
+}
+
+var kindNames = map[segment.Kind]string{segment.KindSubscription: "subscription", segment.KindTimer: "timer", segment.KindService: "service"}
+
+// callbackOf diffs one endpoint's timing over the window. base is its
+// reading at the window start (nil: count everything).
+func callbackOf(s *segment.Snapshot, e, base *segment.Endpoint) Callback {
+	c := Callback{Pid: s.Pid, Kind: kindNames[e.Kind], Name: e.Name}
+	if e.Node >= 0 {
+		c.Node = s.Nodes[e.Node].Name
+	}
+	if e.Kind == segment.KindTimer {
+		c.Name, c.PeriodMs = "", float64(e.Aux)/1e6
+	}
+	// rclcpp marks what it delivers for; a subscription's callbacks are timed only then
+	c.Measured = e.Timing != nil && e.Flags&segment.FlagRclcpp != 0
+	if !c.Measured {
+		return c
+	}
+	var acc durAcc
+	var prevSum, prevUnended uint64
+	var prev *[segment.TimeBuckets]uint32
+	if base != nil && base.Timing != nil {
+		prevSum, prev, prevUnended = base.Timing.SumNs, &base.Timing.Buckets, base.Timing.Unended
+	}
+	acc.add(prevSum, prev, e.Timing.SumNs, &e.Timing.Buckets)
+	c.Duration = acc.stats()
+	c.Unended = sub(e.Timing.Unended, prevUnended)
+	return c
+}
+
+// lateness diffs a timer's calls against its schedule, and its overruns.
+func lateness(e, base *segment.Endpoint) (Durations, uint64, bool) {
+	if e.Lateness == nil {
+		return Durations{}, 0, false
+	}
+	var acc durAcc
+	var prevSum, prevOver uint64
+	var prev *[segment.TimeBuckets]uint32
+	if base != nil && base.Lateness != nil {
+		prevSum, prev = base.Lateness.SumNs, &base.Lateness.Buckets
+	}
+	if base != nil && base.Timing != nil {
+		prevOver = base.Timing.Overruns
+	}
+	acc.add(prevSum, prev, e.Lateness.SumNs, &e.Lateness.Buckets)
+	return acc.stats(), sub(e.Timing.Overruns, prevOver), true
+}
+
+// threadsOf is the busy share of each thread of a live process that has a
+// baseline in the previous scan (a thread first seen now shows next window).
+func threadsOf(s, old *segment.Snapshot, t1, t2 uint64) []Thread {
+	if old == nil || !s.Alive || t2 <= t1 {
+		return nil
+	}
+	busyAt := func(th *segment.Thread, at uint64) uint64 {
+		if th.OpenNs != 0 && at > th.OpenNs {
+			return th.BusyNs + (at - th.OpenNs)
+		}
+		return th.BusyNs
+	}
+	var out []Thread
+	for i := range s.Threads {
+		th := &s.Threads[i]
+		var was *segment.Thread
+		for j := range old.Threads {
+			if old.Threads[j].Lane == th.Lane && old.Threads[j].Tid == th.Tid {
+				was = &old.Threads[j]
+			}
+		}
+		if was == nil {
+			continue
+		}
+		busy := sub(busyAt(th, t2), busyAt(was, t1))
+		t := Thread{Pid: s.Pid, Tid: th.Tid, Name: th.Name, Callbacks: sub(th.Callbacks, was.Callbacks),
+			BusyPct: math.Min(100, 100*float64(busy)/float64(t2-t1))}
+		if th.Node >= 0 && th.Node < len(s.Nodes) {
+			t.Node = s.Nodes[th.Node].Name
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// nodeBusy sums each node's callback time over the window.
+func nodeBusy(cbs []Callback, seconds float64) []NodeBusy {
+	type key struct {
+		node string
+		pid  int
+	}
+	idx := map[key]int{}
+	var out []NodeBusy
+	for _, c := range cbs {
+		if c.Node == "" {
+			continue
+		}
+		k := key{c.Node, c.Pid}
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, NodeBusy{Node: c.Node, Pid: c.Pid})
+		}
+		if c.Measured {
+			out[i].Measured = true
+			if seconds > 0 {
+				out[i].Pct += c.Duration.SumMs / 10 / seconds
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Node != out[j].Node {
+			return out[i].Node < out[j].Node
+		}
+		return out[i].Pid < out[j].Pid
+	})
+	return out
+}

@@ -1,0 +1,264 @@
+/*
+ * Callback and timer timing (ABI 1.4, design note 0018): how long each
+ * callback runs, how late each timer is called, and how busy each thread is.
+ *
+ * callback_start (counted in probe.c) hands its endpoint here; this file
+ * keeps a small per-thread stack of the callbacks open on the thread, so a
+ * callback_end pairs with its own start however callbacks nest (a spin
+ * inside a callback), and a start whose end never comes (an exception, a
+ * deferred service response on Humble and Jazzy) is found abandoned rather
+ * than timed. One clock read at the start, one at the end; nothing here
+ * touches the publish path.
+ *
+ * Timers: rcl_timer_call (rclcpp on Humble, rclpy) and
+ * rcl_timer_call_with_info (Jazzy+) are wrapped to see each call against the
+ * timer's own schedule, from rcl itself: the info's expected and actual call
+ * times, or the time until the next call just before a plain call.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "probe_internal.h"
+#include "ros2_pulse/segment.h"
+#include "ros2_pulse/tracetools_api.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define STACK_MAX 16u
+
+struct open_callback {
+    const void *callback;
+    uint64_t start_ns;
+    struct rp_timing *timing;
+};
+
+/* The callbacks open on this thread, outermost first; valid for the segment mapped at tls_stack_lanes. */
+static __thread struct open_callback tls_stack[STACK_MAX];
+static __thread uint32_t tls_depth;
+static __thread _Atomic uint64_t *tls_stack_lanes;
+/* This thread's record in RP_SECTION_THREADS (NULL on the shared lane), for the segment at tls_thread_lanes. */
+static __thread struct rp_thread *tls_thread;
+static __thread _Atomic uint64_t *tls_thread_lanes;
+
+static inline uint32_t time_bucket(uint64_t d)
+{
+    uint64_t u = d >> 10; /* ~microseconds; see rp_timing in segment.h */
+    if (u < 8)
+        return (uint32_t)u;
+    uint32_t e = 63u - (uint32_t)__builtin_clzll(u);
+    uint32_t b = (e - 2) * 8 + (uint32_t)((u >> (e - RP_TIME_SUB_BITS)) & 7);
+    return b < RP_TIME_BUCKETS ? b : RP_TIME_BUCKETS - 1;
+}
+
+/* ---------------------------------------------------------------- thread records (single writer: seqlock) */
+
+static inline void seq_begin(struct rp_thread *r)
+{
+    uint32_t s = atomic_load_explicit(&r->seq, memory_order_relaxed);
+    atomic_store_explicit(&r->seq, s + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+}
+
+static inline void seq_end(struct rp_thread *r)
+{
+    atomic_store_explicit(&r->seq, atomic_load_explicit(&r->seq, memory_order_relaxed) + 1, memory_order_release);
+}
+
+/* This thread's record, claimed (tid and name written) on first use in this segment. */
+static struct rp_thread *thread_record(_Atomic uint64_t *lanes)
+{
+    if (tls_thread_lanes == lanes)
+        return tls_thread;
+    tls_thread_lanes = lanes;
+    tls_thread = NULL;
+    int32_t lane = rp_private_lane();
+    if (lane < 0 || g_seg.threads == NULL)
+        return NULL;
+    struct rp_thread *r = &g_seg.threads[lane];
+    char name[16] = {0};
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    seq_begin(r);
+    r->tid = (int32_t)syscall(SYS_gettid);
+    memcpy(r->name, name, sizeof name);
+    /* a previous holder that exited inside a callback left it open: it is over */
+    atomic_store_explicit(&r->open_ns, 0, memory_order_relaxed);
+    seq_end(r);
+    tls_thread = r;
+    return r;
+}
+
+static void thread_open(_Atomic uint64_t *lanes, uint64_t now, uint32_t node)
+{
+    struct rp_thread *r = thread_record(lanes);
+    if (r == NULL)
+        return;
+    seq_begin(r);
+    r->node_index = node;
+    atomic_store_explicit(&r->open_ns, now, memory_order_relaxed);
+    seq_end(r);
+}
+
+/* The outermost callback ended at end_ns (an abandoned one: at its start, so it adds nothing). */
+static void thread_close(_Atomic uint64_t *lanes, uint64_t end_ns)
+{
+    struct rp_thread *r = thread_record(lanes);
+    if (r == NULL)
+        return;
+    uint64_t open = atomic_load_explicit(&r->open_ns, memory_order_relaxed);
+    seq_begin(r);
+    if (open != 0 && end_ns > open)
+        atomic_store_explicit(&r->busy_ns, atomic_load_explicit(&r->busy_ns, memory_order_relaxed) + (end_ns - open),
+                              memory_order_relaxed);
+    atomic_store_explicit(&r->open_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->callbacks, atomic_load_explicit(&r->callbacks, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    seq_end(r);
+}
+
+/* ---------------------------------------------------------------- callbacks */
+
+/* Entries from..depth-1 never saw their end: counted as abandoned, not timed. */
+static void abandon_from(_Atomic uint64_t *lanes, uint32_t from)
+{
+    for (uint32_t k = from; k < tls_depth; k++)
+        atomic_fetch_add_explicit(&tls_stack[k].timing->unended, 1, memory_order_relaxed);
+    if (from == 0 && tls_depth > 0)
+        thread_close(lanes, tls_stack[0].start_ns);
+    tls_depth = from;
+}
+
+void rp_timing_start(const void *callback, uint64_t ep)
+{
+    _Atomic uint64_t *lanes = rp_lanes();
+    if (UNLIKELY(lanes != tls_stack_lanes)) { /* first use, or a fork child's new segment */
+        tls_stack_lanes = lanes;
+        tls_depth = 0;
+    }
+    if (lanes == NULL)
+        return;
+    /* The same callback still open on this thread cannot be nested in itself: it was abandoned. */
+    for (uint32_t i = tls_depth; i-- > 0;) {
+        if (tls_stack[i].callback == callback) {
+            abandon_from(lanes, i);
+            break;
+        }
+    }
+    if (tls_depth == STACK_MAX)
+        return; /* nested deeper than anything real: this one is counted, not timed */
+    uint64_t now = rp_mono_ns();
+    if (tls_depth == 0)
+        thread_open(lanes, now, atomic_load_explicit(&g_seg.endpoints[ep - 1].node_index, memory_order_relaxed));
+    tls_stack[tls_depth++] = (struct open_callback){callback, now, &g_seg.timing[ep - 1]};
+}
+
+static void timing_end(const void *callback)
+{
+    _Atomic uint64_t *lanes = rp_lanes();
+    if (lanes != tls_stack_lanes || lanes == NULL) {
+        tls_depth = 0; /* the segment changed under the open callbacks (fork): they are not ours */
+        return;
+    }
+    for (uint32_t i = tls_depth; i-- > 0;) {
+        if (tls_stack[i].callback != callback)
+            continue;
+        uint64_t now = rp_mono_ns();
+        abandon_from(lanes, i + 1); /* nested ones that never ended */
+        struct rp_timing *t = tls_stack[i].timing;
+        uint64_t d = now > tls_stack[i].start_ns ? now - tls_stack[i].start_ns : 0;
+        atomic_fetch_add_explicit(&t->sum_ns, d, memory_order_relaxed);
+        atomic_fetch_add_explicit(&t->buckets[time_bucket(d)], 1, memory_order_relaxed);
+        if (t->period_ns != 0 && d > t->period_ns)
+            atomic_fetch_add_explicit(&t->overruns, 1, memory_order_relaxed);
+        tls_depth = i;
+        if (i == 0)
+            thread_close(lanes, now);
+        return;
+    }
+    /* not open here: a callback we do not count, or one nested too deep */
+}
+
+EXPORT void ros_trace_callback_end(const void *callback)
+{
+    if (tls_depth > 0 && callback != NULL)
+        timing_end(callback);
+    RP_FORWARD(callback_end, (const void *), (callback));
+}
+
+/* ---------------------------------------------------------------- timers */
+
+static __thread bool tls_in_timer_call; /* Jazzy's rcl_timer_call calls rcl_timer_call_with_info */
+
+static void *real_rcl(void *_Atomic *slot, const char *name)
+{
+    void *fn = atomic_load_explicit(slot, memory_order_acquire);
+    if (UNLIKELY(fn == RP_UNRESOLVED)) {
+        fn = rp_resolve_real(name, "librcl.so");
+        atomic_store_explicit(slot, fn, memory_order_release);
+    }
+    return fn;
+}
+
+static inline uintptr_t timer_impl(const void *timer)
+{
+    const void *impl = *(const void *const *)timer;
+    return impl != NULL ? (uintptr_t)impl : (uintptr_t)timer;
+}
+
+/* One successful call of timer endpoint ep, late_ns after its scheduled time. */
+static void timer_called(uint64_t ep, int64_t late_ns)
+{
+    /* rclcpp's fires are counted at callback_start; rclpy's and plain rcl's only here */
+    if (!(atomic_load_explicit(&g_seg.endpoints[ep - 1].flags, memory_order_acquire) & RP_EP_RCLCPP))
+        rp_count_endpoint(ep, RP_SLOT_INTER);
+    if (g_seg.timing == NULL)
+        return;
+    struct rp_timing *t = &g_seg.timing[ep - 1];
+    uint64_t late = late_ns > 0 ? (uint64_t)late_ns : 0;
+    atomic_fetch_add_explicit(&t->late_sum_ns, late, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->late_buckets[time_bucket(late)], 1, memory_order_relaxed);
+}
+
+EXPORT rp_rcl_ret_t rcl_timer_call(void *timer)
+{
+    static void *_Atomic real_fn = RP_UNRESOLVED, *_Atomic until_fn = RP_UNRESOLVED;
+    rp_rcl_timer_call_fn real = (rp_rcl_timer_call_fn)real_rcl(&real_fn, "rcl_timer_call");
+    if (real == NULL)
+        return RP_RCL_RET_ERROR; /* no librcl in this process */
+    if (timer == NULL || tls_in_timer_call || rp_lanes() == NULL)
+        return real(timer);
+    uint64_t ep = rp_timer_endpoint(timer_impl(timer), true);
+    int64_t until = 0;
+    rp_rcl_timer_get_time_until_next_call_fn get_until =
+        (rp_rcl_timer_get_time_until_next_call_fn)real_rcl(&until_fn, "rcl_timer_get_time_until_next_call");
+    bool scheduled = ep != 0 && get_until != NULL && get_until(timer, &until) == RP_RCL_RET_OK;
+    tls_in_timer_call = true;
+    rp_rcl_ret_t ret = real(timer);
+    tls_in_timer_call = false;
+    if (ret == RP_RCL_RET_OK && scheduled)
+        timer_called(ep, -until);
+    return ret;
+}
+
+EXPORT rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info_t *info)
+{
+    static void *_Atomic real_fn = RP_UNRESOLVED;
+    rp_rcl_timer_call_with_info_fn real =
+        (rp_rcl_timer_call_with_info_fn)real_rcl(&real_fn, "rcl_timer_call_with_info");
+    if (real == NULL)
+        return RP_RCL_RET_ERROR; /* before Jazzy, or no librcl */
+    if (timer == NULL || info == NULL || tls_in_timer_call || rp_lanes() == NULL)
+        return real(timer, info);
+    tls_in_timer_call = true;
+    rp_rcl_ret_t ret = real(timer, info);
+    tls_in_timer_call = false;
+    if (ret == RP_RCL_RET_OK) {
+        uint64_t ep = rp_timer_endpoint(timer_impl(timer), true);
+        if (ep != 0)
+            timer_called(ep, info->actual_call_time - info->expected_call_time);
+    }
+    return ret;
+}

@@ -1,0 +1,64 @@
+/*
+ * What probe.c shares with the other hook families (callbacks.c): the
+ * segment, the clock, forwarding, and the timer table. Hidden symbols: none
+ * of this is exported from the library.
+ */
+#ifndef ROS2_PULSE_PROBE_INTERNAL_H
+#define ROS2_PULSE_PROBE_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "segment_writer.h"
+
+#define RP_HIDDEN __attribute__((visibility("hidden")))
+#define RP_UNRESOLVED ((void *)1)
+
+/* This process's segment; valid once rp_lanes() is non-NULL (an acquire load publishes it). */
+extern struct rp_segment g_seg RP_HIDDEN;
+
+/* The lanes, NULL until the segment exists (and again in a fork child until it makes its own). */
+_Atomic uint64_t *rp_lanes(void) RP_HIDDEN;
+
+/* This thread's private lane index, claiming a lane on first use; -1 on the shared lane or without a segment. */
+int32_t rp_private_lane(void) RP_HIDDEN;
+
+uint64_t rp_mono_ns(void) RP_HIDDEN;
+
+/* name in the next object, else in lib if already loaded (Python loads libraries RTLD_LOCAL). */
+void *rp_resolve_real(const char *name, const char *lib) RP_HIDDEN;
+
+/*
+ * The endpoint of rcl timer impl (index + 1), or 0. With create, a timer no
+ * rclcpp object claimed (rclpy, plain rcl) gets its endpoint now, named by
+ * no node: its calls are its fires.
+ */
+uint64_t rp_timer_endpoint(uintptr_t impl, bool create) RP_HIDDEN;
+
+/* Counts one event in counter slot of endpoint ep (index + 1) in this thread's lane. */
+void rp_count_endpoint(uint64_t ep, unsigned slot) RP_HIDDEN;
+
+/* callbacks.c: a counted callback_start of endpoint ep (index + 1) on this thread. */
+void rp_timing_start(const void *callback, uint64_t ep) RP_HIDDEN;
+
+/* Forwards to the real ros_trace_<name>, resolved once per call site. */
+#define RP_FORWARD(name, params, args)                                                             \
+    do {                                                                                           \
+        static void *_Atomic real_fn = RP_UNRESOLVED;                                              \
+        RP_FORWARD_THROUGH(real_fn, name, params, args);                                           \
+    } while (0)
+
+#define RP_FORWARD_THROUGH(slot, name, params, args)                                               \
+    do {                                                                                           \
+        void *_Atomic *fwd_slot = &(slot);                                                         \
+        void *fn = atomic_load_explicit(fwd_slot, memory_order_acquire);                           \
+        if (__builtin_expect(fn == RP_UNRESOLVED, 0)) {                                            \
+            fn = rp_resolve_real("ros_trace_" #name, "libtracetools.so");                          \
+            atomic_store_explicit(fwd_slot, fn, memory_order_release);                             \
+        }                                                                                          \
+        if (fn != NULL)                                                                            \
+            ((void(*) params)fn) args;                                                             \
+    } while (0)
+
+#endif
