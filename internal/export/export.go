@@ -64,6 +64,7 @@ var (
 type descs struct {
 	messages, published, gap, latency, lastAge, nodeUp, procUp, procs, cpuSec, rss, timerFires, timerPeriod, build *prometheus.Desc
 	ruleOK, ruleUnjudgeable, specMin, specMax, dropped, starved                                                    *prometheus.Desc
+	callbackDuration, timerLateness, timerOverruns, threadBusy                                                     *prometheus.Desc
 }
 
 func newDescs(perTopic bool) descs {
@@ -93,6 +94,12 @@ func newDescs(perTopic bool) descs {
 		specMin:         d("spec_min_hz", "The spec's min_hz for a topic side and transport.", "topic", "side", "transport"),
 		specMax:         d("spec_max_hz", "The spec's max_hz for a topic side and transport.", "topic", "side", "transport"),
 		dropped:         d("dropped_endpoints_total", "Endpoints a process could not fit in its segment (ROS_PULSE_MAX_ENDPOINTS).", "pid"),
+		callbackDuration: d("callback_duration_seconds", "How long each callback ran, callback_start to callback_end (rclcpp; rclpy's callbacks fire neither: no series). name is the topic or service, timer the timer's ordinal in its node.",
+			"kind", "name", "node", "pid", "timer"),
+		timerLateness: d("timer_lateness_seconds", "How late each call of a timer came against its own schedule (rcl's expected call time; rclcpp and rclpy).", "node", "pid", "timer"),
+		timerOverruns: d("timer_overruns_total", "Callbacks of a timer that ran longer than its period.", "node", "pid", "timer"),
+		threadBusy: d("thread_busy_seconds_total", "Time a thread spent inside its outermost callbacks (one running now counts up to the scrape): rate() is the thread's busy ratio.",
+			"pid", "tid", "thread"),
 		starved: d("subscription_starved", "For a live subscription that has received nothing yet: 1 once this machine's publishers of its topic have published since the exporter first saw it (a QoS, type, domain or name mismatch; the cause is not visible yet), else 0.",
 			"topic", "node", "pid"),
 	}
@@ -158,7 +165,8 @@ func (c *Collector) Close() {
 // Describe sends every family's descriptor.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.d.messages, c.d.published, c.d.gap, c.d.latency, c.d.lastAge, c.d.nodeUp, c.d.procUp, c.d.procs, c.d.cpuSec, c.d.rss,
-		c.d.timerFires, c.d.timerPeriod, c.d.build, c.d.ruleOK, c.d.ruleUnjudgeable, c.d.specMin, c.d.specMax, c.d.dropped, c.d.starved} {
+		c.d.timerFires, c.d.timerPeriod, c.d.build, c.d.ruleOK, c.d.ruleUnjudgeable, c.d.specMin, c.d.specMax, c.d.dropped, c.d.starved,
+		c.d.callbackDuration, c.d.timerLateness, c.d.timerOverruns, c.d.threadBusy} {
 		ch <- d
 	}
 }
@@ -291,6 +299,9 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 	}
 	preexisting := s.StartMono < c.started
 	key := s.Key()
+	if s.Alive && !c.opt.PerTopic {
+		c.threads(ch, s, mono, pid)
+	}
 	created := func(e *segment.Endpoint) time.Time {
 		return time.Unix(0, int64(s.StartReal+(e.CreatedMono-min(e.CreatedMono, s.StartMono))))
 	}
@@ -298,9 +309,9 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 	hidden := window.IntraDelivered(s) // Humble: publishers whose intra-process publishes no tracepoint sees
 	for i := range s.Endpoints {
 		e := &s.Endpoints[i]
-		node := ""
-		if e.Node >= 0 && e.Node < len(s.Nodes) {
-			node = s.Nodes[e.Node].Name
+		node := window.NodeOf(s, e)
+		if e.Kind != segment.KindPublisher && !e.Retired() && !c.opt.PerTopic {
+			c.timing(e, key, node, pid, timerOrd[e.Node], created(e), preexisting)
 		}
 		if e.Kind == segment.KindTimer {
 			ord := strconv.Itoa(timerOrd[e.Node])
@@ -423,28 +434,34 @@ func getAgg(aggs map[string]*aggregate, kind string, labels ...string) *aggregat
 	return a
 }
 
-// gapValues reads an endpoint's histogram as [count, sum seconds, bucket
-// counts...], unwrapping the probe's 32-bit buckets against the last reading.
+// gapValues reads an endpoint's gap or latency histogram (histValues).
 func (c *Collector) gapValues(id string, g *segment.Gap, preexisting bool) ([]float64, *series) {
+	return c.histValues(id, g.Buckets[:], g.SumNs, preexisting)
+}
+
+// histValues reads a probe histogram as [count, sum seconds, bucket
+// counts...], unwrapping the probe's 32-bit buckets against the last reading.
+func (c *Collector) histValues(id string, buckets []uint32, sumNs uint64, preexisting bool) ([]float64, *series) {
 	st := c.seen[id]
-	vals := make([]float64, 2+segment.GapBuckets)
+	n := len(buckets)
+	vals := make([]float64, 2+n)
 	if st == nil {
-		st = &series{raw: make([]uint32, segment.GapBuckets), last: make([]float64, 2+segment.GapBuckets)}
+		st = &series{raw: make([]uint32, n), last: make([]float64, 2+n)}
 		c.seen[id] = st
-		for b, v := range g.Buckets {
+		for b, v := range buckets {
 			vals[2+b] = float64(v)
 		}
 	} else {
-		for b, v := range g.Buckets {
+		for b, v := range buckets {
 			vals[2+b] = st.last[2+b] + float64(v-st.raw[b]) // modular difference: right across a wrap
 		}
 	}
 	st.scrape = c.scrape
-	copy(st.raw, g.Buckets[:])
-	for b := 0; b < segment.GapBuckets; b++ {
+	copy(st.raw, buckets)
+	for b := 0; b < n; b++ {
 		vals[0] += vals[2+b]
 	}
-	vals[1] = float64(g.SumNs) / 1e9
+	vals[1] = float64(sumNs) / 1e9
 	if preexisting && st.base == nil {
 		st.base = append([]float64(nil), vals...)
 	}
@@ -507,14 +524,15 @@ type merged struct {
 	desc    *prometheus.Desc
 	vt      prometheus.ValueType
 	v       float64
-	hist    []float64 // a gap or latency histogram (vals as gapValues reads them)
+	hist    []float64 // a histogram (vals as histValues reads them): gap or latency, else timing when timing is set
+	timing  bool
 	created time.Time
 	labels  []string
 }
 
 // merge adds an endpoint's sample to this scrape's series of its labels.
 func (c *Collector) merge(d *prometheus.Desc, vt prometheus.ValueType, v float64, hist []float64, created time.Time, labels ...string) {
-	key := d.String() + "\x00" + strings.Join(labels, "\x00")
+	key := d.String() + "\x00" + joinLabels(labels)
 	m := c.pending[key]
 	if m == nil {
 		c.pending[key] = &merged{desc: d, vt: vt, v: v, hist: append([]float64(nil), hist...), created: created, labels: labels}
@@ -538,11 +556,15 @@ func (c *Collector) merge(d *prometheus.Desc, vt prometheus.ValueType, v float64
 	}
 }
 
+func joinLabels(labels []string) string { return strings.Join(labels, "\x00") }
+
 // flush sends this scrape's merged series.
 func (c *Collector) flush(ch chan<- prometheus.Metric) {
 	for _, key := range c.order {
 		m := c.pending[key]
-		if m.hist != nil {
+		if m.hist != nil && m.timing {
+			ch <- timingHistogram(m.desc, m.hist, m.created, m.labels...)
+		} else if m.hist != nil {
 			ch <- gapHistogram(m.desc, m.hist, m.created, m.labels...)
 		} else {
 			emit(ch, m.desc, m.vt, m.v, m.created, m.labels...)
@@ -699,21 +721,28 @@ var classicBounds = func() map[int]bool {
 // a native (sparse, schema 4) one, so a Prometheus with native histograms on
 // gets the probe's resolution.
 func gapHistogram(desc *prometheus.Desc, vals []float64, created time.Time, labels ...string) prometheus.Metric {
+	return histogram(desc, vals, window.BucketBounds, classicBounds, created, labels...)
+}
+
+// histogram builds a histogram metric from histValues' vals, the probe's
+// bucket bounds and which of its buckets end a classic bucket.
+func histogram(desc *prometheus.Desc, vals []float64, bounds func(int) (float64, float64), classicAt map[int]bool,
+	created time.Time, labels ...string) prometheus.Metric {
 	count := uint64(vals[0])
 	sum := vals[1]
 	classic := map[float64]uint64{}
 	native := map[int]int64{}
 	var cum uint64
-	for b := 0; b < segment.GapBuckets; b++ {
+	for b := 0; b < len(vals)-2; b++ {
 		n := uint64(vals[2+b])
 		cum += n
-		lo, hi := window.BucketBounds(b)
-		if classicBounds[b] {
+		lo, hi := bounds(b)
+		if classicAt[b] {
 			classic[hi/1e9] = cum
 		}
 		if n > 0 {
 			// The native bucket of this bucket's midpoint (the last bucket is
-			// open-ended: just above its lower bound).
+			// open-ended: just above its lower bound; the first starts at 0).
 			mid := (lo + hi) / 2
 			if math.IsInf(hi, 1) {
 				mid = lo * 1.01

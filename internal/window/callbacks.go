@@ -134,15 +134,25 @@ type NodeBusy struct {
 	Measured bool // some callback of the node is timed
 }
 
+// NodeOf names an endpoint's node: its linked node, or for a timer with no
+// link (rclpy's: rcl_timer_init names no node) the process's node when it
+// has exactly one. "" when unknown.
+func NodeOf(s *segment.Snapshot, e *segment.Endpoint) string {
+	if e.Node >= 0 && e.Node < len(s.Nodes) {
+		return s.Nodes[e.Node].Name
+	}
+	if e.Kind == segment.KindTimer && len(s.Nodes) == 1 {
+		return s.Nodes[0].Name
+	}
+	return ""
+}
+
 var kindNames = map[segment.Kind]string{segment.KindSubscription: "subscription", segment.KindTimer: "timer", segment.KindService: "service"}
 
 // callbackOf diffs one endpoint's timing over the window. base is its
 // reading at the window start (nil: count everything).
 func callbackOf(s *segment.Snapshot, e, base *segment.Endpoint) Callback {
-	c := Callback{Pid: s.Pid, Kind: kindNames[e.Kind], Name: e.Name}
-	if e.Node >= 0 {
-		c.Node = s.Nodes[e.Node].Name
-	}
+	c := Callback{Pid: s.Pid, Kind: kindNames[e.Kind], Name: e.Name, Node: NodeOf(s, e)}
 	if e.Kind == segment.KindTimer {
 		c.Name, c.PeriodMs = "", float64(e.Aux)/1e6
 	}

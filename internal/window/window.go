@@ -343,9 +343,6 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			var cb *Callback
 			if e.Kind != segment.KindPublisher && s.Alive && !e.Retired() && (e.Kind != segment.KindSubscription || !IsBuiltin(e.Name) || opt.ShowBuiltin) {
 				c := callbackOf(s, e, base)
-				if c.Node == "" && len(s.Nodes) == 1 { // an rclpy timer: the process's one node owns it
-					c.Node = s.Nodes[0].Name
-				}
 				if e.Kind != segment.KindService || c.Duration.N+c.Unended > 0 {
 					w.Callbacks = append(w.Callbacks, c)
 					cb = &w.Callbacks[len(w.Callbacks)-1]

@@ -1,0 +1,71 @@
+package export
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/window"
+)
+
+// timingClassic are the classic buckets of the timing histograms: every
+// octave of the probe's bucket bounds from ~131 µs to ~17 s (exact bounds).
+var timingClassic = func() map[int]bool {
+	m := map[int]bool{}
+	for b := 8 * 5; b <= 8*22; b += 8 { // bucket 8j starts at 2^(j+2) * 1024 ns
+		m[b-1] = true
+	}
+	return m
+}()
+
+func timingHistogram(desc *prometheus.Desc, vals []float64, created time.Time, labels ...string) prometheus.Metric {
+	return histogram(desc, vals, window.TimeBucketBounds, timingClassic, created, labels...)
+}
+
+var callbackKinds = map[segment.Kind]string{segment.KindSubscription: "subscription", segment.KindTimer: "timer", segment.KindService: "service"}
+
+// timing adds an endpoint's callback durations (rclcpp), a timer's lateness
+// and overruns to this scrape. A subscription of a builtin topic, and a
+// service that has handled nothing yet (every node has six), add nothing.
+func (c *Collector) timing(e *segment.Endpoint, key, node, pid string, timerOrd int, created time.Time, preexisting bool) {
+	if e.Timing == nil || c.opt.NoHistograms {
+		return
+	}
+	kind, name, timer := callbackKinds[e.Kind], e.Name, ""
+	if e.Kind == segment.KindTimer {
+		name, timer = "", strconv.Itoa(timerOrd)
+	}
+	if e.Kind == segment.KindSubscription && window.IsBuiltin(e.Name) {
+		return
+	}
+	id := key + "#" + strconv.Itoa(e.Index) + "." + strconv.FormatUint(uint64(e.Generation), 10)
+	if e.Flags&segment.FlagRclcpp != 0 {
+		vals, _ := c.histValues(id+".callback", e.Timing.Buckets[:], e.Timing.SumNs, preexisting)
+		if vals[0] > 0 || e.Kind != segment.KindService {
+			c.mergeTiming(c.d.callbackDuration, vals, created, kind, name, node, pid, timer)
+		}
+	}
+	if e.Lateness != nil {
+		vals, _ := c.histValues(id+".late", e.Lateness.Buckets[:], e.Lateness.SumNs, preexisting)
+		c.mergeTiming(c.d.timerLateness, vals, created, node, pid, timer)
+		c.merge(c.d.timerOverruns, prometheus.CounterValue, float64(e.Timing.Overruns), nil, created, node, pid, timer)
+	}
+}
+
+func (c *Collector) mergeTiming(d *prometheus.Desc, vals []float64, created time.Time, labels ...string) {
+	c.merge(d, prometheus.UntypedValue, 0, vals, created, labels...)
+	c.pending[d.String()+"\x00"+joinLabels(labels)].timing = true
+}
+
+// threads sends each thread's busy time, a callback running now included.
+func (c *Collector) threads(ch chan<- prometheus.Metric, s *segment.Snapshot, mono uint64, pid string) {
+	for _, th := range s.Threads {
+		busy := th.BusyNs
+		if th.OpenNs != 0 && mono > th.OpenNs {
+			busy += mono - th.OpenNs
+		}
+		emit(ch, c.d.threadBusy, prometheus.CounterValue, float64(busy)/1e9, time.Time{}, pid, strconv.Itoa(th.Tid), th.Name)
+	}
+}
