@@ -55,15 +55,20 @@ func TestCountsEqualForwardedCalls(t *testing.T) {
 			g := sim(t, "demo", distro, 3*time.Second, "SIM_TRACETOOLS_REPORT="+report)
 			g.wait()
 			calls := reportCounts(t, report)
-			var pubInter, pubIntra, callbacks, takes uint64
+			var pubInter, pubIntra, callbacks, takes, timerFires uint64
 			for _, snap := range scan(t, g.dir).Snapshots {
 				for _, e := range snap.Endpoints {
+					if e.Kind == segment.KindTimer {
+						timerFires += e.Counts[segment.SlotInter] // every call fires it once, whoever counts it
+					}
 					switch {
 					case e.Kind == segment.KindPublisher:
 						pubInter += e.Counts[segment.SlotInter]
 						pubIntra += e.Counts[segment.SlotIntra]
 					case e.Kind == segment.KindSubscription && e.Flags&segment.FlagRclcpp == 0:
 						takes += e.Counts[segment.SlotInter] // rclpy: counted at rmw_take
+					case e.Kind == segment.KindTimer && e.Flags&segment.FlagRclcpp == 0:
+						// rclpy: counted at rcl_timer_call, with no callback_start
 					default:
 						callbacks += e.Counts[segment.SlotInter] + e.Counts[segment.SlotIntra]
 					}
@@ -79,7 +84,10 @@ func TestCountsEqualForwardedCalls(t *testing.T) {
 				t.Errorf("%s: intra publishes %d", distro, pubIntra)
 			}
 			if callbacks == 0 || callbacks != calls["callback_start"] {
-				t.Errorf("callback_start: probe counted %d (subscriptions, timers, services), real function saw %d", callbacks, calls["callback_start"])
+				t.Errorf("callback_start: probe counted %d (subscriptions, rclcpp timers, services), real function saw %d", callbacks, calls["callback_start"])
+			}
+			if timerFires == 0 || timerFires != calls["rcl_timer_calls_ok"] {
+				t.Errorf("timers: probe counted %d fires (rclcpp and rclpy), rcl's timer calls succeeded %d times", timerFires, calls["rcl_timer_calls_ok"])
 			}
 			// The demo's one rclpy subscription (/cmd_vel) is counted at
 			// rmw_take: exactly the messages it took; every other take

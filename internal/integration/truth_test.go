@@ -51,8 +51,10 @@ type pair struct {
 }
 
 // measured lists the counts of a key the probe sees on distro; the rest are
-// not measured there (an rclpy timer or service fires no tracepoint; a
-// Humble intra-process publish fires none) and are never judged as zero.
+// not measured there (an rclpy service fires no tracepoint; a Humble
+// intra-process publish fires none) and are never judged as zero. Timers of
+// either library are counted: rclcpp's at callback_start, rclpy's at
+// rcl_timer_call (ABI 1.4).
 func measured(kind, lang string, distro segment.Distro) []pair {
 	switch kind {
 	case "pub":
@@ -62,7 +64,9 @@ func measured(kind, lang string, distro segment.Distro) []pair {
 		return []pair{{"published inter", simtruth.PubInter, segment.SlotInter}, {"published intra", simtruth.PubIntra, segment.SlotIntra}}
 	case "sub":
 		return []pair{{"received inter", simtruth.SubInter, segment.SlotInter}, {"received intra", simtruth.SubIntra, segment.SlotIntra}}
-	case "timer", "service":
+	case "timer":
+		return []pair{{"fired", simtruth.Fires, segment.SlotInter}}
+	case "service":
 		if lang == "py" {
 			return nil
 		}
@@ -97,9 +101,7 @@ func probeCounts(s *segment.Scan) (map[simtruth.Key][4]uint64, map[int]segment.D
 			if e.Kind == segment.KindTimer {
 				k.Topic = ""
 			}
-			if e.Node >= 0 && e.Node < len(snap.Nodes) {
-				k.Node = snap.Nodes[e.Node].Name
-			}
+			k.Node = window.NodeOf(snap, &e)
 			c := out[k]
 			for i := range c {
 				c[i] += e.Counts[i]

@@ -64,7 +64,10 @@ var keys = keyMap{
 
 var (
 	sortTopicNames = []string{"name", "rate", "status"}
-	sortNodeNames  = []string{"name", "cpu", "rss"}
+	sortNodeNames  = []string{"name", "cpu", "rss", "busy"}
+	// saturatedPct: a node that spends this much of a window in its
+	// callbacks is shown in the warning colour.
+	saturatedPct = 90.0
 )
 
 // Styles; lipgloss drops colours by itself without a colour terminal or
@@ -310,7 +313,11 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, keys.Down):
 		m.cursor[m.pane] = clamp(m.cursor[m.pane]+1, 0, m.rows()-1)
 	case key.Matches(msg, keys.Sort):
-		m.sortBy[m.pane] = (m.sortBy[m.pane] + 1) % 3
+		names := sortTopicNames
+		if m.pane == paneNodes {
+			names = sortNodeNames
+		}
+		m.sortBy[m.pane] = (m.sortBy[m.pane] + 1) % len(names)
 		m.rebuild()
 	case key.Matches(msg, keys.Pause):
 		m.paused = !m.paused
@@ -516,7 +523,7 @@ func (m Model) tables(f *Frame, w int) []string {
 	nodeW := max(12, min(28, w/3))
 	out = append(out, styleTitle.Render(fmt.Sprintf("Nodes (sort: %s)", sortNodeNames[m.sortBy[1]]))+m.paneMark(paneNodes))
 	out = append(out, styleHeader.Render(cell(" NODE", nodeW, false)+cell("PID", 8, true)+cell("STATE", 13, true)+
-		cell("CPU%", 7, true)+cell("RSS MiB", 9, true)+"  "+cell("TOPICS (out → in)", max(4, w-nodeW-39), false)))
+		cell("CPU%", 7, true)+cell("BUSY%", 7, true)+cell("RSS MiB", 9, true)+"  "+cell("TOPICS (out → in)", max(4, w-nodeW-46), false)))
 	start = scroll(m.cursor[1], nodeRowsN, len(m.nodes))
 	for i := start; i < len(m.nodes) && i < start+nodeRowsN; i++ {
 		r := m.nodes[i]
@@ -534,11 +541,15 @@ func (m Model) tables(f *Frame, w int) []string {
 		}
 		left := cell(mark+r.name, nodeW, false) + cell(fmt.Sprint(r.pid), 8, true)
 		state := styleNodeState[r.state].Render(cell(r.state, 13, true))
-		right := cell(num(r.cpuPct, 1), 7, true) + cell(rss, 9, true) + "  " + cell(strings.TrimSpace(topics), max(4, w-nodeW-39), false)
+		busy := cell(num(r.busyPct, 1), 7, true)
+		right := cell(rss, 9, true) + "  " + cell(strings.TrimSpace(topics), max(4, w-nodeW-46), false)
+		cpu := cell(num(r.cpuPct, 1), 7, true)
 		if m.pane == paneNodes && i == m.cursor[1] {
-			left, right = styleSelected.Render(left), styleSelected.Render(right)
+			left, cpu, busy, right = styleSelected.Render(left), styleSelected.Render(cpu), styleSelected.Render(busy), styleSelected.Render(right)
+		} else if r.busyPct >= saturatedPct { // its callbacks leave its executor no time: what it serves sags
+			busy = styleWarn.Render(busy)
 		}
-		out = append(out, left+state+right)
+		out = append(out, left+state+cpu+busy+right)
 	}
 	if len(m.nodes) == 0 {
 		out = append(out, styleDim.Render(" (no nodes)"))

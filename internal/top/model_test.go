@@ -57,7 +57,10 @@ func frame(i int) Frame {
 	}
 	at := t0.Add(time.Duration(i) * time.Second)
 	f := Frame{W: &window.Window{TsNs: at.UnixNano(), Seconds: 1, Topics: topics, Procs: procs,
-		Nodes: []string{"/base", "/controller", "/imu_driver", "/lidar"}}, At: at, Live: true,
+		Nodes: []string{"/base", "/controller", "/imu_driver", "/lidar"},
+		// /controller's callbacks fill 97 % of the window: its executor is saturated; /base's an rclpy node's are not measured
+		Busy: []window.NodeBusy{{Node: "/controller", Pid: 300, Pct: 97.3, Measured: true}, {Node: "/lidar", Pid: 100, Pct: 2.5, Measured: true}, {Node: "/base", Pid: 200}}},
+		At: at, Live: true,
 		CPU: map[int]cpu.Sample{100: {Pid: 100, CPUPct: 12.5, RSSBytes: 48 << 20}, 200: {Pid: 200, CPUPct: 0.4, RSSBytes: 20 << 20},
 			300: {Pid: 300, CPUPct: 31, RSSBytes: 64 << 20}, 400: {Pid: 400, CPUPct: 1, RSSBytes: 10 << 20}}}
 	f.Warns = []health.Warning{{Kind: health.TopicRate, Topic: "/cmd_vel", Side: "pub", Transport: "any", Timer: -1, Value: 12, Min: 18, Max: math.Inf(1), Age: 3 * time.Second}}

@@ -56,6 +56,7 @@ type nodeRow struct {
 	name, state string // alive, quiet, not measured, exited
 	pid         int
 	cpuPct      float64 // NaN: not measured yet
+	busyPct     float64 // share of the window in its callbacks; NaN: not measured (rclpy, a log without timing)
 	rssBytes    int64
 	out, in     []string // topics it publishes and subscribes
 }
@@ -160,11 +161,24 @@ func nodeRows(f *Frame) []nodeRow {
 		active[k] = active[k] || sv.Delta > 0
 		unseen[k] = unseen[k] || !sv.Measured
 	}
+	busy := map[ep]float64{}
+	for _, b := range f.W.Busy {
+		if b.Measured {
+			busy[ep{b.Pid, b.Node}] = b.Pct
+		}
+	}
+	for _, c := range f.W.Callbacks {
+		k := ep{c.Pid, c.Node}
+		active[k] = active[k] || c.Duration.N > 0
+	}
 	var rows []nodeRow
 	for _, p := range f.W.Procs {
 		for _, n := range p.Nodes {
 			k := ep{p.Pid, n}
-			r := nodeRow{name: n, pid: p.Pid, state: "alive", cpuPct: math.NaN(), out: out[k], in: in[k]}
+			r := nodeRow{name: n, pid: p.Pid, state: "alive", cpuPct: math.NaN(), busyPct: math.NaN(), out: out[k], in: in[k]}
+			if v, ok := busy[k]; ok && p.Alive {
+				r.busyPct = v
+			}
 			switch {
 			case !p.Alive:
 				r.state = "exited"
@@ -256,6 +270,17 @@ func sortNodes(rows []nodeRow, by int) {
 			return eb // live nodes first: exited ones never push them off the screen
 		}
 		switch by {
+		case 3:
+			ba, bb := a.busyPct, b.busyPct
+			if math.IsNaN(ba) {
+				ba = -1
+			}
+			if math.IsNaN(bb) {
+				bb = -1
+			}
+			if ba != bb {
+				return ba > bb
+			}
 		case 1:
 			ca, cb := a.cpuPct, b.cpuPct
 			if math.IsNaN(ca) {

@@ -801,10 +801,14 @@ uint64_t rp_timer_endpoint(uintptr_t impl, bool create)
         return ep; /* a timer no rcl_timer_init announced is not ours */
     INIT_BEGIN();
     ep = rp_map_get(&g_timers, impl);
-    if (ep == 0) {
-        uint64_t period = rp_map_get(&g_timer_periods, impl);
-        add_endpoint_locked(&g_timers, impl, RP_KIND_TIMER, "", period != 0 ? period - 1 : 0, 0);
+    uint64_t period = rp_map_get(&g_timer_periods, impl);
+    if (ep == 0 && period != 0) {
+        add_endpoint_locked(&g_timers, impl, RP_KIND_TIMER, "", period - 1, 0);
         ep = rp_map_get(&g_timers, impl);
+        /* Once only: a full table must not cost every call the mutex and every
+         * thread its cache (INIT_END's generation bump). A new rcl_timer_init
+         * at this address tries again. */
+        map_put_locked(&g_timer_periods, impl, 0);
     }
     INIT_END();
     return ep;

@@ -14,7 +14,8 @@
  * impl's first word (real rcl keeps it inside impl too).
  *
  * Test hook: with SIM_TRACETOOLS_REPORT set, the successful calls are
- * appended to that file at exit ("rcl_publish_loaned_message_ok N").
+ * appended to that file at exit ("rcl_publish_loaned_message_ok N",
+ * "rcl_timer_calls_ok N": timer calls through either function, each once).
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>
@@ -42,7 +43,7 @@ void ros_trace_rcl_publish(const void *publisher_handle, const void *message);
 void ros_trace_rmw_publish(const void *rmw_publisher_handle, const void *message, int64_t timestamp);
 #endif
 
-static _Atomic unsigned long ok_loaned, ok_serialized;
+static _Atomic unsigned long ok_loaned, ok_serialized, ok_timer_calls;
 
 static void report(void)
 {
@@ -50,8 +51,8 @@ static void report(void)
     FILE *f = path != NULL && *path != '\0' ? fopen(path, "a") : NULL;
     if (f == NULL)
         return;
-    fprintf(f, "rcl_publish_loaned_message_ok %lu\nrcl_publish_serialized_message_ok %lu\n", atomic_load(&ok_loaned),
-            atomic_load(&ok_serialized));
+    fprintf(f, "rcl_publish_loaned_message_ok %lu\nrcl_publish_serialized_message_ok %lu\nrcl_timer_calls_ok %lu\n",
+            atomic_load(&ok_loaned), atomic_load(&ok_serialized), atomic_load(&ok_timer_calls));
     fclose(f);
 }
 
@@ -121,6 +122,7 @@ static rp_rcl_ret_t timer_call(void *timer, rp_rcl_timer_call_info_t *info)
     t->impl->last_call_ns = now;
     info->expected_call_time = expected;
     info->actual_call_time = now;
+    atomic_fetch_add_explicit(&ok_timer_calls, 1, memory_order_relaxed);
     return RP_RCL_RET_OK;
 }
 
