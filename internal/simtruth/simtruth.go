@@ -40,6 +40,7 @@ const (
 type Timing struct {
 	CallbackNs, Callbacks, CallbackMaxNs, Overruns uint64
 	LateNs, Lates, LateMaxNs                       uint64
+	Thrown                                         uint64 // callbacks that threw: started, never ended
 }
 
 // What each count of a record means, by kind (truth.h enum truth_count).
@@ -164,7 +165,7 @@ func (s *Snapshot) readFile(path string) error {
 		}
 		s.Counts[k] = sum
 		s.Lang[k] = cstring(r[kindSize : kindSize+langSize])
-		var tv [7]uint64
+		var tv [8]uint64
 		for c := range tv {
 			tv[c] = atomic.LoadUint64((*uint64)(unsafe.Pointer(&names[2*nameSize+32+8*c])))
 		}
@@ -176,6 +177,7 @@ func (s *Snapshot) readFile(path string) error {
 		t.LateNs += tv[4]
 		t.Lates += tv[5]
 		t.LateMaxNs = max(t.LateMaxNs, tv[6])
+		t.Thrown += tv[7]
 		s.Timing[k] = t
 	}
 	return nil

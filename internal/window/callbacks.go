@@ -173,6 +173,35 @@ func callbackOf(s *segment.Snapshot, e, base *segment.Endpoint) Callback {
 	return c
 }
 
+// CallbackDurations summarises an endpoint's callback durations from prev
+// (nil: from its creation) to cur.
+func CallbackDurations(prev, cur *segment.Timing) Durations {
+	var acc durAcc
+	if cur == nil {
+		return Durations{}
+	}
+	if prev != nil {
+		acc.add(prev.SumNs, &prev.Buckets, cur.SumNs, &cur.Buckets)
+	} else {
+		acc.add(0, nil, cur.SumNs, &cur.Buckets)
+	}
+	return acc.stats()
+}
+
+// TimerLateness summarises a timer's lateness from prev (nil: from its creation) to cur.
+func TimerLateness(prev, cur *segment.Lateness) Durations {
+	var acc durAcc
+	if cur == nil {
+		return Durations{}
+	}
+	if prev != nil {
+		acc.add(prev.SumNs, &prev.Buckets, cur.SumNs, &cur.Buckets)
+	} else {
+		acc.add(0, nil, cur.SumNs, &cur.Buckets)
+	}
+	return acc.stats()
+}
+
 // lateness diffs a timer's calls against its schedule, and its overruns.
 func lateness(e, base *segment.Endpoint) (Durations, uint64, bool) {
 	if e.Lateness == nil {

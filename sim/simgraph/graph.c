@@ -195,7 +195,7 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             bool reuse = kw[0] == 'r';
             if ((reuse ? nt != 4 : nt < 2) || g->nsubs >= G_MAX_SUBS || !valid_name(tok[1]) ||
                 (reuse && !valid_name(tok[2])))
-                FAIL("usage: sub TOPIC [cost=MS] [delay=MS] [drop=FRACTION] [deaf] | reuse_sub OLD NEW AT_S");
+                FAIL("usage: sub TOPIC [cost=MS] [delay=MS] [drop=FRACTION] [deaf] [throws=N] [reentrant] [spin] | reuse_sub OLD NEW AT_S");
             struct g_sub *s = &g->subs[g->nsubs++];
             memset(s, 0, sizeof *s);
             s->node = node;
@@ -212,7 +212,16 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                     s->deaf = true;
                     continue;
                 }
-                FAIL("bad sub option '%s' (cost=MS, delay=MS, drop=FRACTION or deaf)", tok[i]);
+                double every;
+                if (strncmp(tok[i], "throws=", 7) == 0 && parse_num(tok[i] + 7, 1, 1e6, &every)) {
+                    s->throw_every = (int)every;
+                    continue;
+                }
+                if (strcmp(tok[i], "reentrant") == 0 || strcmp(tok[i], "spin") == 0) {
+                    *(tok[i][0] == 'r' ? &s->reentrant : &s->spin) = true;
+                    continue;
+                }
+                FAIL("bad sub option '%s' (cost=MS, delay=MS, drop=FRACTION, deaf, throws=N, reentrant or spin)", tok[i]);
             }
             if (reuse) {
                 snprintf(s->reuse_topic, sizeof s->reuse_topic, "%s", tok[2]);

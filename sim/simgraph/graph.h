@@ -62,6 +62,9 @@ struct g_sub {
     double delay_ms; /* delay=MS: messages arrive MS ms after their source timestamp (a known latency) */
     double drop;     /* drop=FRACTION: a best-effort reader that never receives that share of the samples */
     bool deaf;       /* deaf: never matched (a QoS, type, domain or name mismatch): receives nothing at all */
+    int throw_every; /* throws=N: every N-th callback throws (no callback_end; the executor carries on) */
+    bool reentrant;  /* reentrant: a reentrant callback group: every executor thread of the process takes its messages */
+    bool spin;       /* spin: its callback spins its node's other subscriptions (nested callbacks) before returning */
 };
 
 struct g_timer {

@@ -112,6 +112,7 @@ struct sub_rt {
     char *scratch;
     size_t scratch_size;
     uint64_t received; /* samples that reached this reader, for drop= */
+    _Atomic uint64_t callbacks; /* for throws= */
     int truth;
 };
 
@@ -124,6 +125,7 @@ struct timer_rt {
     int cost_every;
     uint64_t fires;
     int pub;     /* publisher this timer drives, or -1 */
+    int node;     /* its node: rclpy's fire no callback tracepoint */
     int node_log; /* node whose log this timer emits, or -1 */
     int client;  /* client this timer drives, or -1 */
     uint64_t stall_from, stall_until; /* a wedged timer fires nothing in [from, until) */
@@ -333,6 +335,7 @@ static int add_timer(int node, double hz, int pub, int log_node, int client)
     t->sched->period_ns = (int64_t)t->period_ns;
     atomic_store(&t->sched->next_call_ns,
                  (int64_t)((pub >= 0 ? pubs_rt[pub].created_ns : now_ns(CLOCK_MONOTONIC)) + t->period_ns));
+    t->node = node;
     t->pub = pub;
     t->node_log = log_node;
     t->client = client;
@@ -511,6 +514,8 @@ static void publish(int i)
     }
 }
 
+static void spin_node(int s);
+
 static void deliver_socket(int s, const struct msg *m)
 {
     my_events++;
@@ -563,8 +568,26 @@ static void deliver_socket(int s, const struct msg *m)
     truth_inc(truth, TC_SUB_INTER);
     if (gs->cost_ms > 0) /* a slow callback: the socket queue fills and drops what it cannot hold */
         sleep_until(t0 + (uint64_t)(gs->cost_ms * 1e6));
+    if (gs->spin) /* spin_some inside the callback: the node's other subscriptions run nested */
+        spin_node(s);
+    if (gs->throw_every > 0 && (atomic_fetch_add(&r->callbacks, 1) + 1) % (uint64_t)gs->throw_every == 0) {
+        truth_thrown(truth); /* the exception unwinds past callback_end; the executor catches it */
+        return;
+    }
     ros_trace_callback_end(cb);
     truth_callback(truth, now_ns(CLOCK_MONOTONIC) - t0, 0);
+}
+
+/* The node's other subscriptions' queued messages, delivered now (nested in the caller's callback). */
+static void spin_node(int s)
+{
+    for (int o = 0; o < G.nsubs; o++) {
+        if (o == s || G.subs[o].node != G.subs[s].node || G.subs[o].spin)
+            continue;
+        struct msg m;
+        while (recv(subs_rt[o].sock, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m)
+            deliver_socket(o, &m);
+    }
 }
 
 static void deliver_intra(int s)
@@ -587,14 +610,7 @@ static void deliver_intra(int s)
 static void fire_timer(int t)
 {
     struct timer_rt *tr = &timers_rt[t];
-    int node = -1;
-    if (tr->pub >= 0)
-        node = G.pubs[tr->pub].node;
-    else if (tr->node_log >= 0)
-        node = tr->node_log;
-    else if (tr->client >= 0)
-        node = G.clients[tr->client].node;
-    bool py = node >= 0 && G.nodes[node].py;
+    bool py = G.nodes[tr->node].py;
     rp_rcl_timer_call_info_t info;
     rp_rcl_ret_t ret;
     if (jazzy && rcl_timer_call_with_info != NULL) {
@@ -662,7 +678,8 @@ static void *executor_thread(void *argp)
     for (int s = 0; s < G.nsubs; s++) {
         if (G.nodes[G.subs[s].node].proc != self_proc)
             continue;
-        if (slot++ % arg->count != arg->index)
+        /* a reentrant group's messages are taken by whichever thread is free */
+        if (slot++ % arg->count != arg->index && !G.subs[s].reentrant)
             continue;
         fds[nfds] = (struct pollfd){subs_rt[s].sock, POLLIN, 0};
         kind[nfds] = 0, which[nfds++] = s;

@@ -131,6 +131,12 @@ void truth_callback(int slot, uint64_t d_ns, uint64_t period_ns)
     atomic_fetch_add_explicit(&t[TT_CALLBACKS], 1, memory_order_release); /* last: a reader that sees n sees the n-th's sum */
 }
 
+void truth_thrown(int slot)
+{
+    if (slot >= 0 && recs != NULL)
+        atomic_fetch_add_explicit(&recs[slot].timing[TT_THROWN], 1, memory_order_release);
+}
+
 void truth_late(int slot, uint64_t late_ns)
 {
     if (slot < 0 || recs == NULL)

@@ -43,6 +43,7 @@ enum truth_timing {
     TT_LATE_NS = 4,      /* timer: sum of actual - scheduled call time */
     TT_LATE_N = 5,       /* timer: calls */
     TT_LATE_MAX = 6,     /* timer: the latest call */
+    TT_THROWN = 7,       /* callbacks that threw: started, never ended */
 };
 
 struct truth_header {
@@ -74,6 +75,8 @@ int truth_add(const char *kind, const char *lang, const char *node, const char *
 void truth_inc(int slot, enum truth_count c);
 /* One callback of slot's entity that ran d_ns (a timer's: overran when longer than period_ns). */
 void truth_callback(int slot, uint64_t d_ns, uint64_t period_ns);
+/* One callback of slot that threw (no callback_end). */
+void truth_thrown(int slot);
 /* One timer call of slot, late_ns after its scheduled time. */
 void truth_late(int slot, uint64_t late_ns);
 /* The process is returning normally: its counts are final. */

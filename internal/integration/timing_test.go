@@ -1,0 +1,247 @@
+package integration
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/simtruth"
+	"ros2_pulse/internal/window"
+)
+
+// probeTiming sums a final scan's timing records by truth key.
+type probeTiming struct {
+	dur      segment.Timing
+	late     segment.Lateness
+	measured bool // rclcpp: its callbacks are timed
+	timer    bool
+}
+
+func timingByKey(s *segment.Scan) map[simtruth.Key]*probeTiming {
+	out := map[simtruth.Key]*probeTiming{}
+	for _, snap := range s.Snapshots {
+		for i := range snap.Endpoints {
+			e := &snap.Endpoints[i]
+			if e.Timing == nil {
+				continue
+			}
+			k := simtruth.Key{Pid: snap.Pid, Kind: kindName(e.Kind), Node: window.NodeOf(snap, e), Topic: e.Name}
+			p := out[k]
+			if p == nil {
+				p = &probeTiming{}
+				out[k] = p
+			}
+			p.measured = p.measured || e.Flags&segment.FlagRclcpp != 0
+			p.timer = e.Kind == segment.KindTimer
+			p.dur.SumNs += e.Timing.SumNs
+			p.dur.Unended += e.Timing.Unended
+			p.dur.Overruns += e.Timing.Overruns
+			for b := range e.Timing.Buckets {
+				p.dur.Buckets[b] += e.Timing.Buckets[b]
+			}
+			if e.Lateness != nil {
+				p.late.SumNs += e.Lateness.SumNs
+				for b := range e.Lateness.Buckets {
+					p.late.Buckets[b] += e.Lateness.Buckets[b]
+				}
+			}
+		}
+	}
+	return out
+}
+
+func within(got, want float64) bool { return math.Abs(got-want) <= math.Max(0.1*want, 0.2) }
+
+// judgeTiming compares every timed entity of a finished graph with the
+// graph's own clock: counts exactly, means within 10 % or 0.2 ms (the probe's
+// clock reads sit inside the graph's), the maximum inside its bucket.
+func judgeTiming(t *testing.T, s *segment.Scan, truth *simtruth.Snapshot, exact bool) []string {
+	probe := timingByKey(s)
+	var bad []string
+	judged := 0
+	defer func() {
+		if judged < 8 {
+			bad = append(bad, fmt.Sprintf("only %d timed entities judged: the graph's timing truth is missing", judged))
+		}
+	}()
+	say := func(k simtruth.Key, f string, a ...any) { bad = append(bad, k.String()+": "+fmt.Sprintf(f, a...)) }
+	for _, k := range truth.Keys() {
+		tt := truth.Timing[k]
+		if tt.Callbacks+tt.Lates+tt.Thrown == 0 {
+			continue
+		}
+		p := probe[k]
+		if p == nil {
+			say(k, "the graph timed %d callbacks and %d calls, the probe has no record", tt.Callbacks, tt.Lates)
+			continue
+		}
+		judged++
+		t.Logf("%s: graph %d callbacks (mean %.3f ms, max %.3f ms, %d overruns, %d thrown), %d calls (late mean %.3f ms); probe %v overruns %d unended %d, late %v",
+			k, tt.Callbacks, float64(tt.CallbackNs)/float64(max(tt.Callbacks, 1))/1e6, float64(tt.CallbackMaxNs)/1e6, tt.Overruns, tt.Thrown,
+			tt.Lates, float64(tt.LateNs)/float64(max(tt.Lates, 1))/1e6, window.CallbackDurations(nil, &p.dur), p.dur.Overruns, p.dur.Unended, window.TimerLateness(nil, &p.late))
+		if truth.Lang[k] == "py" {
+			if p.measured || window.CallbackDurations(nil, &p.dur).N != 0 {
+				say(k, "rclpy fires no callback tracepoint, yet the probe timed callbacks")
+			}
+		} else if tt.Callbacks+tt.Thrown > 0 {
+			d := window.CallbackDurations(nil, &p.dur)
+			mean, maxMs := float64(tt.CallbackNs)/float64(max(tt.Callbacks, 1))/1e6, float64(tt.CallbackMaxNs)/1e6
+			switch {
+			case d.N != tt.Callbacks:
+				say(k, "probe timed %d callbacks, the graph %d", d.N, tt.Callbacks)
+			case p.dur.SumNs > tt.CallbackNs:
+				say(k, "probe's durations sum to %d ns, more than the graph's clock around them (%d ns)", p.dur.SumNs, tt.CallbackNs)
+			case !within(d.MeanMs, mean):
+				say(k, "mean %.3f ms, the graph's %.3f ms", d.MeanMs, mean)
+			case d.MaxMs+0.2 < maxMs || d.MaxMs > maxMs*1.125+0.2:
+				say(k, "max %.3f ms (bucket bound), the graph's %.3f ms", d.MaxMs, maxMs)
+			}
+			// A throw is seen at the thread's next callback: the last may have none.
+			if p.dur.Unended > tt.Thrown || p.dur.Unended+1 < tt.Thrown {
+				say(k, "%d callbacks abandoned by the probe's count, %d thrown by the graph", p.dur.Unended, tt.Thrown)
+			}
+			if p.timer && p.dur.Overruns > tt.Overruns {
+				say(k, "%d overruns counted, the graph's clock saw %d", p.dur.Overruns, tt.Overruns)
+			}
+			if exact && p.timer && p.dur.Overruns != tt.Overruns {
+				say(k, "%d overruns counted, the graph's clock saw %d", p.dur.Overruns, tt.Overruns)
+			}
+		}
+		if tt.Lates > 0 {
+			l := window.TimerLateness(nil, &p.late)
+			mean, maxMs := float64(tt.LateNs)/float64(tt.Lates)/1e6, float64(tt.LateMaxNs)/1e6
+			switch {
+			case l.N != tt.Lates:
+				say(k, "probe saw %d timer calls, the graph made %d", l.N, tt.Lates)
+			case !within(l.MeanMs, mean):
+				say(k, "lateness mean %.3f ms, the graph's %.3f ms", l.MeanMs, mean)
+			case l.MaxMs+0.2 < maxMs:
+				say(k, "lateness max %.3f ms (bucket bound), the graph's %.3f ms", l.MaxMs, maxMs)
+			}
+		}
+	}
+	return bad
+}
+
+// TestCallbackTiming runs callbacks of known cost on every distro and judges
+// durations, overruns, abandoned callbacks and timer lateness against the
+// graph's own clock, and a 95 %-busy thread's busy share.
+func TestCallbackTiming(t *testing.T) {
+	for _, distro := range []string{"humble", "jazzy", "kilted"} {
+		t.Run(distro, func(t *testing.T) {
+			g := sim(t, "testdata/timing.graph", distro, 4*time.Second)
+			time.Sleep(1500 * time.Millisecond)
+			r := segment.NewReader(g.dir)
+			defer r.Close()
+			s1, err := r.Scan()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b1 := g.truth()
+			time.Sleep(time.Second)
+			b2 := g.truth()
+			s2, err := r.Scan()
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := window.Compute(s1, s2, s1.Mono, time.Now().UnixNano(), window.Options{})
+			busy := map[string]float64{}
+			threads := map[int]int{}
+			for _, th := range w.Threads {
+				busy[th.Node] = math.Max(busy[th.Node], th.BusyPct)
+				if th.Callbacks > 0 {
+					threads[th.Pid]++
+				}
+			}
+			// /hot's thread: 9.5 ms of every 10 ms, by the graph's own clock over the same second
+			hot := simtruth.Key{Kind: "timer", Node: "/hot"}
+			for _, k := range b2.Keys() {
+				if k.Kind == hot.Kind && k.Node == hot.Node {
+					hot = k
+				}
+			}
+			graphBusy := 100 * float64(b2.Timing[hot].CallbackNs-b1.Timing[hot].CallbackNs) / w.Seconds / 1e9
+			if busy["/hot"] < 90 || busy["/hot"] > 100 || math.Abs(busy["/hot"]-graphBusy) > 3 {
+				t.Errorf("/hot's thread busy %.1f %%, want 90-100 and within 3 points of the graph's %.1f %%", busy["/hot"], graphBusy)
+			}
+			if busy["/loop"] < 25 || busy["/loop"] > 50 {
+				t.Errorf("/loop's thread busy %.1f %%, want about 37 %% (15 ms in every 40 plus the rest)", busy["/loop"])
+			}
+			work := -1
+			for _, c := range w.Callbacks {
+				if c.Node == "/worker" {
+					work = c.Pid
+				}
+			}
+			if threads[work] < 3 {
+				t.Errorf("the 4-thread executor ran callbacks on %d threads in a second, want at least 3", threads[work])
+			}
+			g.wait()
+			final := scan(t, g.dir)
+			for _, b := range judgeTiming(t, final, g.truth(), true) {
+				t.Error(b)
+			}
+		})
+	}
+}
+
+// TestKilledInsideACallback: a process SIGKILLed inside a callback leaves
+// every ended callback timed, the one it died in uncounted (up to one
+// callback between the probe's end and the graph's count), no thread of it
+// in later windows, and its neighbour's timing untouched.
+func TestKilledInsideACallback(t *testing.T) {
+	g := sim(t, "testdata/killed_in_callback.graph", "jazzy", 4*time.Second)
+	r := segment.NewReader(g.dir)
+	defer r.Close()
+	time.Sleep(3 * time.Second) // past the kill
+	s1, err := r.Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	s2, err := r.Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := window.Compute(s1, s2, s1.Mono, time.Now().UnixNano(), window.Options{})
+	for _, th := range w.Threads {
+		if th.Node == "/doomed" {
+			t.Errorf("a thread of the killed process is still reported: %+v", th)
+		}
+	}
+	for _, c := range w.Callbacks {
+		if c.Node == "/doomed" {
+			t.Errorf("a callback of the killed process is still reported: %+v", c)
+		}
+	}
+	<-g.done // the graph's own status: one child was killed
+	truth := g.truth()
+	probe := timingByKey(scan(t, g.dir))
+	for _, k := range truth.Keys() {
+		tt := truth.Timing[k]
+		if k.Kind != "timer" {
+			continue
+		}
+		p := probe[k]
+		if p == nil {
+			t.Errorf("%s: no probe record", k)
+			continue
+		}
+		d := window.CallbackDurations(nil, &p.dur)
+		slack := uint64(0)
+		if k.Node == "/doomed" {
+			slack = 1
+		}
+		if d.N < tt.Callbacks || d.N > tt.Callbacks+slack || p.dur.Unended != 0 {
+			t.Errorf("%s: probe timed %d callbacks (%d abandoned), the graph ended %d", k, d.N, p.dur.Unended, tt.Callbacks)
+		}
+		if tt.Callbacks > 0 && !within(d.MeanMs, float64(tt.CallbackNs)/float64(tt.Callbacks)/1e6) {
+			t.Errorf("%s: mean %.3f ms, the graph's %.3f ms", k, d.MeanMs, float64(tt.CallbackNs)/float64(tt.Callbacks)/1e6)
+		}
+		if k.Node == "/doomed" && tt.Callbacks < 20 {
+			t.Errorf("%s: the graph ended only %d callbacks before the kill", k, tt.Callbacks)
+		}
+	}
+}
