@@ -1,7 +1,7 @@
 // Package probe exposes the probe's export contract to Go: the tracetools
-// functions libros2_pulse.so interposes and the two rcl publish functions it
-// wraps, read from the linker version script itself, so the list exists in
-// exactly one place.
+// functions libros2_pulse.so interposes and the rcl functions it wraps (two
+// publishes, two timer calls), read from the linker version script itself,
+// so the list exists in exactly one place.
 package probe
 
 import (
@@ -15,7 +15,7 @@ var exportsMap string
 // Exports returns the symbols the probe exports, in version-script order.
 func Exports() []string {
 	var out []string
-	for _, m := range regexp.MustCompile(`(?m)^\s*((?:ros_trace|rcl_publish)_\w+);`).FindAllStringSubmatch(exportsMap, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^\s*([a-z_]\w*);`).FindAllStringSubmatch(exportsMap, -1) {
 		out = append(out, m[1])
 	}
 	return out

@@ -7,18 +7,18 @@ import (
 
 func TestExportsReadFromTheVersionScript(t *testing.T) {
 	got := Exports()
-	if len(got) != 16 {
+	if len(got) != 19 {
 		t.Fatalf("%d exports: %v", len(got), got)
 	}
 	seen := map[string]bool{}
 	for _, s := range got {
-		if !strings.HasPrefix(s, "ros_trace_") && !strings.HasPrefix(s, "rcl_publish_") || seen[s] {
+		if !strings.HasPrefix(s, "ros_trace_") && !strings.HasPrefix(s, "rcl_publish_") && !strings.HasPrefix(s, "rcl_timer_call") || seen[s] {
 			t.Errorf("bad or repeated export %q", s)
 		}
 		seen[s] = true
 	}
 	for _, must := range []string{"ros_trace_rcl_publish", "ros_trace_callback_start", "ros_trace_rclcpp_intra_publish", "ros_trace_rmw_take",
-		"rcl_publish_loaned_message", "rcl_publish_serialized_message"} {
+		"rcl_publish_loaned_message", "rcl_publish_serialized_message", "ros_trace_callback_end", "rcl_timer_call", "rcl_timer_call_with_info"} {
 		if !seen[must] {
 			t.Errorf("%s missing", must)
 		}

@@ -40,7 +40,9 @@ func verdictsByWindow(out string) map[string][]string {
 }
 
 // One evaluator, one answer: for every fault of the fault tests (and a late
-// publisher, rclpy timers and a latency rule through a freeze), pulse run
+// publisher, rclpy timers and a latency rule through a freeze, slow
+// callbacks, a late and overrunning timer, a busy node, callbacks rclpy
+// cannot time), pulse run
 // --spec --check judges the run live and records it; pulse check judges the
 // recording offline. Their verdicts are equal window by window, and so are
 // their exit codes.
@@ -64,8 +66,12 @@ func TestLiveAndOfflineVerdictsAgree(t *testing.T) {
 			"topics:\n  /points: {max_loss_pct: 5}\n", false},
 		{"late talker", "process listener\n  node /listener\n    sub /chatter\nprocess talker\n  node /talker\n    pub /chatter 20 thread stall=0:2\n",
 			"topics:\n  /chatter: {min_hz: 15}\nnodes: [/talker, /listener]\n", false},
-		{"rclpy timer and latency", "process py\n  node /py_talker lang=py\n    pub /chatter 20 thread stall=1.5:1\n    timer 10\nprocess l\n  node /listener lang=py\n    sub /chatter delay=5\n",
+		{"rclpy timer and latency", "process py\n  node /py_talker lang=py\n    pub /chatter 20 thread stall=1.5:1\n    timer 10 stall=1.5:1\nprocess l\n  node /listener lang=py\n    sub /chatter delay=5\n",
 			"topics:\n  /chatter: {max_latency_ms: 50}\ntimers:\n  /py_talker: {min_hz: 5}\n", false},
+		{"slow callbacks and a late timer", "process ctl\n  node /loop\n    timer 100 cost=15:4\nprocess w\n  node /talker\n    pub /in 20 thread\n  node /worker\n    sub /in cost=25\n",
+			"callbacks:\n  /in: {max_ms: 20}\ntimers:\n  /loop: {max_late_ms: 2, max_overruns: 0}\nnodes:\n  /worker: {max_busy_pct: 30}\n  /loop:\n", false},
+		{"rclpy callbacks not measured", "process t\n  node /talker\n    pub /in 20 thread\nprocess py\n  node /py_worker lang=py\n    sub /in\n",
+			"callbacks:\n  /py_worker: {max_ms: 5}\nnodes:\n  /py_worker: {max_busy_pct: 50}\n", false},
 	}
 	for _, c := range cases {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {

@@ -231,7 +231,7 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 		fmt.Fprintf(out, "  FAIL %s: %v\n", lib, err)
 		problems++
 	} else {
-		fmt.Fprintf(out, "  ok   %s loads as a preload and exports its %d hooks (tracetools and rcl publish)\n", lib, len(probe.Exports()))
+		fmt.Fprintf(out, "  ok   %s loads as a preload and exports its %d hooks (tracetools, rcl publish and timer calls)\n", lib, len(probe.Exports()))
 	}
 
 	fmt.Fprintf(out, "libtracetools\n")

@@ -76,20 +76,21 @@ func newDescs(perTopic bool) descs {
 		return prometheus.NewDesc(ns+"_"+name, help, labels, nil)
 	}
 	return descs{
-		messages:        d("messages_total", "Messages published (side=pub, at rcl_publish or rclcpp_intra_publish) or delivered to a callback (side=recv), by transport.", msgL...),
-		published:       d("published_messages_total", "Messages a publisher sent, each once whatever its transports (the larger of its inter and intra counts): what each subscription on this machine should receive, for loss.", pubL...),
-		gap:             d("message_gap_seconds", "Time between consecutive messages of an endpoint (gap tracking on: ROS_TOPIC_STATS_JITTER=1).", gapL...),
-		latency:         d("message_latency_seconds", "Receive latency of a subscription: take time minus the message's source timestamp (ROS_TOPIC_STATS_LATENCY=1; exact on one host, across hosts as good as their clock sync).", gapL...),
-		lastAge:         d("last_message_age_seconds", "Seconds since the last message of an endpoint or topic side (exact with gap tracking, else at scrape resolution).", gapL...),
-		nodeUp:          d("node_up", "1 while the node's process is alive, 0 once it has exited (kept for the retention time).", "node", "pid"),
-		procUp:          d("process_up", "1 while a probed process is alive, 0 once it has exited.", "pid", "exe"),
-		procs:           d("processes", "Probed processes by state.", "state"),
-		cpuSec:          d("process_cpu_seconds_total", "User and system CPU time of a probed process.", "pid", "nodes"),
-		rss:             d("process_resident_memory_bytes", "Resident memory of a probed process.", "pid", "nodes"),
-		timerFires:      d("timer_fires_total", "Callbacks of an rclcpp timer.", "node", "pid", "timer"),
-		timerPeriod:     d("timer_period_seconds", "Configured period of an rclcpp timer.", "node", "pid", "timer"),
-		build:           d("build_info", "pulse's version.", "version", "goversion"),
-		ruleOK:          d("spec_rule_ok", "1 when the spec rule held in the last judged window, 0 when it was violated.", "kind", "topic", "side", "transport", "node", "timer"),
+		messages:    d("messages_total", "Messages published (side=pub, at rcl_publish or rclcpp_intra_publish) or delivered to a callback (side=recv), by transport.", msgL...),
+		published:   d("published_messages_total", "Messages a publisher sent, each once whatever its transports (the larger of its inter and intra counts): what each subscription on this machine should receive, for loss.", pubL...),
+		gap:         d("message_gap_seconds", "Time between consecutive messages of an endpoint (gap tracking on: ROS_TOPIC_STATS_JITTER=1).", gapL...),
+		latency:     d("message_latency_seconds", "Receive latency of a subscription: take time minus the message's source timestamp (ROS_TOPIC_STATS_LATENCY=1; exact on one host, across hosts as good as their clock sync).", gapL...),
+		lastAge:     d("last_message_age_seconds", "Seconds since the last message of an endpoint or topic side (exact with gap tracking, else at scrape resolution).", gapL...),
+		nodeUp:      d("node_up", "1 while the node's process is alive, 0 once it has exited (kept for the retention time).", "node", "pid"),
+		procUp:      d("process_up", "1 while a probed process is alive, 0 once it has exited.", "pid", "exe"),
+		procs:       d("processes", "Probed processes by state.", "state"),
+		cpuSec:      d("process_cpu_seconds_total", "User and system CPU time of a probed process.", "pid", "nodes"),
+		rss:         d("process_resident_memory_bytes", "Resident memory of a probed process.", "pid", "nodes"),
+		timerFires:  d("timer_fires_total", "Callbacks of an rclcpp timer.", "node", "pid", "timer"),
+		timerPeriod: d("timer_period_seconds", "Configured period of an rclcpp timer.", "node", "pid", "timer"),
+		build:       d("build_info", "pulse's version.", "version", "goversion"),
+		ruleOK: d("spec_rule_ok", "1 when the spec rule held in the last judged window, 0 when it was violated (kind rate, gap, latency, loss, node, timer, timer_late, timer_overrun, callback: topic is the rule's topic or node, busy).",
+			"kind", "topic", "side", "transport", "node", "timer"),
 		ruleUnjudgeable: d("spec_rule_unjudgeable", "1 when a spec rule cannot be judged (a max_gap_ms rule without gap data).", "kind", "topic", "side", "transport", "node", "timer"),
 		specMin:         d("spec_min_hz", "The spec's min_hz for a topic side and transport.", "topic", "side", "transport"),
 		specMax:         d("spec_max_hz", "The spec's max_hz for a topic side and transport.", "topic", "side", "transport"),
@@ -639,7 +640,28 @@ func (v *verdicts) collect(c *Collector, ch chan<- prometheus.Metric) {
 			for _, kind := range []string{"rate", "gap", "latency", "loss"} {
 				bad[ruleKey(kind, w.Topic, string(w.Side), string(w.Transport), "", "")] = true
 			}
+		case health.CallbackSlow: // the rule names the callback's topic or its node
+			bad[ruleKey("callback", w.Topic, "", "", "", "")] = true
+			bad[ruleKey("callback", w.Node, "", "", "", "")] = true
+		case health.TimerLate, health.TimerOverrun:
+			kind := map[health.Kind]string{health.TimerLate: "timer_late", health.TimerOverrun: "timer_overrun"}[w.Kind]
+			bad[ruleKey(kind, "", "", "", w.Node, timerLabel(w.Timer))] = true
+			bad[ruleKey(kind, "", "", "", w.Node, "any")] = true
+		case health.NodeBusy:
+			bad[ruleKey("busy", "", "", "", w.Node, "")] = true
 		case health.CannotJudge:
+			switch w.Metric {
+			case "callback":
+				unjudgeable[ruleKey("callback", w.Topic, "", "", "", "")] = true
+				continue
+			case "busy":
+				unjudgeable[ruleKey("busy", "", "", "", w.Node, "")] = true
+				continue
+			case "timer_late", "timer_overrun":
+				unjudgeable[ruleKey(w.Metric, "", "", "", w.Node, timerLabel(w.Timer))] = true
+				unjudgeable[ruleKey(w.Metric, "", "", "", w.Node, "any")] = true
+				continue
+			}
 			if w.Metric == "timer" {
 				unjudgeable[ruleKey("timer", "", "", "", w.Node, timerLabel(w.Timer))] = true
 			} else {
@@ -687,7 +709,21 @@ func (v *verdicts) collect(c *Collector, ch chan<- prometheus.Metric) {
 		rule("node", "", "", "", n, "")
 	}
 	for _, r := range v.spec.Timers {
-		rule("timer", "", "", "", r.Node, timerLabel(r.Ordinal))
+		if r.MinHz > 0 {
+			rule("timer", "", "", "", r.Node, timerLabel(r.Ordinal))
+		}
+		if !math.IsInf(r.MaxLateMs, 1) {
+			rule("timer_late", "", "", "", r.Node, timerLabel(r.Ordinal))
+		}
+		if !math.IsInf(r.MaxOverruns, 1) {
+			rule("timer_overrun", "", "", "", r.Node, timerLabel(r.Ordinal))
+		}
+	}
+	for _, r := range v.spec.Callbacks {
+		rule("callback", r.Name, "", "", "", "")
+	}
+	for _, r := range v.spec.NodeRules {
+		rule("busy", "", "", "", r.Node, "")
 	}
 }
 

@@ -32,6 +32,10 @@ const (
 	TopicLatency Kind = "topic_latency" // a receive latency above max_latency_ms
 	TopicLoss    Kind = "topic_loss"    // a subscription that lost more than max_loss_pct
 	CannotJudge  Kind = "cannot_judge"  // a rule without the data to judge it (Metric says which rule, Reason why)
+	CallbackSlow Kind = "callback_slow" // a callback that ran longer than max_ms
+	TimerLate    Kind = "timer_late"    // a timer called later than max_late_ms
+	TimerOverrun Kind = "timer_overrun" // more callbacks longer than the period than max_overruns
+	NodeBusy     Kind = "node_busy"     // a node whose callbacks took more of the window than max_busy_pct
 )
 
 // Why a rule cannot be judged: the reason= of an ALERT cannot_judge line.
@@ -41,6 +45,8 @@ const (
 	NoLocalPublisher  = "no_local_publisher"        // a loss rule, and what was sent happens elsewhere
 	PublishNotVisible = "intra_publish_not_visible" // Humble: a publisher's intra-process publishes fire no tracepoint
 	NoTimerTracepoint = "no_timer_tracepoint"       // a live node with no timer the probe sees: rclpy's fire none
+	NoCallbackTiming  = window.NoCallbackTracepoint // a callback or busy rule on callbacks rclpy runs: no callback tracepoint
+	TimingOff         = window.TimingOff            // a timing rule on a process that times nothing (ROS_PULSE_TIMING=0, an older probe)
 )
 
 // reasonText says each reason in words, with what would make the rule judgeable.
@@ -50,6 +56,8 @@ var reasonText = map[string]string{
 	NoLocalPublisher:  "no publisher on this machine, so what was sent is unknown",
 	PublishNotVisible: "its intra-process publishes are not visible on Humble (no rclcpp_intra_publish tracepoint)",
 	NoTimerTracepoint: "the node is alive but no timer of it fires a tracepoint (rclpy timers fire none)",
+	NoCallbackTiming:  "its callbacks fire no callback_start/callback_end (rclpy): their durations are not measured",
+	TimingOff:         "its process times no callbacks (ROS_PULSE_TIMING=0, or a probe older than ABI 1.4)",
 }
 
 // Why explains a cannot_judge verdict in words.
@@ -69,11 +77,11 @@ type Warning struct {
 	Node      string
 	Pid       int     // the subscription's (or timer's) process; 0 for machine-wide warnings
 	Timer     int     // the timer's ordinal in its node; -1 for every timer / not a timer
-	Value     float64 // Hz, ms for gaps and latency, % for loss
+	Value     float64 // Hz, ms for gaps, latency, callbacks and lateness, % for loss and busy, overruns
 	Min, Max  float64 // the bounds of a rate rule (Max +Inf when unbounded)
-	Bound     float64 // max_gap_ms, max_latency_ms or max_loss_pct
-	Metric    string  // for CannotJudge: "rate", "gap", "latency" or "loss"
-	Reason    string  // for CannotJudge: NoGapData, NoLatencyData, NoLocalPublisher, PublishNotVisible or NoTimerTracepoint
+	Bound     float64 // max_gap_ms, max_latency_ms, max_loss_pct, max_ms, max_late_ms, max_overruns or max_busy_pct
+	Metric    string  // for CannotJudge: "rate", "gap", "latency", "loss", "timer", "callback", "timer_late", "timer_overrun" or "busy"
+	Reason    string  // for CannotJudge: one of the reasons above
 	Since     time.Time
 	Age       time.Duration // how long the violation has lasted, as of this window
 }
@@ -126,6 +134,7 @@ func (e *Evaluator) Judge(w *window.Window, final bool, now time.Time) []Warning
 	for _, r := range e.Spec.Timers {
 		out = append(out, e.timer(r, w)...)
 	}
+	out = append(out, judgeTiming(e.Spec, w)...)
 	// Ages: a violation keeps the time of the window where it started.
 	current := map[string]bool{}
 	for i := range out {
@@ -280,6 +289,9 @@ func lossVerdicts(base Warning, r spec.TopicRule, t *window.Topic) []Warning {
 }
 
 func (e *Evaluator) timer(r spec.TimerRule, w *window.Window) []Warning {
+	if r.MinHz == 0 {
+		return nil // a lateness or overrun rule only (judgeTiming)
+	}
 	var out []Warning
 	found := false
 	for _, tm := range w.Timers {
@@ -306,6 +318,7 @@ func (e *Evaluator) timer(r spec.TimerRule, w *window.Window) []Warning {
 
 // Sort orders warnings as the spec lists them: topics, nodes, timers; stable.
 func Sort(ws []Warning) {
-	rank := map[Kind]int{TopicRate: 0, TopicGap: 0, TopicLatency: 0, TopicLoss: 0, TopicMissing: 0, CannotJudge: 0, NodeMissing: 1, TimerRate: 2}
+	rank := map[Kind]int{TopicRate: 0, TopicGap: 0, TopicLatency: 0, TopicLoss: 0, TopicMissing: 0, CannotJudge: 0, NodeMissing: 1, NodeBusy: 1,
+		TimerRate: 2, TimerLate: 2, TimerOverrun: 2, CallbackSlow: 3}
 	sort.SliceStable(ws, func(i, j int) bool { return rank[ws[i].Kind] < rank[ws[j].Kind] })
 }

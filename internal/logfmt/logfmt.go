@@ -86,6 +86,16 @@ func WarnLines(warns []health.Warning) []string {
 func alertLine(w *health.Warning) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ALERT %s", w.Kind)
+	if fields, ok := timingFields(w); ok {
+		for _, f := range fields {
+			if f[0] == "name" || f[0] == "node" {
+				f[1] = textName(f[1])
+			}
+			fmt.Fprintf(&b, " %s=%s", f[0], f[1])
+		}
+		fmt.Fprintf(&b, " for_s=%.1f", w.Age.Seconds())
+		return b.String()
+	}
 	if w.Topic != "" {
 		fmt.Fprintf(&b, " topic=%s side=%s transport=%s", textName(w.Topic), w.Side, w.Transport)
 	}
@@ -127,6 +137,57 @@ func alertLine(w *health.Warning) string {
 	fmt.Fprintf(&b, " for_s=%.1f", w.Age.Seconds())
 	return b.String()
 }
+
+// timingFields are the fields of a timing verdict (callbacks, timer timing,
+// busy nodes), in order, for both formats; false for every other verdict.
+func timingFields(w *health.Warning) ([][2]string, bool) {
+	var f [][2]string
+	add := func(k, v string) { f = append(f, [2]string{k, v}) }
+	who := func() {
+		if w.Topic != "" {
+			add("name", w.Topic) // raw: each format escapes names its way
+		}
+		if w.Node != "" {
+			add("node", w.Node)
+		}
+		if w.Pid != 0 {
+			add("pid", strconv.Itoa(w.Pid))
+		}
+		if w.Timer >= 0 {
+			add("timer", strconv.Itoa(w.Timer))
+		}
+	}
+	switch {
+	case w.Kind == health.CallbackSlow:
+		who()
+		add("callback", w.Metric)
+		add("max_ms", ms(w.Value))
+		add("bound_ms", bound(w.Bound))
+	case w.Kind == health.TimerLate:
+		who()
+		add("late_ms", ms(w.Value))
+		add("max_late_ms", bound(w.Bound))
+	case w.Kind == health.TimerOverrun:
+		who()
+		add("overruns", strconv.FormatFloat(w.Value, 'f', 0, 64))
+		add("max_overruns", bound(w.Bound))
+	case w.Kind == health.NodeBusy:
+		who()
+		add("busy_pct", pct(w.Value))
+		add("max_busy_pct", bound(w.Bound))
+	case w.Kind == health.CannotJudge && timingMetric[w.Metric] != "":
+		who()
+		add("metric", w.Metric)
+		add(timingMetric[w.Metric], bound(w.Bound))
+		add("reason", w.Reason)
+	default:
+		return nil, false
+	}
+	return f, true
+}
+
+// timingMetric names the bound of each timing rule.
+var timingMetric = map[string]string{"callback": "bound_ms", "timer_late": "max_late_ms", "timer_overrun": "max_overruns", "busy": "max_busy_pct"}
 
 // lines decides, once for both formats, which lines a topic gets.
 type lines struct{ topic, pub, recv, pubGap, recvGap, latency, loss bool }
@@ -306,7 +367,7 @@ func renderText(w *window.Window, opt Options) []byte {
 			fmt.Fprintf(&b, " n=%d mean_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s max_ms=%s unended=%d",
 				d.N, ms(d.MeanMs), ms(d.P50Ms), ms(d.P90Ms), ms(d.P99Ms), ms(d.MaxMs), c.Unended)
 		} else {
-			b.WriteString(" not_measured=1")
+			fmt.Fprintf(&b, " not_measured=%s", dash(c.Why))
 		}
 		fmt.Fprintf(&b, " pid=%d\n", c.Pid)
 	}
@@ -375,6 +436,18 @@ func jsonString(b *strings.Builder, s string) {
 // max_hz, max_dt_ms, max_gap_ms, node) plus the new ones; absent = not applicable.
 func jsonWarn(b *strings.Builder, w *health.Warning) {
 	fmt.Fprintf(b, `{"kind":"%s"`, w.Kind)
+	if fields, ok := timingFields(w); ok {
+		for _, f := range fields {
+			fmt.Fprintf(b, `,"%s":`, f[0])
+			if f[0] == "name" || f[0] == "node" || f[0] == "callback" || f[0] == "reason" || f[0] == "metric" {
+				jsonString(b, f[1])
+			} else {
+				b.WriteString(f[1])
+			}
+		}
+		fmt.Fprintf(b, `,"for_s":%.1f}`, w.Age.Seconds())
+		return
+	}
 	if w.Topic != "" {
 		b.WriteString(`,"topic":`)
 		jsonString(b, w.Topic)
@@ -523,7 +596,7 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 			fmt.Fprintf(&b, `,"n":%d,"mean_ms":%s,"p50_ms":%s,"p90_ms":%s,"p99_ms":%s,"max_ms":%s,"unended":%d}`,
 				d.N, ms(d.MeanMs), ms(d.P50Ms), ms(d.P90Ms), ms(d.P99Ms), ms(d.MaxMs), c.Unended)
 		} else {
-			b.WriteString(`,"not_measured":true}`)
+			fmt.Fprintf(&b, `,"not_measured":"%s"}`, c.Why)
 		}
 	}
 	b.WriteString(`],"busy":[`)

@@ -40,7 +40,7 @@ func fixture() *window.Window {
 				Duration: window.Durations{N: 19, SumMs: 38, MeanMs: 2, P50Ms: 1.9, P90Ms: 2.2, P99Ms: 120.5, MaxMs: 131}},
 			{Pid: 200, Node: "/listener", Kind: "subscription", Name: "/chatter", Measured: true, Unended: 1,
 				Duration: window.Durations{N: 19, SumMs: 1.9, MeanMs: 0.1, P50Ms: 0.1, P90Ms: 0.1, P99Ms: 0.1, MaxMs: 0.11}},
-			{Pid: 300, Node: "/odometry", Kind: "subscription", Name: "/cmd_vel"}},
+			{Pid: 300, Node: "/odometry", Kind: "subscription", Name: "/cmd_vel", Why: window.NoCallbackTracepoint}},
 		Busy:    []window.NodeBusy{{Node: "/listener", Pid: 200, Pct: 0.095, Measured: true}, {Node: "/odometry", Pid: 300}, {Node: "/talker", Pid: 100, Pct: 1.9, Measured: true}},
 		Threads: []window.Thread{{Pid: 100, Tid: 101, Name: "talker", Node: "/talker", BusyPct: 1.9, Callbacks: 19}},
 		Procs: []window.Proc{

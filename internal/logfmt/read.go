@@ -303,6 +303,14 @@ func (b *builder) window() *window.Window {
 	}
 	sort.Slice(w.Topics, func(i, j int) bool { return w.Topics[i].Name < w.Topics[j].Name })
 	sort.SliceStable(w.Timers, func(i, j int) bool { return w.Timers[i].Node < w.Timers[j].Node })
+	for i := range w.Timers { // a timer's callbacks are timed when its CALLBACK line says so
+		tm := &w.Timers[i]
+		for _, c := range w.Callbacks {
+			if c.Kind == "timer" && c.Pid == tm.Pid && c.Node == tm.Node && c.Ordinal == tm.Ordinal {
+				tm.Timed, tm.Why = c.Measured, c.Why
+			}
+		}
+	}
 	return w
 }
 
@@ -329,7 +337,7 @@ func (b *builder) textLine(s string) bool {
 	switch kind {
 	case "WARN", "ALERT", "LOAN":
 		return true // verdicts are re-judged from the numbers; loans are not modelled
-	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC", "FULL", "EP":
+	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC", "FULL", "EP", "CALLBACK", "BUSY", "THREAD":
 	default:
 		return true // a line kind from a newer writer
 	}
@@ -338,6 +346,9 @@ func (b *builder) textLine(s string) bool {
 	}
 	if kind == "PROC" {
 		return b.procLine(f[1:])
+	}
+	if kind == "THREAD" {
+		return b.threadLine(f[1:])
 	}
 	if len(f) < 2 {
 		return false
@@ -467,8 +478,99 @@ func (b *builder) textLine(s string) bool {
 			return false
 		}
 		pid, _ := strconv.Atoi(kv["pid"]) // absent before pulse 0.2: no pid
-		b.w.Timers = append(b.w.Timers, window.Timer{Node: name, Ordinal: ord, PeriodMs: v[0], Hz: v[1], Pid: pid})
+		tm := window.Timer{Node: name, Ordinal: ord, PeriodMs: v[0], Hz: v[1], Pid: pid}
+		if _, ok := kv["calls"]; ok { // timing (ABI 1.4)
+			calls, err := strconv.ParseUint(kv["calls"], 10, 64)
+			late, ok := numbers(kv, "late_mean_ms", "late_p99_ms", "late_max_ms")
+			over, err2 := strconv.ParseUint(kv["overruns"], 10, 64)
+			if err != nil || err2 != nil || !ok {
+				return false
+			}
+			tm.LateKnown, tm.Overruns = true, over
+			tm.Late = window.Durations{N: calls, MeanMs: late[0], P99Ms: late[1], MaxMs: late[2]}
+		}
+		b.w.Timers = append(b.w.Timers, tm)
+	case "CALLBACK":
+		if len(f) < 3 {
+			return false
+		}
+		kv, ok := keyvals(f[3:], "name", "pid")
+		pid, err := strconv.Atoi(kv["pid"])
+		cbName, nameOK := unescapeName(kv["name"])
+		if !ok || err != nil || !nameOK {
+			return false
+		}
+		c := window.Callback{Pid: pid, Kind: f[2], Name: undash(cbName), Node: undash(name)}
+		if c.Kind == "timer" {
+			if c.Ordinal, err = strconv.Atoi(kv["timer"]); err != nil || c.Ordinal < 0 {
+				return false
+			}
+		}
+		if why, ok := kv["not_measured"]; ok {
+			c.Why = undash(why)
+		} else {
+			v, ok := numbers(kv, "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms")
+			n, err1 := strconv.ParseUint(kv["n"], 10, 64)
+			unended, err2 := strconv.ParseUint(kv["unended"], 10, 64)
+			if !ok || err1 != nil || err2 != nil {
+				return false
+			}
+			c.Measured, c.Unended = true, unended
+			c.Duration = window.Durations{N: n, SumMs: v[0] * float64(n), MeanMs: v[0], P50Ms: v[1], P90Ms: v[2], P99Ms: v[3], MaxMs: v[4]}
+		}
+		if !b.callback(c) {
+			return false
+		}
+	case "BUSY":
+		kv, ok := keyvals(f[2:], "pid")
+		pid, err := strconv.Atoi(kv["pid"])
+		if !ok || err != nil {
+			return false
+		}
+		nb := window.NodeBusy{Node: name, Pid: pid}
+		if _, hidden := kv["not_measured"]; !hidden {
+			if nb.Pct, ok = number(kv["pct"]); !ok {
+				return false
+			}
+			nb.Measured = true
+		}
+		b.w.Busy = append(b.w.Busy, nb)
 	}
+	return true
+}
+
+func undash(s string) string {
+	if s == "-" {
+		return ""
+	}
+	return s
+}
+
+// callback adds a callback line's entity; false for an unknown kind.
+func (b *builder) callback(c window.Callback) bool {
+	switch c.Kind {
+	case "subscription", "timer", "service":
+		b.w.Callbacks = append(b.w.Callbacks, c)
+		return true
+	}
+	return false
+}
+
+func (b *builder) threadLine(f []string) bool {
+	kv, ok := keyvals(f, "pid", "tid", "name", "node", "busy_pct", "callbacks")
+	if !ok {
+		return false
+	}
+	pid, err1 := strconv.Atoi(kv["pid"])
+	tid, err2 := strconv.Atoi(kv["tid"])
+	calls, err3 := strconv.ParseUint(kv["callbacks"], 10, 64)
+	busy, ok := number(kv["busy_pct"])
+	name, ok1 := unescapeName(kv["name"])
+	node, ok2 := unescapeName(kv["node"])
+	if err1 != nil || err2 != nil || err3 != nil || !ok || !ok1 || !ok2 {
+		return false
+	}
+	b.w.Threads = append(b.w.Threads, window.Thread{Pid: pid, Tid: tid, Name: undash(name), Node: undash(node), BusyPct: busy, Callbacks: calls})
 	return true
 }
 
@@ -527,12 +629,46 @@ type jsonWindow struct {
 		Dropped uint64   `json:"dropped_endpoints"`
 	} `json:"procs"`
 	Timers []struct {
-		Node     string  `json:"node"`
-		Timer    int     `json:"timer"`
-		PeriodMs float64 `json:"period_ms"`
-		Hz       float64 `json:"hz"`
-		Pid      int     `json:"pid"`
+		Node       string  `json:"node"`
+		Timer      int     `json:"timer"`
+		PeriodMs   float64 `json:"period_ms"`
+		Hz         float64 `json:"hz"`
+		Pid        int     `json:"pid"`
+		Calls      *uint64 `json:"calls"`
+		LateMeanMs float64 `json:"late_mean_ms"`
+		LateP99Ms  float64 `json:"late_p99_ms"`
+		LateMaxMs  float64 `json:"late_max_ms"`
+		Overruns   uint64  `json:"overruns"`
 	} `json:"timers"`
+	Callbacks []struct {
+		Node        string  `json:"node"`
+		Kind        string  `json:"kind"`
+		Name        string  `json:"name"`
+		Timer       int     `json:"timer"`
+		Pid         int     `json:"pid"`
+		N           uint64  `json:"n"`
+		MeanMs      float64 `json:"mean_ms"`
+		P50Ms       float64 `json:"p50_ms"`
+		P90Ms       float64 `json:"p90_ms"`
+		P99Ms       float64 `json:"p99_ms"`
+		MaxMs       float64 `json:"max_ms"`
+		Unended     uint64  `json:"unended"`
+		NotMeasured *string `json:"not_measured"`
+	} `json:"callbacks"`
+	Busy []struct {
+		Node        string  `json:"node"`
+		Pid         int     `json:"pid"`
+		Pct         float64 `json:"pct"`
+		NotMeasured bool    `json:"not_measured"`
+	} `json:"busy"`
+	Threads []struct {
+		Pid       int     `json:"pid"`
+		Tid       int     `json:"tid"`
+		Name      string  `json:"name"`
+		Node      string  `json:"node"`
+		BusyPct   float64 `json:"busy_pct"`
+		Callbacks uint64  `json:"callbacks"`
+	} `json:"threads"`
 	Endpoints []struct {
 		Topic       string   `json:"topic"`
 		Side        string   `json:"side"`
@@ -656,7 +792,31 @@ func parseJSONWindow(line []byte) (*window.Window, bool) {
 		if tm.Timer < 0 || tm.PeriodMs < 0 || tm.Hz < 0 {
 			return nil, false
 		}
-		b.w.Timers = append(b.w.Timers, window.Timer{Node: tm.Node, Ordinal: tm.Timer, PeriodMs: tm.PeriodMs, Hz: tm.Hz, Pid: tm.Pid})
+		t := window.Timer{Node: tm.Node, Ordinal: tm.Timer, PeriodMs: tm.PeriodMs, Hz: tm.Hz, Pid: tm.Pid}
+		if tm.Calls != nil {
+			t.LateKnown, t.Overruns = true, tm.Overruns
+			t.Late = window.Durations{N: *tm.Calls, MeanMs: nonNeg(&tm.LateMeanMs, &err), P99Ms: nonNeg(&tm.LateP99Ms, &err), MaxMs: nonNeg(&tm.LateMaxMs, &err)}
+		}
+		b.w.Timers = append(b.w.Timers, t)
+	}
+	for _, jc := range j.Callbacks {
+		c := window.Callback{Pid: jc.Pid, Node: jc.Node, Kind: jc.Kind, Name: jc.Name, Ordinal: jc.Timer}
+		if jc.NotMeasured != nil {
+			c.Why = *jc.NotMeasured
+		} else {
+			c.Measured, c.Unended = true, jc.Unended
+			c.Duration = window.Durations{N: jc.N, SumMs: jc.MeanMs * float64(jc.N), MeanMs: nonNeg(&jc.MeanMs, &err), P50Ms: nonNeg(&jc.P50Ms, &err),
+				P90Ms: nonNeg(&jc.P90Ms, &err), P99Ms: nonNeg(&jc.P99Ms, &err), MaxMs: nonNeg(&jc.MaxMs, &err)}
+		}
+		if jc.Timer < 0 || !b.callback(c) {
+			return nil, false
+		}
+	}
+	for _, jb := range j.Busy {
+		b.w.Busy = append(b.w.Busy, window.NodeBusy{Node: jb.Node, Pid: jb.Pid, Pct: nonNeg(&jb.Pct, &err), Measured: !jb.NotMeasured})
+	}
+	for _, jt := range j.Threads {
+		b.w.Threads = append(b.w.Threads, window.Thread{Pid: jt.Pid, Tid: jt.Tid, Name: jt.Name, Node: jt.Node, BusyPct: nonNeg(&jt.BusyPct, &err), Callbacks: jt.Callbacks})
 	}
 	for _, e := range j.Endpoints {
 		ep := window.EndpointRate{Pid: e.Pid, Node: e.Node, Inter: e.InterHz, Intra: e.IntraHz, PubHidden: e.NotMeasured}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -61,8 +62,23 @@ func TestReadRoundTrip(t *testing.T) {
 		if got.Topic("/idle") != nil {
 			t.Errorf("%s: an idle topic has no line and must not appear", f)
 		}
-		if len(got.Timers) != 2 || got.Timers[0] != (window.Timer{Node: "/talker", PeriodMs: 100, Hz: 9.5}) || got.Timers[1].Ordinal != 1 {
+		if len(got.Timers) != 2 || got.Timers[0] != (window.Timer{Node: "/talker", PeriodMs: 100, Hz: 9.5, LateKnown: true, Overruns: 1,
+			Late: window.Durations{N: 19, MeanMs: 0.05, P99Ms: 2.1, MaxMs: 2.3}}) || got.Timers[1].Ordinal != 1 || got.Timers[1].LateKnown {
 			t.Errorf("%s: timers %+v", f, got.Timers)
+		}
+		// Callback timing reads back as written (the sum from mean x n).
+		if len(got.Callbacks) != len(w.Callbacks) {
+			t.Fatalf("%s: callbacks %+v", f, got.Callbacks)
+		}
+		for i, c := range got.Callbacks {
+			want := w.Callbacks[i]
+			want.PeriodMs, c.Duration.SumMs, want.Duration.SumMs = 0, 0, 0
+			if c != want {
+				t.Errorf("%s: callback %d\n got %+v\nwant %+v", f, i, c, want)
+			}
+		}
+		if !reflect.DeepEqual(got.Busy, w.Busy) || !reflect.DeepEqual(got.Threads, w.Threads) {
+			t.Errorf("%s: busy %+v threads %+v", f, got.Busy, got.Threads)
 		}
 		if len(got.Procs) != 2 || got.Procs[0].Pid != 100 || !got.Procs[0].Alive || got.Procs[1].Alive ||
 			got.Procs[1].Exe != "/opt/ros/lib/listener" || strings.Join(got.Procs[1].Nodes, ",") != "/listener" {

@@ -11,9 +11,15 @@
 //	  /camera/image: {max_latency_ms: 50}              # receive latency (recv side)
 //	  /points: {max_loss_pct: 1}                     # every subscription's loss (recv side)
 //	nodes: [/controller, /base_driver]               # must be alive
+//	nodes:                                           # or a mapping, with how busy each may be
+//	  /controller: {max_busy_pct: 80}                # share of each window in its callbacks
+//	  /base_driver: {}
 //	timers:
-//	  /controller: {min_hz: 90}                      # every timer of the node
+//	  /controller: {min_hz: 90, max_late_ms: 2, max_overruns: 0}  # every timer of the node
 //	  /planner: {min_hz: 4, timer: 1}                # only its second timer
+//	callbacks:
+//	  /scan: {max_ms: 20}                            # every subscription callback of a topic
+//	  /controller: {max_ms: 5}                       # or every callback of a node
 package spec
 
 import (
@@ -75,19 +81,45 @@ func (r TopicRule) HasLatency() bool { return !math.IsInf(r.MaxLatMs, 1) }
 // HasLoss reports whether the rule bounds each subscription's loss.
 func (r TopicRule) HasLoss() bool { return !math.IsInf(r.MaxLossPct, 1) }
 
-// TimerRule requires a node's timer(s) to fire at least MinHz.
+// TimerRule bounds a node's timer(s): at least MinHz, called at most
+// MaxLateMs late, at most MaxOverruns callbacks longer than the period per
+// window. Unset: 0, +Inf, +Inf.
 type TimerRule struct {
-	Node    string
-	Ordinal int // -1: every timer of the node
-	MinHz   float64
-	Line    int
+	Node        string
+	Ordinal     int // -1: every timer of the node
+	MinHz       float64
+	MaxLateMs   float64
+	MaxOverruns float64
+	Line        int
+}
+
+// HasTiming reports whether the rule bounds lateness or overruns.
+func (r TimerRule) HasTiming() bool {
+	return !math.IsInf(r.MaxLateMs, 1) || !math.IsInf(r.MaxOverruns, 1)
+}
+
+// NodeRule bounds the share of each window a node spends in its callbacks.
+type NodeRule struct {
+	Node       string
+	MaxBusyPct float64
+	Line       int
+}
+
+// CallbackRule bounds how long a callback may run: every subscription
+// callback of a topic, or every callback of a node, whichever Name is.
+type CallbackRule struct {
+	Name  string
+	MaxMs float64
+	Line  int
 }
 
 // Spec is a validated spec.
 type Spec struct {
-	Topics []TopicRule
-	Nodes  []string
-	Timers []TimerRule
+	Topics    []TopicRule
+	Nodes     []string // must be alive
+	NodeRules []NodeRule
+	Timers    []TimerRule
+	Callbacks []CallbackRule
 }
 
 // NeedsGaps reports whether any rule needs gap tracking in the probes.
@@ -110,9 +142,13 @@ func (s *Spec) NeedsLatency() bool {
 	return false
 }
 
-// Summary is a one-line description ("3 topic rules, 2 nodes, 1 timer rule").
+// Summary is a one-line description ("3 topic rules, 2 nodes, 1 timer rules").
 func (s *Spec) Summary() string {
-	return fmt.Sprintf("%d topic rules, %d nodes, %d timer rules", len(s.Topics), len(s.Nodes), len(s.Timers))
+	out := fmt.Sprintf("%d topic rules, %d nodes, %d timer rules", len(s.Topics), len(s.Nodes), len(s.Timers))
+	if len(s.Callbacks) > 0 {
+		out += fmt.Sprintf(", %d callback rules", len(s.Callbacks))
+	}
+	return out
 }
 
 // Load reads and validates the spec at path: a regular file of at most
@@ -236,12 +272,16 @@ func Parse(data []byte) (*Spec, error) {
 			if err := s.parseTimers(v); err != nil {
 				return nil, err
 			}
+		case "callbacks":
+			if err := s.parseCallbacks(v); err != nil {
+				return nil, err
+			}
 		default:
-			return nil, errAt(k, "unknown top-level key %q (expected topics, nodes or timers)", k.Value)
+			return nil, errAt(k, "unknown top-level key %q (expected topics, nodes, timers or callbacks)", k.Value)
 		}
 	}
-	if len(s.Topics)+len(s.Nodes)+len(s.Timers) == 0 {
-		return nil, errors.New("the spec declares no topic, node or timer rule")
+	if len(s.Topics)+len(s.Nodes)+len(s.Timers)+len(s.Callbacks) == 0 {
+		return nil, errors.New("the spec declares no topic, node, timer or callback rule")
 	}
 	return s, nil
 }
@@ -388,8 +428,11 @@ func parseTopicRule(topic string, n *yaml.Node) (TopicRule, map[string]int, erro
 }
 
 func (s *Spec) parseNodes(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		return s.parseNodeRules(n)
+	}
 	if n.Kind != yaml.SequenceNode {
-		return errAt(n, "nodes must be a list of node names")
+		return errAt(n, "nodes must be a list of node names, or a mapping of node names to rules")
 	}
 	seen := map[string]int{}
 	for _, v := range n.Content {
@@ -405,6 +448,78 @@ func (s *Spec) parseNodes(n *yaml.Node) error {
 	return nil
 }
 
+// parseNodeRules reads the mapping form: every node must be alive, and may bound its busy share.
+func (s *Spec) parseNodeRules(n *yaml.Node) error {
+	nodes, err := mapping(n, "nodes")
+	if err != nil {
+		return err
+	}
+	for _, p := range nodes {
+		name := p[0].Value
+		if !validName(name) {
+			return errAt(p[0], "node %q is not a fully qualified name like /controller", name)
+		}
+		s.Nodes = append(s.Nodes, name)
+		if p[1].Kind == yaml.ScalarNode && (p[1].Tag == "!!null" || p[1].Value == "") {
+			continue // "/a:" alone: it must be alive
+		}
+		pairs, err := mapping(p[1], "node rule of "+name)
+		if err != nil {
+			return err
+		}
+		for _, kv := range pairs {
+			k, v := kv[0], kv[1]
+			if k.Value != "max_busy_pct" {
+				return errAt(k, "node %s: unknown key %q (expected max_busy_pct)", name, k.Value)
+			}
+			pct, err := number(k, v)
+			if err != nil {
+				return err
+			}
+			if pct == 0 {
+				return errAt(v, "max_busy_pct must be greater than 0")
+			}
+			s.NodeRules = append(s.NodeRules, NodeRule{Node: name, MaxBusyPct: pct, Line: v.Line})
+		}
+	}
+	return nil
+}
+
+func (s *Spec) parseCallbacks(n *yaml.Node) error {
+	rules, err := mapping(n, "callbacks")
+	if err != nil {
+		return err
+	}
+	for _, p := range rules {
+		name := p[0].Value
+		if !validName(name) {
+			return errAt(p[0], "callbacks: %q is not a fully qualified topic or node name like /scan", name)
+		}
+		r := CallbackRule{Name: name, Line: p[1].Line}
+		pairs, err := mapping(p[1], "callback rule of "+name)
+		if err != nil {
+			return err
+		}
+		for _, kv := range pairs {
+			k, v := kv[0], kv[1]
+			if k.Value != "max_ms" {
+				return errAt(k, "callbacks %s: unknown key %q (expected max_ms)", name, k.Value)
+			}
+			if r.MaxMs, err = number(k, v); err != nil {
+				return err
+			}
+			if r.MaxMs == 0 {
+				return errAt(v, "max_ms must be greater than 0")
+			}
+		}
+		if r.MaxMs == 0 {
+			return errAt(p[1], "callbacks %s: a rule needs max_ms", name)
+		}
+		s.Callbacks = append(s.Callbacks, r)
+	}
+	return nil
+}
+
 func (s *Spec) parseTimers(n *yaml.Node) error {
 	nodes, err := mapping(n, "timers")
 	if err != nil {
@@ -414,7 +529,7 @@ func (s *Spec) parseTimers(n *yaml.Node) error {
 		if !validName(t[0].Value) {
 			return errAt(t[0], "timer node %q is not a fully qualified name", t[0].Value)
 		}
-		r := TimerRule{Node: t[0].Value, Ordinal: -1, Line: t[1].Line}
+		r := TimerRule{Node: t[0].Value, Ordinal: -1, MaxLateMs: math.Inf(1), MaxOverruns: math.Inf(1), Line: t[1].Line}
 		pairs, err := mapping(t[1], "timer rule of "+r.Node)
 		if err != nil {
 			return err
@@ -432,15 +547,25 @@ func (s *Spec) parseTimers(n *yaml.Node) error {
 					err = errAt(v, "timer must be a small whole number (0 is the node's first timer)")
 				}
 				r.Ordinal = int(f)
+			case "max_late_ms":
+				if r.MaxLateMs, err = number(k, v); err == nil && r.MaxLateMs == 0 {
+					err = errAt(v, "max_late_ms must be greater than 0")
+				}
+			case "max_overruns":
+				var f float64
+				if f, err = number(k, v); err == nil && f != math.Trunc(f) {
+					err = errAt(v, "max_overruns must be a whole number of callbacks per window")
+				}
+				r.MaxOverruns = f
 			default:
-				err = errAt(k, "timer %s: unknown key %q (expected min_hz, timer)", r.Node, k.Value)
+				err = errAt(k, "timer %s: unknown key %q (expected min_hz, max_late_ms, max_overruns, timer)", r.Node, k.Value)
 			}
 			if err != nil {
 				return err
 			}
 		}
-		if r.MinHz == 0 {
-			return errAt(t[1], "timer %s: a rule needs min_hz", r.Node)
+		if r.MinHz == 0 && !r.HasTiming() {
+			return errAt(t[1], "timer %s: a rule needs min_hz, max_late_ms or max_overruns", r.Node)
 		}
 		s.Timers = append(s.Timers, r)
 	}

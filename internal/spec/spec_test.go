@@ -47,6 +47,29 @@ func TestParseGood(t *testing.T) {
 }
 
 // Every mistake is an error naming the line and the key.
+func TestParseTimingRules(t *testing.T) {
+	s, err := Parse([]byte("nodes:\n  /controller: {max_busy_pct: 80}\n  /driver:\ntimers:\n  /controller: {max_late_ms: 2, max_overruns: 0}\n" +
+		"  /planner: {min_hz: 4, max_late_ms: 10, timer: 1}\ncallbacks:\n  /scan: {max_ms: 20}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(s.Nodes, ",") != "/controller,/driver" || len(s.NodeRules) != 1 || s.NodeRules[0] != (NodeRule{Node: "/controller", MaxBusyPct: 80, Line: 2}) {
+		t.Errorf("nodes %v rules %+v", s.Nodes, s.NodeRules)
+	}
+	if c := s.Timers[0]; c.MinHz != 0 || c.MaxLateMs != 2 || c.MaxOverruns != 0 || !c.HasTiming() || c.Ordinal != -1 {
+		t.Errorf("timing-only timer rule %+v", c)
+	}
+	if p := s.Timers[1]; p.MinHz != 4 || p.MaxLateMs != 10 || !math.IsInf(p.MaxOverruns, 1) || p.Ordinal != 1 {
+		t.Errorf("timer rule %+v", p)
+	}
+	if len(s.Callbacks) != 1 || s.Callbacks[0] != (CallbackRule{Name: "/scan", MaxMs: 20, Line: 8}) {
+		t.Errorf("callbacks %+v", s.Callbacks)
+	}
+	if !strings.Contains(s.Summary(), "1 callback rules") {
+		t.Errorf("summary %q", s.Summary())
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	cases := []struct{ spec, want string }{
 		{"", "empty"},
@@ -84,6 +107,22 @@ func TestParseErrors(t *testing.T) {
 		{"timers:\n  /c: {min_hz: 1, timer: 0.5}\n", "small whole number"},
 		{"timers:\n  /c: {min_hz: 1, period: 2}\n", `unknown key "period"`},
 		{"topics:\n  /a: {min_hz: 1\n", "line"},
+		{"timers:\n  /c: {max_late_ms: -2}\n", "line 2: max_late_ms must be a finite number >= 0"},
+		{"timers:\n  /c: {max_late_ms: soon}\n", `line 2: max_late_ms must be a number, not "soon"`},
+		{"timers:\n  /c: {max_late_ms: 0}\n", "max_late_ms must be greater than 0"},
+		{"timers:\n  /c: {max_overruns: 1.5}\n", "max_overruns must be a whole number"},
+		{"timers:\n  /c: {max_overruns: -1}\n", "finite number >= 0"},
+		{"callbacks:\n  /scan: {max_ms: -5}\n", "line 2: max_ms must be a finite number >= 0"},
+		{"callbacks:\n  /scan: {max_ms: slow}\n", `max_ms must be a number, not "slow"`},
+		{"callbacks:\n  /scan: {max_ms: 0}\n", "max_ms must be greater than 0"},
+		{"callbacks:\n  /scan: {}\n", "callbacks /scan: a rule needs max_ms"},
+		{"callbacks:\n  /scan: {min_ms: 2}\n", `callbacks /scan: unknown key "min_ms" (expected max_ms)`},
+		{"callbacks:\n  scan: {max_ms: 2}\n", "not a fully qualified topic or node name"},
+		{"callbacks: [/scan]\n", "callbacks must be a mapping"},
+		{"nodes:\n  /c: {max_busy_pct: -1}\n", "max_busy_pct must be a finite number >= 0"},
+		{"nodes:\n  /c: {max_busy_pct: half}\n", `max_busy_pct must be a number, not "half"`},
+		{"nodes:\n  /c: {max_busy: 50}\n", `node /c: unknown key "max_busy" (expected max_busy_pct)`},
+		{"nodes:\n  c: {}\n", "not a fully qualified name"},
 	}
 	for _, c := range cases {
 		_, err := Parse([]byte(c.spec))

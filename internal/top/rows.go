@@ -234,6 +234,18 @@ func describe(w *health.Warning) string {
 		return fmt.Sprintf("%s%s receives %.1f of %.1f Hz", w.Topic, who, w.Value, w.Min)
 	case health.RecvStarved:
 		return fmt.Sprintf("%s%s %s", w.Topic, who, health.StarvedWords(w.Min))
+	case health.CallbackSlow:
+		what := w.Topic
+		if w.Metric == "timer" {
+			what = fmt.Sprintf("timer %d", w.Timer)
+		}
+		return fmt.Sprintf("%s%s %s callback took ≥ %.1f ms > %g ms", what, who, w.Metric, w.Value, w.Bound)
+	case health.TimerLate:
+		return fmt.Sprintf("%s timer %d called %.1f ms late > %g ms", w.Node, w.Timer, w.Value, w.Bound)
+	case health.TimerOverrun:
+		return fmt.Sprintf("%s timer %d overran its period %.0f times > %g", w.Node, w.Timer, w.Value, w.Bound)
+	case health.NodeBusy:
+		return fmt.Sprintf("%s%s busy %.0f %% of the window in callbacks > %g %%", w.Node, who, w.Value, w.Bound)
 	}
 	return string(w.Kind)
 }

@@ -31,9 +31,11 @@ type Durations struct {
 	N      uint64
 	SumMs  float64 // exact
 	MeanMs float64 // exact
-	// Quantiles: the middle of their bucket (within 6.25 %), or the mean
-	// when every duration fell in one bucket. MaxMs: the upper bound of the
-	// highest bucket (at most 12.5 % above the truth, never below it).
+	// MaxMs: the longest took at least this: the lower bound of the highest
+	// bucket, or the mean when that is larger (never above the truth, at
+	// most 12.5 % below), so a max_ms verdict is never a false alarm.
+	// Quantiles: the middle of their bucket (within 6.25 %), at most MaxMs;
+	// the mean when every duration fell in one bucket.
 	P50Ms, P90Ms, P99Ms, MaxMs float64
 }
 
@@ -70,11 +72,8 @@ func (a *durAcc) stats() Durations {
 			top = b
 		}
 	}
-	lo, hi := TimeBucketBounds(top)
-	if math.IsInf(hi, 1) {
-		hi = lo
-	}
-	st.MaxMs = math.Max(hi/1e6, st.MeanMs)
+	lo, _ := TimeBucketBounds(top)
+	st.MaxMs = math.Max(lo/1e6, st.MeanMs)
 	if used == 1 { // one bucket: the exact mean is the best figure for every quantile
 		st.P50Ms, st.P90Ms, st.P99Ms = st.MeanMs, st.MeanMs, st.MeanMs
 		return st
@@ -93,7 +92,7 @@ func (a *durAcc) stats() Durations {
 		}
 		return st.MaxMs
 	}
-	st.P50Ms, st.P90Ms, st.P99Ms = quantile(0.5), quantile(0.9), quantile(0.99)
+	st.P50Ms, st.P90Ms, st.P99Ms = math.Min(quantile(0.5), st.MaxMs), math.Min(quantile(0.9), st.MaxMs), math.Min(quantile(0.99), st.MaxMs)
 	return st
 }
 
@@ -111,7 +110,14 @@ type Callback struct {
 	Duration Durations
 	Unended  uint64 // starts whose end never came (an exception, a deferred service response)
 	Measured bool
+	Why      string // when not measured: NoCallbackTracepoint or TimingOff
 }
+
+// Why a callback's durations are not measured.
+const (
+	NoCallbackTracepoint = "no_callback_tracepoint" // rclpy (or plain rcl): no callback_start/callback_end
+	TimingOff            = "timing_off"             // its process runs with ROS_PULSE_TIMING=0, or an older probe
+)
 
 // Thread is one thread that ran callbacks, over the window: the share of the
 // window it spent inside its outermost callbacks (a callback still running
@@ -158,7 +164,12 @@ func callbackOf(s *segment.Snapshot, e, base *segment.Endpoint) Callback {
 	}
 	// rclcpp marks what it delivers for; a subscription's callbacks are timed only then
 	c.Measured = e.Timing != nil && e.Flags&segment.FlagRclcpp != 0
-	if !c.Measured {
+	switch {
+	case e.Timing == nil:
+		c.Why = TimingOff
+		return c
+	case !c.Measured:
+		c.Why = NoCallbackTracepoint
 		return c
 	}
 	var acc durAcc

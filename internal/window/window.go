@@ -188,6 +188,8 @@ type Timer struct {
 	Late      Durations
 	LateKnown bool // the process reports its timers' calls (ABI 1.4, timing on)
 	Overruns  uint64
+	Timed     bool   // its callbacks are timed (rclcpp): Overruns is a measurement
+	Why       string // when not Timed: window.NoCallbackTracepoint or window.TimingOff
 }
 
 // Service is one service server of a live process over the window: the
@@ -365,6 +367,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 					tm.Hz = float64(tm.Delta) / tm.Exposure
 				}
 				tm.Late, tm.Overruns, tm.LateKnown = lateness(e, base)
+				tm.Timed, tm.Why = cb.Measured, cb.Why
 				w.Timers = append(w.Timers, tm)
 			}
 			if e.Kind == segment.KindService && e.Node >= 0 && s.Alive && !e.Retired() {
