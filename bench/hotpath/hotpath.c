@@ -17,6 +17,12 @@
  *              subscription (counted there)
  *   probe_take_cpp  ros_trace_rmw_take on an rclcpp subscription: not counted
  *              (callback_start does), the extra cost every rclcpp message pays
+ *   none_pair  the bare libtracetools callback_start + callback_end
+ *   null_pair  the same through the null shim (dlopened RTLD_LOCAL beside
+ *              the probe): interposition without counting
+ *   probe_cb_pair   the shipped probe through callback_start + callback_end:
+ *              counting plus, with timing on (the default), the callback's
+ *              duration and its thread's busy time (ABI 1.4)
  *
  * Each thread cycles over its own ENDPOINTS endpoints, whose handles are
  * allocated at a 64-byte stride (as malloc places same-type objects).
@@ -35,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void ros_trace_rcl_node_init(const void *, const void *, const char *, const char *);
 void ros_trace_rcl_publisher_init(const void *, const void *, const void *, const char *, size_t);
@@ -43,6 +50,7 @@ void ros_trace_rclcpp_subscription_init(const void *, const void *);
 void ros_trace_rclcpp_subscription_callback_added(const void *, const void *);
 void ros_trace_rcl_publish(const void *, const void *);
 void ros_trace_callback_start(const void *, const bool);
+void ros_trace_callback_end(const void *);
 void ros_trace_rmw_take(const void *, const void *, int64_t, const bool);
 
 #define MAX_THREADS 64
@@ -156,12 +164,17 @@ static void leg_tls256(const void *handle, const struct endpoint *unused)
 
 /* ------------------------------------------------------------ legs */
 
-enum leg_id { L_FLOOR, L_PLAIN, L_OLD, L_TLS1, L_TLS256, L_NONE, L_PROBE, L_PROBE_CB, L_PROBE_TAKE, L_PROBE_TAKE_CPP, L_COUNT };
+enum leg_id { L_FLOOR, L_PLAIN, L_OLD, L_TLS1, L_TLS256, L_NONE, L_PROBE, L_PROBE_CB, L_PROBE_TAKE, L_PROBE_TAKE_CPP,
+              L_NONE_PAIR, L_PROBE_CB_PAIR, L_NULL_PAIR, L_COUNT };
 static const char *const leg_names[L_COUNT] = {"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb",
-                                               "probe_take", "probe_take_cpp"};
+                                               "probe_take", "probe_take_cpp", "none_pair", "probe_cb_pair", "null_pair"};
 
 typedef void (*publish_fn)(const void *, const void *);
 static publish_fn tracetools_publish;
+typedef void (*cb_start_fn)(const void *, const bool);
+typedef void (*cb_end_fn)(const void *);
+static cb_start_fn tracetools_cb_start, null_cb_start;
+static cb_end_fn tracetools_cb_end, null_cb_end;
 
 struct job {
     int leg, set;
@@ -218,6 +231,15 @@ static void *worker(void *arg)
         break;
     case L_PROBE_TAKE_CPP:
         LOOP(ros_trace_rmw_take(s->rmw_cpp + e * STRIDE, msg, 1, true));
+        break;
+    case L_NONE_PAIR:
+        LOOP(tracetools_cb_start(s->callbacks + e * STRIDE, false); tracetools_cb_end(s->callbacks + e * STRIDE));
+        break;
+    case L_NULL_PAIR:
+        LOOP(null_cb_start(s->callbacks + e * STRIDE, false); null_cb_end(s->callbacks + e * STRIDE));
+        break;
+    case L_PROBE_CB_PAIR:
+        LOOP(ros_trace_callback_start(s->callbacks + e * STRIDE, false); ros_trace_callback_end(s->callbacks + e * STRIDE));
         break;
     }
     j->cpu_ns = thread_cpu_ns() - t0;
@@ -335,10 +357,27 @@ int main(int argc, char **argv)
     }
     void *tt = dlopen("libtracetools.so", RTLD_LAZY | RTLD_NOLOAD);
     tracetools_publish = tt ? (publish_fn)dlsym(tt, "ros_trace_rcl_publish") : NULL;
-    if (tracetools_publish == NULL) {
+    tracetools_cb_start = tt ? (cb_start_fn)dlsym(tt, "ros_trace_callback_start") : NULL;
+    tracetools_cb_end = tt ? (cb_end_fn)dlsym(tt, "ros_trace_callback_end") : NULL;
+    if (tracetools_publish == NULL || tracetools_cb_start == NULL || tracetools_cb_end == NULL) {
         fprintf(stderr, "hotpath: libtracetools.so is not loaded\n");
         return 1;
     }
+    /* the null shim beside the probe, for the null_pair leg: found next to this binary */
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 64);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash != NULL) {
+            strcpy(slash, "/../lib/libros2_pulse_null.so");
+            void *null = dlopen(self, RTLD_NOW | RTLD_LOCAL);
+            null_cb_start = null ? (cb_start_fn)dlsym(null, "ros_trace_callback_start") : NULL;
+            null_cb_end = null ? (cb_end_fn)dlsym(null, "ros_trace_callback_end") : NULL;
+        }
+    }
+    if (null_cb_start == NULL || null_cb_end == NULL)
+        legs_on[L_NULL_PAIR] = false; /* no null shim beside us: that leg is not run */
     int max_threads = 1, max_eps = 1;
     for (int i = 0; i < nthreads; i++)
         max_threads = thread_list[i] > max_threads ? thread_list[i] : max_threads;

@@ -16,7 +16,8 @@ import (
 )
 
 // HotpathLegs in report order; see bench/hotpath/hotpath.c.
-var HotpathLegs = []string{"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb", "probe_take", "probe_take_cpp", "probe_gap", "probe_cb_gap", "probe_take_lat", "probe_take_cpp_lat"}
+var HotpathLegs = []string{"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb", "probe_take", "probe_take_cpp", "probe_gap", "probe_cb_gap", "probe_take_lat", "probe_take_cpp_lat",
+	"none_pair", "null_pair", "probe_cb_pair", "probe_cb_pair_untimed", "probe_untimed"}
 
 // HotpathOptions configure RunHotpath.
 type HotpathOptions struct {
@@ -49,6 +50,9 @@ var trackedLegs = []struct{ base, name, env string }{
 	{"probe_cb", "probe_cb_gap", "ROS_TOPIC_STATS_JITTER=1"},
 	{"probe_take", "probe_take_lat", "ROS_TOPIC_STATS_LATENCY=1"},
 	{"probe_take_cpp", "probe_take_cpp_lat", "ROS_TOPIC_STATS_LATENCY=1"},
+	// timing is on by default: these are the same legs with it off
+	{"probe_cb_pair", "probe_cb_pair_untimed", "ROS_PULSE_TIMING=0"},
+	{"probe", "probe_untimed", "ROS_PULSE_TIMING=0"},
 }
 
 // RunHotpath runs every shape in its own process (fresh probe state) and,

@@ -57,7 +57,12 @@ func within(got, want float64) bool { return math.Abs(got-want) <= math.Max(0.1*
 // judgeTiming compares every timed entity of a finished graph with the
 // graph's own clock: counts exactly, means within 10 % or 0.2 ms (the probe's
 // clock reads sit inside the graph's), the maximum inside its bucket.
-func judgeTiming(t *testing.T, s *segment.Scan, truth *simtruth.Snapshot, exact bool) []string {
+//
+// Overruns: the probe's durations sit inside the graph's, so it counts at
+// most the graph's; exactly as many for the nodes in exact, whose callbacks
+// are nowhere near their period (a 9.5 ms callback of a 10 ms timer may
+// overrun by the graph's clock and not by the probe's).
+func judgeTiming(t *testing.T, s *segment.Scan, truth *simtruth.Snapshot, exact map[string]bool) []string {
 	probe := timingByKey(s)
 	var bad []string
 	judged := 0
@@ -91,7 +96,8 @@ func judgeTiming(t *testing.T, s *segment.Scan, truth *simtruth.Snapshot, exact 
 			switch {
 			case d.N != tt.Callbacks:
 				say(k, "probe timed %d callbacks, the graph %d", d.N, tt.Callbacks)
-			case p.dur.SumNs > tt.CallbackNs:
+			case float64(p.dur.SumNs) > float64(tt.CallbackNs)*(1+1e-4):
+				// The probe times with the CPU's counter, calibrated against CLOCK_MONOTONIC: within 100 ppm.
 				say(k, "probe's durations sum to %d ns, more than the graph's clock around them (%d ns)", p.dur.SumNs, tt.CallbackNs)
 			case !within(d.MeanMs, mean):
 				say(k, "mean %.3f ms, the graph's %.3f ms", d.MeanMs, mean)
@@ -105,7 +111,7 @@ func judgeTiming(t *testing.T, s *segment.Scan, truth *simtruth.Snapshot, exact 
 			if p.timer && p.dur.Overruns > tt.Overruns {
 				say(k, "%d overruns counted, the graph's clock saw %d", p.dur.Overruns, tt.Overruns)
 			}
-			if exact && p.timer && p.dur.Overruns != tt.Overruns {
+			if exact[k.Node] && p.timer && p.dur.Overruns != tt.Overruns {
 				say(k, "%d overruns counted, the graph's clock saw %d", p.dur.Overruns, tt.Overruns)
 			}
 		}
@@ -180,7 +186,7 @@ func TestCallbackTiming(t *testing.T) {
 			}
 			g.wait()
 			final := scan(t, g.dir)
-			for _, b := range judgeTiming(t, final, g.truth(), true) {
+			for _, b := range judgeTiming(t, final, g.truth(), map[string]bool{"/loop": true, "/talker": true}) {
 				t.Error(b)
 			}
 		})

@@ -16,6 +16,7 @@
  * times, or the time until the next call just before a plain call.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -27,8 +28,94 @@
 #include "ros2_pulse/tracetools_api.h"
 
 #define EXPORT __attribute__((visibility("default")))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define STACK_MAX 16u
+
+/* ---------------------------------------------------------------- the timing clock
+ *
+ * clock_gettime costs ~32 ns here even through the vDSO; two per callback
+ * would be most of the budget (docs/PERFORMANCE.md). The CPU's own counter
+ * (x86 TSC, arm64 CNTVCT) costs a third of that. Ticks become CLOCK_MONOTONIC
+ * ns through a per-thread anchor (a tick count and the monotonic time read
+ * together) and a process-wide rate measured from the clock itself: the
+ * first reading 5 ms after an anchor calibrates it, and every thread
+ * re-anchors about once a second (one clock_gettime), so NTP slew and rate
+ * error never build up. Where the kernel does not trust the counter (its
+ * clocksource is not tsc), or before calibration, every reading is a
+ * clock_gettime.
+ */
+#define REANCHOR_TICKS (UINT64_C(1) << 30) /* ~0.3-1 s of TSC, much longer of CNTVCT: capped by REANCHOR_NS too */
+#define REANCHOR_NS UINT64_C(1000000000)
+#define CALIBRATE_NS UINT64_C(5000000)
+
+static inline uint64_t ticks(void)
+{
+#if defined(__x86_64__)
+    return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+    uint64_t v;
+    __asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+#else
+    return 0;
+#endif
+}
+
+static bool g_ticks_usable;         /* set once by rp_timing_clock_init */
+static _Atomic uint64_t g_ns_per_tick_q32; /* 0: not calibrated yet */
+
+static __thread struct {
+    uint64_t tick, mono, limit; /* limit: ticks after which the anchor is renewed */
+} tls_anchor;
+
+void rp_timing_clock_init(void)
+{
+#if defined(__x86_64__)
+    char buf[16] = {0};
+    int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        g_ticks_usable = n >= 3 && strncmp(buf, "tsc", 3) == 0;
+        close(fd);
+    }
+#elif defined(__aarch64__)
+    g_ticks_usable = true; /* the generic timer is architecturally monotonic and shared by all cores */
+#endif
+}
+
+/* A clock_gettime reading; it calibrates the tick rate and renews this thread's anchor when due. */
+static uint64_t now_slow(uint64_t t)
+{
+    uint64_t mono = rp_mono_ns();
+    if (!g_ticks_usable)
+        return mono;
+    if (tls_anchor.tick != 0 && t > tls_anchor.tick && mono > tls_anchor.mono) {
+        uint64_t dm = mono - tls_anchor.mono;
+        if (dm < CALIBRATE_NS && atomic_load_explicit(&g_ns_per_tick_q32, memory_order_relaxed) == 0)
+            return mono; /* too soon to calibrate from: keep the anchor */
+        if (dm >= CALIBRATE_NS)
+            atomic_store_explicit(&g_ns_per_tick_q32,
+                                  (uint64_t)(((unsigned __int128)dm << 32) / (t - tls_anchor.tick)), memory_order_relaxed);
+    }
+    uint64_t rate = atomic_load_explicit(&g_ns_per_tick_q32, memory_order_relaxed);
+    uint64_t span = rate != 0 ? (uint64_t)(((unsigned __int128)REANCHOR_NS << 32) / rate) : REANCHOR_TICKS;
+    tls_anchor.tick = t;
+    tls_anchor.mono = mono;
+    tls_anchor.limit = span < REANCHOR_TICKS ? span : REANCHOR_TICKS;
+    return mono;
+}
+
+/* CLOCK_MONOTONIC ns, from the tick counter when it is calibrated. */
+static inline uint64_t now_ns(void)
+{
+    uint64_t t = ticks();
+    uint64_t rate = atomic_load_explicit(&g_ns_per_tick_q32, memory_order_relaxed);
+    uint64_t dt = t - tls_anchor.tick;
+    if (LIKELY(rate != 0 && tls_anchor.tick != 0 && t >= tls_anchor.tick && dt < tls_anchor.limit))
+        return tls_anchor.mono + (uint64_t)(((unsigned __int128)dt * rate) >> 32);
+    return now_slow(t);
+}
 
 struct open_callback {
     const void *callback;
@@ -149,7 +236,7 @@ void rp_timing_start(const void *callback, uint64_t ep)
     }
     if (tls_depth == STACK_MAX)
         return; /* nested deeper than anything real: this one is counted, not timed */
-    uint64_t now = rp_mono_ns();
+    uint64_t now = now_ns();
     if (tls_depth == 0)
         thread_open(lanes, now, atomic_load_explicit(&g_seg.endpoints[ep - 1].node_index, memory_order_relaxed));
     tls_stack[tls_depth++] = (struct open_callback){callback, now, &g_seg.timing[ep - 1]};
@@ -165,7 +252,7 @@ static void timing_end(const void *callback)
     for (uint32_t i = tls_depth; i-- > 0;) {
         if (tls_stack[i].callback != callback)
             continue;
-        uint64_t now = rp_mono_ns();
+        uint64_t now = now_ns();
         abandon_from(lanes, i + 1); /* nested ones that never ended */
         struct rp_timing *t = tls_stack[i].timing;
         uint64_t d = now > tls_stack[i].start_ns ? now - tls_stack[i].start_ns : 0;

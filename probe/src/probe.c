@@ -271,6 +271,7 @@ static void process_init(void)
 {
     rp_config_load(&g_cfg);
     g_distro = detect_distro();
+    rp_timing_clock_init();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     pthread_key_create(&g_lane_key, release_lane);
     pthread_key_create(&g_cache_key, release_cache);

@@ -39,6 +39,9 @@ uint64_t rp_timer_endpoint(uintptr_t impl, bool create) RP_HIDDEN;
 /* Counts one event in counter slot of endpoint ep (index + 1) in this thread's lane. */
 void rp_count_endpoint(uint64_t ep, unsigned slot) RP_HIDDEN;
 
+/* callbacks.c: chooses the timing clock (once, in process_init: it reads sysfs). */
+void rp_timing_clock_init(void) RP_HIDDEN;
+
 /* callbacks.c: a counted callback_start of endpoint ep (index + 1) on this thread. */
 void rp_timing_start(const void *callback, uint64_t ep) RP_HIDDEN;
 
