@@ -22,8 +22,8 @@ $cc $flags -fPIC -shared -fvisibility=hidden -Wl,--version-script=probe/exports.
 $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,libtracetools.so -DSIM_DISTRO=2 \
   -o "$out/lib/libtracetools.so" sim/tracetools/tracetools.c
 $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,librcl.so -DSIM_DISTRO=2 \
-  -o "$out/lib/librcl.so" sim/rcl/rcl.c -L"$out/lib" -ltracetools
-$cc $flags -Wno-unused-parameter -Isim/simgraph -o "$out/bin/simgraph" sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/truth.c \
+  -Isim/rcl -o "$out/lib/librcl.so" sim/rcl/rcl.c -L"$out/lib" -ltracetools
+$cc $flags -Wno-unused-parameter -Isim/simgraph -Isim/rcl -o "$out/bin/simgraph" sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/truth.c \
   build/obj/graphs.c -L"$out/lib" -lrcl -ltracetools -Wl,-rpath,"$out/lib" -ldl -lpthread
 
 segdir=$(mktemp -d) truthdir=$(mktemp -d)
@@ -38,10 +38,10 @@ run() { # graph duration
 graphs=(demo stress internal/integration/testdata/selfloop.graph internal/integration/testdata/reuse.graph
         internal/integration/testdata/fork.graph internal/integration/testdata/latency.graph internal/integration/testdata/rclpy_sub.graph
         internal/integration/testdata/wide.graph internal/integration/testdata/loaned.graph
-        internal/integration/testdata/loss.graph)
+        internal/integration/testdata/loss.graph internal/integration/testdata/timing.graph)
 for g in "${graphs[@]}"; do
   run "$g" 2 || { echo "FAIL: $lane on $g"; exit 1; }
-  # and with gap and latency tracking, whose hot paths add atomics shared between threads
+  # and with gap and latency tracking, whose hot paths add atomics shared between threads (timing is on in both)
   ROS_TOPIC_STATS_JITTER=1 ROS_TOPIC_STATS_LATENCY=1 run "$g" 1 || { echo "FAIL: $lane on $g with gap and latency tracking"; exit 1; }
 done
 storms=200
