@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -32,7 +33,10 @@ each sample. ROS processes that are not probed are found by their command line (
 __node:= remap) and named by the remap or the entry point; wrappers such as 'ros2 run' are not
 weighed. Rows are CSV: ` + fmt.Sprint(cpu.Header) + `.
 
---summary FILE.csv prints the mean, median and max CPU per node (and per thread with --threads).`,
+--summary FILE.csv prints the mean, median and max CPU per node (and per thread with --threads),
+and the cost of a wake-up: the process's CPU time divided by the callbacks and takes the probe saw
+in it (deliveries, timer fires, service requests). A process with several nodes has one figure for
+all of them: CPU time belongs to the process.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if summary != "" {
@@ -74,13 +78,27 @@ weighed. Rows are CSV: ` + fmt.Sprint(cpu.Header) + `.
 			empty := segment.EmptyNotice{Msg: env.NothingThere() + "; only unprobed ROS processes are sampled"}
 			tick := time.NewTicker(period)
 			defer tick.Stop()
+			var prev *segment.Scan
+			start := segment.NowMono()
 			for {
 				var procs []window.Proc
+				var wakeups map[int]uint64
 				if scan, err := reader.Scan(); err == nil {
 					procs = window.Procs(scan)
 					empty.Observe(scan, os.Stderr)
+					if prev != nil { // callbacks and takes since the previous sample, per process
+						wakeups = window.Wakeups(window.Compute(prev, scan, start, time.Now().UnixNano(), window.Options{}))
+						reader.Recycle(prev)
+					}
+					prev = scan
 				}
-				if err := cpu.WriteCSV(cw, sampler.Sample(cpu.Targets(procs, !probedOnly, ""))); err != nil {
+				samples := sampler.Sample(cpu.Targets(procs, !probedOnly, ""))
+				for i := range samples {
+					if n, ok := wakeups[samples[i].Pid]; ok && samples[i].Tid == 0 {
+						samples[i].Wakeups = int64(n)
+					}
+				}
+				if err := cpu.WriteCSV(cw, samples); err != nil {
 					return fmt.Errorf("writing samples: %w", err)
 				}
 				select {
@@ -113,9 +131,14 @@ func cpuSummary(out io.Writer, path string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "node\tthread\tsamples\tmean %\tmedian %\tmax %\tRSS MiB\tload1\t")
+	fmt.Fprintln(tw, "node\tthread\tsamples\tmean %\tmedian %\tmax %\tRSS MiB\tload1\twake-ups/s\tCPU ms/wake-up\t")
 	for _, s := range stats {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.1f\t%.2f\t\n", s.Name, s.Thread, s.N, s.Mean, s.Median, s.Max, s.MeanRSSBytes/(1<<20), s.MeanLoad)
+		wake, cost := "-", "-"
+		if !math.IsNaN(s.MsPerWakeup) {
+			wake, cost = fmt.Sprintf("%.1f", s.WakeupHz), fmt.Sprintf("%.3f", s.MsPerWakeup)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.1f\t%.2f\t%s\t%s\t\n", s.Name, s.Thread, s.N, s.Mean, s.Median, s.Max,
+			s.MeanRSSBytes/(1<<20), s.MeanLoad, wake, cost)
 	}
 	return tw.Flush()
 }

@@ -213,3 +213,77 @@ func TestCPUNamesTheNodeUnderWrappers(t *testing.T) {
 		}
 	}
 }
+
+// The cost of a wake-up, read off pulse cpu as the seed study had to measure
+// it by hand: an rclpy node that burns a known share of a core while its
+// timer fires at 10 Hz and its subscription takes 100 messages a second.
+// The wake-ups pulse counts in each sample equal what the graph did between
+// them (its own counts, read around the run), and --summary's CPU ms per
+// wake-up is the process's CPU (/proc) over those wake-ups.
+func TestCPUCostPerWakeup(t *testing.T) {
+	dir := t.TempDir()
+	graphPath, csvPath := filepath.Join(dir, "wake.graph"), filepath.Join(dir, "cpu.csv")
+	os.WriteFile(graphPath, []byte("process burner burn=0.2\n  node /burner lang=py\n    pub /heartbeat 10\n    sub /ticks\n"+
+		"process ticker\n  node /ticker\n    pub /ticks 100 thread\n"), 0o600)
+	graph, segs := startGraph(t, dir, graphPath, "10")
+	for deadline := time.Now().Add(15 * time.Second); len(segmentFiles(segs)) < 2; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the graph made no segments in 15 s")
+		}
+	}
+	cmd := pulseCmd(t, "cpu", "--period", "1s", "--duration", "6.5s", "--out", csvPath, "--probed-only")
+	cmd.Env = append(cmd.Env, "ROS_PULSE_DIR="+segs)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pulse cpu: %v\n%s", err, out)
+	}
+	graph.Wait()
+	f, _ := os.Open(csvPath)
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(rows) < 2 || len(rows[0]) != 12 || rows[0][11] != "wakeups" {
+		t.Fatalf("CSV: %v %v", err, rows)
+	}
+	var wakeups, cpuSec, seconds float64
+	last := 0.0
+	for _, r := range rows[1:] {
+		if r[4] != "/burner" || r[11] == "" {
+			continue
+		}
+		n, _ := strconv.ParseFloat(r[11], 64)
+		el, _ := strconv.ParseFloat(r[1], 64)
+		pct, _ := strconv.ParseFloat(r[6], 64)
+		if last > 0 {
+			wakeups += n
+			cpuSec += pct / 100 * (el - last)
+			seconds += el - last
+		}
+		last = el
+	}
+	if seconds < 4 {
+		t.Fatalf("%.1f s of /burner rows with wake-ups", seconds)
+	}
+	// What the graph did per second: 10 timer fires and every /ticks message it took.
+	truth := readTruth(t, filepath.Join(dir, "truth"))
+	var did, life float64
+	for k, c := range truth.Counts {
+		if k.Node == "/burner" && (k.Kind == "timer" || k.Kind == "sub") {
+			did += float64(c[0])
+		}
+	}
+	life = 10 // the graph's --duration
+	hz, graphHz := wakeups/seconds, did/life
+	t.Logf("/burner: %.1f wake-ups/s by pulse, %.1f by the graph; %.3f ms of CPU per wake-up", hz, graphHz, cpuSec*1e3/wakeups)
+	if math.Abs(hz-graphHz) > 0.05*graphHz {
+		t.Errorf("pulse counts %.1f wake-ups/s, the graph made %.1f", hz, graphHz)
+	}
+	var out bytes.Buffer
+	sum := pulseCmd(t, "cpu", "--summary", csvPath)
+	sum.Stdout = &out
+	if err := sum.Run(); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%.3f", cpuSec*1e3/wakeups)
+	if !strings.Contains(out.String(), "CPU ms/wake-up") || !strings.Contains(out.String(), want) {
+		t.Errorf("--summary does not show /burner's %s ms per wake-up:\n%s", want, out.String())
+	}
+}

@@ -40,6 +40,7 @@ type Sample struct {
 	Load1    float64
 	Load5    float64
 	Load15   float64
+	Wakeups  int64 // callbacks and takes since the previous sample (window.Wakeups); -1 unknown
 }
 
 // reading is one /proc stat reading, keyed by pid (or tid) and start time so
@@ -149,7 +150,7 @@ func (s *Sampler) Sample(targets []Target) []Sample {
 			smp := Sample{
 				TsNs: now.UnixNano(), Elapsed: mono.Seconds(), Pid: t.Pid, Tid: k.tid, Name: t.Name,
 				CPUPct:   100 * max(0, r.cpuS-old.cpuS) / (r.mono - old.mono).Seconds(),
-				RSSBytes: int64(st.ResidentMemory()), Load1: load.Load1, Load5: load.Load5, Load15: load.Load15,
+				RSSBytes: int64(st.ResidentMemory()), Load1: load.Load1, Load5: load.Load5, Load15: load.Load15, Wakeups: -1,
 			}
 			if k.tid != 0 {
 				smp.Thread = st.Comm

@@ -11,8 +11,13 @@ import (
 	"strings"
 )
 
-// Header is the CSV header `pulse cpu` writes and --summary reads.
-var Header = []string{"ts_ns", "elapsed_s", "pid", "tid", "name", "thread", "cpu_pct", "rss_bytes", "load1", "load5", "load15"}
+// Header is the CSV header `pulse cpu` writes and --summary reads. wakeups
+// (callbacks and takes the probe saw in the process since the previous row;
+// empty for threads, unprobed processes and the first row) came later:
+// --summary reads files without it too (headerV1).
+var Header = []string{"ts_ns", "elapsed_s", "pid", "tid", "name", "thread", "cpu_pct", "rss_bytes", "load1", "load5", "load15", "wakeups"}
+
+var headerV1 = Header[:11]
 
 // WriteCSV appends samples as CSV rows (encoding/csv quotes hostile names).
 func WriteCSV(w *csv.Writer, samples []Sample) error {
@@ -22,12 +27,20 @@ func WriteCSV(w *csv.Writer, samples []Sample) error {
 			strconv.Itoa(s.Pid), strconv.Itoa(s.Tid), s.Name, s.Thread,
 			strconv.FormatFloat(s.CPUPct, 'f', 3, 64), strconv.FormatInt(s.RSSBytes, 10),
 			strconv.FormatFloat(s.Load1, 'f', 2, 64), strconv.FormatFloat(s.Load5, 'f', 2, 64), strconv.FormatFloat(s.Load15, 'f', 2, 64),
+			wakeups(s.Wakeups),
 		}); err != nil {
 			return err
 		}
 	}
 	w.Flush()
 	return w.Error()
+}
+
+func wakeups(n int64) string {
+	if n < 0 {
+		return ""
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // Stat is the summary of one name (process rows only; threads apart).
@@ -37,6 +50,10 @@ type Stat struct {
 	N                      int
 	Mean, Median, Max      float64 // CPU % of one core
 	MeanRSSBytes, MeanLoad float64
+	// MsPerWakeup: the process's CPU time over the rows with a wakeups count,
+	// divided by those wake-ups (ms); NaN when none were counted.
+	MsPerWakeup float64
+	WakeupHz    float64
 }
 
 // Summarize reads a CSV written by WriteCSV and returns the mean, median and
@@ -44,17 +61,21 @@ type Stat struct {
 // CPU, highest first. Rows that do not parse are errors naming the line.
 func Summarize(r io.Reader) ([]Stat, error) {
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = len(Header)
+	cr.FieldsPerRecord = -1
 	head, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("no CSV header: %w", err)
 	}
-	if strings.Join(head, ",") != strings.Join(Header, ",") {
-		return nil, fmt.Errorf("not a pulse cpu CSV: header %q", strings.Join(head, ","))
+	if h := strings.Join(head, ","); h != strings.Join(Header, ",") && h != strings.Join(headerV1, ",") {
+		return nil, fmt.Errorf("not a pulse cpu CSV: header %q", h)
 	}
+	cr.FieldsPerRecord = len(head)
 	type acc struct {
-		cpu       []float64
-		rss, load float64
+		cpu             []float64
+		rss, load       float64
+		cpuSec, seconds float64 // over rows with a wakeups count
+		wakeups         float64
+		last            float64 // elapsed_s of the previous row
 	}
 	by := map[[2]string]*acc{}
 	for {
@@ -81,10 +102,29 @@ func Summarize(r io.Reader) ([]Stat, error) {
 		a.cpu = append(a.cpu, cpu)
 		a.rss += rss
 		a.load += load
+		elapsed, errE := strconv.ParseFloat(rec[1], 64)
+		if len(rec) > 11 && rec[11] != "" && errE == nil {
+			n, err := strconv.ParseUint(rec[11], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: bad wakeups in %q", line, strings.Join(rec, ","))
+			}
+			if dt := elapsed - a.last; a.last > 0 && dt > 0 {
+				a.cpuSec += cpu / 100 * dt
+				a.seconds += dt
+				a.wakeups += float64(n)
+			}
+		}
+		if errE == nil {
+			a.last = elapsed
+		}
 	}
 	var out []Stat
 	for k, a := range by {
-		s := Stat{Name: k[0], Thread: k[1], N: len(a.cpu), MeanRSSBytes: a.rss / float64(len(a.cpu)), MeanLoad: a.load / float64(len(a.cpu))}
+		s := Stat{Name: k[0], Thread: k[1], N: len(a.cpu), MeanRSSBytes: a.rss / float64(len(a.cpu)), MeanLoad: a.load / float64(len(a.cpu)),
+			MsPerWakeup: math.NaN(), WakeupHz: math.NaN()}
+		if a.wakeups > 0 && a.seconds > 0 {
+			s.MsPerWakeup, s.WakeupHz = a.cpuSec*1e3/a.wakeups, a.wakeups/a.seconds
+		}
 		sort.Float64s(a.cpu)
 		for _, v := range a.cpu {
 			s.Mean += v

@@ -64,7 +64,7 @@ var (
 type descs struct {
 	messages, published, gap, latency, lastAge, nodeUp, procUp, procs, cpuSec, rss, timerFires, timerPeriod, build *prometheus.Desc
 	ruleOK, ruleUnjudgeable, specMin, specMax, dropped, starved                                                    *prometheus.Desc
-	callbackDuration, timerLateness, timerOverruns, threadBusy                                                     *prometheus.Desc
+	callbackDuration, timerLateness, timerOverruns, threadBusy, wakeups                                            *prometheus.Desc
 }
 
 func newDescs(perTopic bool) descs {
@@ -99,6 +99,8 @@ func newDescs(perTopic bool) descs {
 			"kind", "name", "node", "pid", "timer"),
 		timerLateness: d("timer_lateness_seconds", "How late each call of a timer came against its own schedule (rcl's expected call time; rclcpp and rclpy).", "node", "pid", "timer"),
 		timerOverruns: d("timer_overruns_total", "Callbacks of a timer that ran longer than its period.", "node", "pid", "timer"),
+		wakeups: d("process_wakeups_total", "Callbacks and takes the probe saw in a process (deliveries, timer fires, service requests): rate(process_cpu_seconds_total) over rate() of this is the CPU a wake-up costs, recorded as ros2_pulse_cpu_seconds_per_message.",
+			"pid", "nodes"),
 		threadBusy: d("thread_busy_seconds_total", "Time a thread spent inside its outermost callbacks (one running now counts up to the scrape): rate() is the thread's busy ratio.",
 			"pid", "tid", "thread"),
 		starved: d("subscription_starved", "For a live subscription that has received nothing yet: 1 once this machine's publishers of its topic have published since the exporter first saw it (a QoS, type, domain or name mismatch; the cause is not visible yet), else 0.",
@@ -167,7 +169,7 @@ func (c *Collector) Close() {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.d.messages, c.d.published, c.d.gap, c.d.latency, c.d.lastAge, c.d.nodeUp, c.d.procUp, c.d.procs, c.d.cpuSec, c.d.rss,
 		c.d.timerFires, c.d.timerPeriod, c.d.build, c.d.ruleOK, c.d.ruleUnjudgeable, c.d.specMin, c.d.specMax, c.d.dropped, c.d.starved,
-		c.d.callbackDuration, c.d.timerLateness, c.d.timerOverruns, c.d.threadBusy} {
+		c.d.callbackDuration, c.d.timerLateness, c.d.timerOverruns, c.d.threadBusy, c.d.wakeups} {
 		ch <- d
 	}
 }
@@ -295,6 +297,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 	if s.Alive {
 		if r, err := c.cpu.Read(s.Pid); err == nil {
 			emit(ch, c.d.cpuSec, prometheus.CounterValue, r.CPUSeconds, time.Time{}, pid, nodesLabel)
+			emit(ch, c.d.wakeups, prometheus.CounterValue, float64(window.SnapshotWakeups(s)), time.Time{}, pid, nodesLabel)
 			emit(ch, c.d.rss, prometheus.GaugeValue, float64(r.RSSBytes), time.Time{}, pid, nodesLabel)
 		}
 	}

@@ -28,9 +28,10 @@ var callbackKinds = map[segment.Kind]string{segment.KindSubscription: "subscript
 
 // timing adds an endpoint's callback durations (rclcpp), a timer's lateness
 // and overruns to this scrape. A subscription of a builtin topic, and a
-// service that has handled nothing yet (every node has six), add nothing.
+// service that has handled nothing yet (every node has six), add nothing;
+// --histograms=false leaves out the histograms, not the overruns.
 func (c *Collector) timing(e *segment.Endpoint, key, node, pid string, timerOrd int, created time.Time, preexisting bool) {
-	if e.Timing == nil || c.opt.NoHistograms {
+	if e.Timing == nil {
 		return
 	}
 	kind, name, timer := callbackKinds[e.Kind], e.Name, ""
@@ -41,15 +42,20 @@ func (c *Collector) timing(e *segment.Endpoint, key, node, pid string, timerOrd 
 		return
 	}
 	id := key + "#" + strconv.Itoa(e.Index) + "." + strconv.FormatUint(uint64(e.Generation), 10)
-	if e.Flags&segment.FlagRclcpp != 0 {
+	if e.Flags&segment.FlagRclcpp != 0 && !c.opt.NoHistograms {
 		vals, _ := c.histValues(id+".callback", e.Timing.Buckets[:], e.Timing.SumNs, preexisting)
 		if vals[0] > 0 || e.Kind != segment.KindService {
 			c.mergeTiming(c.d.callbackDuration, vals, created, kind, name, node, pid, timer)
 		}
 	}
-	if e.Lateness != nil {
+	if e.Lateness == nil {
+		return
+	}
+	if !c.opt.NoHistograms {
 		vals, _ := c.histValues(id+".late", e.Lateness.Buckets[:], e.Lateness.SumNs, preexisting)
 		c.mergeTiming(c.d.timerLateness, vals, created, node, pid, timer)
+	}
+	if e.Flags&segment.FlagRclcpp != 0 { // rclpy's callbacks are not timed: no overrun series, never a 0
 		c.merge(c.d.timerOverruns, prometheus.CounterValue, float64(e.Timing.Overruns), nil, created, node, pid, timer)
 	}
 }

@@ -523,7 +523,7 @@ func (m Model) tables(f *Frame, w int) []string {
 	nodeW := max(12, min(28, w/3))
 	out = append(out, styleTitle.Render(fmt.Sprintf("Nodes (sort: %s)", sortNodeNames[m.sortBy[1]]))+m.paneMark(paneNodes))
 	out = append(out, styleHeader.Render(cell(" NODE", nodeW, false)+cell("PID", 8, true)+cell("STATE", 13, true)+
-		cell("CPU%", 7, true)+cell("BUSY%", 7, true)+cell("RSS MiB", 9, true)+"  "+cell("TOPICS (out → in)", max(4, w-nodeW-46), false)))
+		cell("CPU%", 7, true)+cell("BUSY%", 7, true)+cell("ms/CB", 7, true)+cell("RSS MiB", 9, true)+"  "+cell("TOPICS (out → in)", max(4, w-nodeW-53), false)))
 	start = scroll(m.cursor[1], nodeRowsN, len(m.nodes))
 	for i := start; i < len(m.nodes) && i < start+nodeRowsN; i++ {
 		r := m.nodes[i]
@@ -542,7 +542,7 @@ func (m Model) tables(f *Frame, w int) []string {
 		left := cell(mark+r.name, nodeW, false) + cell(fmt.Sprint(r.pid), 8, true)
 		state := styleNodeState[r.state].Render(cell(r.state, 13, true))
 		busy := cell(num(r.busyPct, 1), 7, true)
-		right := cell(rss, 9, true) + "  " + cell(strings.TrimSpace(topics), max(4, w-nodeW-46), false)
+		right := cell(num(r.costMs, 3), 7, true) + cell(rss, 9, true) + "  " + cell(strings.TrimSpace(topics), max(4, w-nodeW-53), false)
 		cpu := cell(num(r.cpuPct, 1), 7, true)
 		if m.pane == paneNodes && i == m.cursor[1] {
 			left, cpu, busy, right = styleSelected.Render(left), styleSelected.Render(cpu), styleSelected.Render(busy), styleSelected.Render(right)

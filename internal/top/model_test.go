@@ -39,7 +39,7 @@ func frame(i int) Frame {
 	topics := []window.Topic{
 		{Name: "/cmd_vel", PubInter: 12, PubAny: 12, RecvInter: 12, PubCount: 1, SubCount: 1, PubInterSeen: true, RecvSeen: true,
 			Pubs: []window.EndpointRate{{Pid: 300, Node: "/controller", Inter: 12, Alive: true}},
-			Subs: []window.EndpointRate{{Pid: 200, Node: "/base", Inter: 12, Alive: true, LossJudged: true}},
+			Subs: []window.EndpointRate{{Pid: 200, Node: "/base", Inter: 12, Alive: true, LossJudged: true, Delta: [2]uint64{12, 0}}}, // 0.4 % of a core over 12 callbacks: 0.333 ms each
 			Loss: window.Loss{Judged: 1, Node: "/base", Pid: 200}},
 		{Name: "/idle", SubCount: 1, Subs: []window.EndpointRate{{Pid: 200, Node: "/base", Alive: true}}},
 		imu,

@@ -57,6 +57,7 @@ type nodeRow struct {
 	pid         int
 	cpuPct      float64 // NaN: not measured yet
 	busyPct     float64 // share of the window in its callbacks; NaN: not measured (rclpy, a log without timing)
+	costMs      float64 // its process's CPU per wake-up (callback or take) in ms; NaN: no wake-up or no CPU sample
 	rssBytes    int64
 	out, in     []string // topics it publishes and subscribes
 }
@@ -171,11 +172,12 @@ func nodeRows(f *Frame) []nodeRow {
 		k := ep{c.Pid, c.Node}
 		active[k] = active[k] || c.Duration.N > 0
 	}
+	wakeups := window.Wakeups(f.W)
 	var rows []nodeRow
 	for _, p := range f.W.Procs {
 		for _, n := range p.Nodes {
 			k := ep{p.Pid, n}
-			r := nodeRow{name: n, pid: p.Pid, state: "alive", cpuPct: math.NaN(), busyPct: math.NaN(), out: out[k], in: in[k]}
+			r := nodeRow{name: n, pid: p.Pid, state: "alive", cpuPct: math.NaN(), busyPct: math.NaN(), costMs: math.NaN(), out: out[k], in: in[k]}
 			if v, ok := busy[k]; ok && p.Alive {
 				r.busyPct = v
 			}
@@ -190,6 +192,9 @@ func nodeRows(f *Frame) []nodeRow {
 			}
 			if s, ok := f.CPU[p.Pid]; ok && p.Alive {
 				r.cpuPct, r.rssBytes = s.CPUPct, s.RSSBytes
+				if n := wakeups[p.Pid]; n > 0 && f.Live { // the process's CPU over the window, per callback or take
+					r.costMs = s.CPUPct / 100 * f.W.Seconds * 1e3 / float64(n)
+				}
 			}
 			rows = append(rows, r)
 		}

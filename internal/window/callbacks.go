@@ -300,3 +300,38 @@ func nodeBusy(cbs []Callback, seconds float64) []NodeBusy {
 	})
 	return out
 }
+
+// Wakeups counts, per process, the callbacks and takes the probe saw in the
+// window: every delivery (inter and intra), timer fire and service request
+// handled. It is what a process's CPU is divided by for the cost of a
+// wake-up: in a process with several nodes, each node reads its process's
+// figure (CPU time is the process's; nothing splits it by node). An rclpy
+// service's requests are not seen, so its process's cost reads high.
+func Wakeups(w *Window) map[int]uint64 {
+	out := map[int]uint64{}
+	for i := range w.Topics {
+		for _, s := range w.Topics[i].Subs {
+			out[s.Pid] += s.Delta[0] + s.Delta[1]
+		}
+	}
+	for _, tm := range w.Timers {
+		out[tm.Pid] += tm.Delta
+	}
+	for _, sv := range w.Services {
+		out[sv.Pid] += sv.Delta
+	}
+	return out
+}
+
+// SnapshotWakeups is Wakeups' count since the process started: what the
+// exporter serves as a counter.
+func SnapshotWakeups(s *segment.Snapshot) uint64 {
+	var n uint64
+	for i := range s.Endpoints {
+		e := &s.Endpoints[i]
+		if e.Kind != segment.KindPublisher {
+			n += e.Counts[segment.SlotInter] + e.Counts[segment.SlotIntra]
+		}
+	}
+	return n
+}
