@@ -121,7 +121,7 @@ func benchCmd() *cobra.Command {
 	var graphs []string
 	over := &cobra.Command{
 		Use:   "overhead",
-		Short: "All-in CPU of simgraph's stress and flat-out graphs: no probe, null shim, probe, probe with gaps",
+		Short: "All-in CPU of simgraph's stress and flat-out graphs: no probe, null shim, probe without and with timing, probe with gaps",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sim, simlib, lib, err := simulator()
@@ -129,14 +129,15 @@ func benchCmd() *cobra.Command {
 				return err
 			}
 			arms := map[string][]string{"none": nil,
-				"null":      {"LD_PRELOAD=" + filepath.Join(filepath.Dir(lib), "libros2_pulse_null.so")},
-				"probe":     {"LD_PRELOAD=" + lib},
-				"probe_gap": {"LD_PRELOAD=" + lib, "ROS_TOPIC_STATS_JITTER=1"}}
+				"null":          {"LD_PRELOAD=" + filepath.Join(filepath.Dir(lib), "libros2_pulse_null.so")},
+				"probe_untimed": {"LD_PRELOAD=" + lib, "ROS_PULSE_TIMING=0"}, // counting only: what timing adds is probe minus this
+				"probe":         {"LD_PRELOAD=" + lib},
+				"probe_gap":     {"LD_PRELOAD=" + lib, "ROS_TOPIC_STATS_JITTER=1"}}
 			if err := mkOut(); err != nil {
 				return err
 			}
 			for _, g := range graphs {
-				o := bench.OverheadOptions{Simgraph: sim, SimLib: simlib, Arms: arms, Order: []string{"none", "null", "probe", "probe_gap"},
+				o := bench.OverheadOptions{Simgraph: sim, SimLib: simlib, Arms: arms, Order: []string{"none", "null", "probe_untimed", "probe", "probe_gap"},
 					Graph: g, Trials: trials, Duration: duration, Log: os.Stderr}
 				raw, rows, err := bench.RunOverhead(o)
 				if err != nil {

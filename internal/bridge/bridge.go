@@ -159,7 +159,9 @@ func Diagnostics(w *window.Window, s *spec.Spec, warns []health.Warning, hardwar
 	byTopic := map[string][]health.Warning{}
 	byNode := map[string][]health.Warning{}
 	for _, x := range warns {
-		if x.Topic != "" {
+		if x.Kind == health.CallbackSlow { // a node's callback: said on its node's status
+			byNode[x.Node] = append(byNode[x.Node], x)
+		} else if x.Topic != "" {
 			byTopic[x.Topic] = append(byTopic[x.Topic], x)
 		} else if x.Node != "" {
 			byNode[x.Node] = append(byNode[x.Node], x)
@@ -181,12 +183,30 @@ func Diagnostics(w *window.Window, s *spec.Spec, warns []health.Warning, hardwar
 	for _, name := range sortedKeys(names) {
 		arr.Status = append(arr.Status, topicStatus(w.Topic(name), name, rules[name], byTopic[name], hardwareID))
 	}
+	busy, slowest := map[string]float64{}, map[string]float64{}
+	for _, b := range w.Busy {
+		if b.Measured {
+			busy[b.Node+"\x00"+strconv.Itoa(b.Pid)] = b.Pct
+		}
+	}
+	for _, c := range w.Callbacks {
+		if k := c.Node + "\x00" + strconv.Itoa(c.Pid); c.Measured && c.Duration.N > 0 {
+			slowest[k] = max(slowest[k], c.Duration.MaxMs)
+		}
+	}
 	seen := map[string]bool{}
 	for _, p := range w.Procs {
 		for _, n := range p.Nodes {
 			seen[n] = true
 			st := Status{Name: n, HardwareID: hardwareID, Level: OK, Message: "alive",
 				Values: []KeyValue{{"pid", strconv.Itoa(p.Pid)}, {"state", p.State()}, {"exe", p.Exe}}}
+			k := n + "\x00" + strconv.Itoa(p.Pid)
+			if v, ok := busy[k]; ok && p.Alive { // callback timing (rclcpp): absent when not measured
+				st.Values = append(st.Values, KeyValue{"busy_pct", strconv.FormatFloat(v, 'f', 1, 64)})
+			}
+			if v, ok := slowest[k]; ok && p.Alive {
+				st.Values = append(st.Values, KeyValue{"slowest_callback_ms", strconv.FormatFloat(v, 'f', 3, 64)})
+			}
 			if !p.Alive {
 				st.Level, st.Message = ERROR, "process exited"
 			}
@@ -326,6 +346,14 @@ func describe(w *health.Warning) string {
 		return fmt.Sprintf("%s receives %s of %s Hz", w.Node, hz(w.Value), hz(w.Min))
 	case health.RecvStarved:
 		return w.Node + " " + health.StarvedWords(w.Min)
+	case health.CallbackSlow:
+		return fmt.Sprintf("%s callback %s took at least %.1f ms > %g ms", w.Metric, w.Topic, w.Value, w.Bound)
+	case health.TimerLate:
+		return fmt.Sprintf("timer %d called %.1f ms late > %g ms", w.Timer, w.Value, w.Bound)
+	case health.TimerOverrun:
+		return fmt.Sprintf("timer %d overran its period %.0f times > %g", w.Timer, w.Value, w.Bound)
+	case health.NodeBusy:
+		return fmt.Sprintf("busy %.0f %% of the window in callbacks > %g %%", w.Value, w.Bound)
 	}
 	return string(w.Kind)
 }

@@ -252,3 +252,38 @@ func TestStatisticsGap(t *testing.T) {
 		}
 	}
 }
+
+// A node's status carries its busy share and slowest callback (rclcpp; an
+// rclpy node has neither key), and a callback_slow verdict is said on the
+// node, not on the topic the callback serves.
+func TestDiagnosticsCallbackTiming(t *testing.T) {
+	w := &window.Window{
+		Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/planner"}}, {Pid: 2, Alive: true, Nodes: []string{"/py"}}},
+		Busy:  []window.NodeBusy{{Node: "/planner", Pid: 1, Pct: 97.25, Measured: true}, {Node: "/py", Pid: 2}},
+		Callbacks: []window.Callback{{Pid: 1, Node: "/planner", Kind: "subscription", Name: "/map", Measured: true,
+			Duration: window.Durations{N: 3, MaxMs: 41.9}}},
+	}
+	warns := []health.Warning{{Kind: health.CallbackSlow, Node: "/planner", Pid: 1, Topic: "/map", Metric: "subscription", Value: 41.9, Bound: 20, Timer: -1}}
+	arr := Diagnostics(w, nil, warns, "robot")
+	byName := map[string]Status{}
+	for _, st := range arr.Status {
+		byName[st.Name] = st
+	}
+	p := byName["/planner"]
+	vals := map[string]string{}
+	for _, kv := range p.Values {
+		vals[kv.Key] = kv.Value
+	}
+	if vals["busy_pct"] != "97.2" && vals["busy_pct"] != "97.3" || vals["slowest_callback_ms"] != "41.900" || p.Level != WARN ||
+		!strings.Contains(p.Message, "subscription callback /map took at least 41.9 ms > 20 ms") {
+		t.Errorf("/planner: %+v", p)
+	}
+	for _, kv := range byName["/py"].Values {
+		if kv.Key == "busy_pct" || kv.Key == "slowest_callback_ms" {
+			t.Errorf("/py is not timed, yet has %s=%s", kv.Key, kv.Value)
+		}
+	}
+	if _, ok := byName["/map"]; ok {
+		t.Errorf("the callback verdict made a topic status: %+v", byName["/map"])
+	}
+}

@@ -19,6 +19,29 @@ type Node struct {
 	Name  string `json:"name"`
 	Pid   int    `json:"pid"`
 	Alive bool   `json:"alive"`
+	// BusyPct: the share of the window inside its callbacks; SlowestMs: what
+	// its slowest callback of the window took at least. Absent when not
+	// measured (rclpy, timing off) or, for SlowestMs, when nothing ran.
+	BusyPct   *float64 `json:"busy_pct,omitempty"`
+	SlowestMs *float64 `json:"slowest_callback_ms,omitempty"`
+}
+
+// SaturatedPct is the busy share from which a node is drawn as saturated.
+const SaturatedPct = 90.0
+
+// timing is the node's busy share and slowest callback, for labels.
+func (n *Node) timing() string {
+	out := ""
+	if n.BusyPct != nil {
+		out = fmt.Sprintf("busy %.0f%%", *n.BusyPct)
+	}
+	if n.SlowestMs != nil {
+		if out != "" {
+			out += ", "
+		}
+		out += fmt.Sprintf("slowest %.1f ms", *n.SlowestMs)
+	}
+	return out
 }
 
 // Topic is a topic with its machine-wide rates. A rate the distro cannot
@@ -98,10 +121,29 @@ func FromWindow(w *window.Window) *Graph {
 		}
 		return keys[i].pid < keys[j].pid
 	})
+	busy := map[nk]float64{}
+	for _, b := range w.Busy {
+		if b.Measured {
+			busy[nk{b.Node, b.Pid}] = b.Pct
+		}
+	}
+	slowest := map[nk]float64{}
+	for _, c := range w.Callbacks {
+		if k := (nk{c.Node, c.Pid}); c.Measured && c.Duration.N > 0 {
+			slowest[k] = max(slowest[k], c.Duration.MaxMs)
+		}
+	}
 	ids := map[nk]string{}
 	for i, k := range keys {
 		ids[k] = fmt.Sprintf("n%d", i)
-		g.Nodes = append(g.Nodes, Node{ID: ids[k], Name: k.name, Pid: k.pid, Alive: alive[k.pid]})
+		n := Node{ID: ids[k], Name: k.name, Pid: k.pid, Alive: alive[k.pid]}
+		if v, ok := busy[k]; ok {
+			n.BusyPct = ptr(v)
+		}
+		if v, ok := slowest[k]; ok {
+			n.SlowestMs = ptr(v)
+		}
+		g.Nodes = append(g.Nodes, n)
 	}
 	for i := range w.Topics {
 		t := &w.Topics[i]
@@ -188,10 +230,17 @@ func (g *Graph) DOT() []byte {
 	b.WriteString("digraph ros2 {\n  rankdir=LR;\n  node [fontname=\"Helvetica\"];\n")
 	for _, n := range g.Nodes {
 		style := ""
-		if !n.Alive {
+		switch {
+		case !n.Alive:
 			style = `, style=dashed, color=grey, fontcolor=grey`
+		case n.BusyPct != nil && *n.BusyPct >= SaturatedPct: // its executor has no time left
+			style = `, style=bold, color=red, fontcolor=red`
 		}
-		fmt.Fprintf(&b, "  %s [shape=ellipse, label=%s%s];\n", n.ID, dotQuote(fmt.Sprintf("%s\npid %d", n.Name, n.Pid)), style)
+		label := fmt.Sprintf("%s\npid %d", n.Name, n.Pid)
+		if t := n.timing(); t != "" {
+			label += "\n" + t
+		}
+		fmt.Fprintf(&b, "  %s [shape=ellipse, label=%s%s];\n", n.ID, dotQuote(label), style)
 	}
 	for _, t := range g.Topics {
 		fmt.Fprintf(&b, "  %s [shape=box, label=%s];\n", t.ID, dotQuote(t.Name))
@@ -226,6 +275,9 @@ func (g *Graph) Mermaid() []byte {
 	b.WriteString("flowchart LR\n")
 	for _, n := range g.Nodes {
 		label := fmt.Sprintf("%s pid %d", n.Name, n.Pid)
+		if t := n.timing(); t != "" {
+			label += " · " + t
+		}
 		if !n.Alive {
 			label += " (exited)"
 		}

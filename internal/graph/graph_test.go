@@ -89,3 +89,34 @@ func TestEmptyGraphHasArrays(t *testing.T) {
 		}
 	}
 }
+
+// A node's busy share and slowest callback label it; a saturated one is drawn
+// red; an rclpy node, whose callbacks are not timed, has neither (absent, not 0).
+func TestNodeTimingLabels(t *testing.T) {
+	w := &window.Window{
+		Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/planner"}}, {Pid: 2, Alive: true, Nodes: []string{"/py"}}},
+		Busy:  []window.NodeBusy{{Node: "/planner", Pid: 1, Pct: 97.2, Measured: true}, {Node: "/py", Pid: 2}},
+		Callbacks: []window.Callback{
+			{Pid: 1, Node: "/planner", Kind: "timer", Measured: true, Duration: window.Durations{N: 10, MaxMs: 41.9}},
+			{Pid: 1, Node: "/planner", Kind: "subscription", Name: "/map", Measured: true, Duration: window.Durations{N: 2, MaxMs: 3}},
+			{Pid: 2, Node: "/py", Kind: "subscription", Name: "/map", Why: window.NoCallbackTracepoint},
+		},
+	}
+	g := FromWindow(w)
+	if p := g.Nodes[0]; p.Name != "/planner" || p.BusyPct == nil || *p.BusyPct != 97.2 || p.SlowestMs == nil || *p.SlowestMs != 41.9 {
+		t.Errorf("planner %+v", p)
+	}
+	if p := g.Nodes[1]; p.BusyPct != nil || p.SlowestMs != nil {
+		t.Errorf("an rclpy node's timing must be absent: %+v", p)
+	}
+	dot := string(g.DOT())
+	if !strings.Contains(dot, `n0 [shape=ellipse, label="/planner\npid 1\nbusy 97%, slowest 41.9 ms", style=bold, color=red`) {
+		t.Errorf("DOT:\n%s", dot)
+	}
+	if j, _ := g.JSON(); !strings.Contains(string(j), `"busy_pct": 97.2`) || strings.Count(string(j), "busy_pct") != 1 {
+		t.Errorf("JSON:\n%s", j)
+	}
+	if m := string(g.Mermaid()); !strings.Contains(m, `n0("/planner pid 1 · busy 97%, slowest 41.9 ms")`) {
+		t.Errorf("Mermaid:\n%s", m)
+	}
+}
