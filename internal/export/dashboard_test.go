@@ -39,7 +39,8 @@ func exposedNames(t *testing.T) map[string]bool {
 	for d := range ch {
 		n := re.FindStringSubmatch(d.String())[1]
 		names[n] = true
-		if strings.HasSuffix(n, "_seconds") && (strings.Contains(n, "gap") || strings.Contains(n, "latency")) {
+		if strings.HasSuffix(n, "_seconds") && (strings.Contains(n, "gap") || strings.Contains(n, "latency") ||
+			strings.Contains(n, "callback_duration") || strings.Contains(n, "timer_lateness")) {
 			for _, s := range []string{"_bucket", "_sum", "_count"} {
 				names[n+s] = true
 			}
