@@ -621,3 +621,44 @@ func TestStarvedSaidByExportAndDoctor(t *testing.T) {
 		t.Errorf("doctor names the healthy listener:\n%s", out)
 	}
 }
+
+// doctor names a thread whose callbacks leave it no time (a 10 ms timer whose
+// callback takes 9.8 ms), not a calm one, and says where timing is off.
+func TestDoctorNamesASaturatedThread(t *testing.T) {
+	dir := t.TempDir()
+	graphFile := filepath.Join(dir, "hot.graph")
+	os.WriteFile(graphFile, []byte("process hot\n  node /hot\n    timer 100 cost=9.8\nprocess calm\n  node /calm\n    timer 10 cost=1\n"), 0o600)
+	graph, segs := startGraph(t, dir, graphFile, "8")
+	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
+	for deadline := time.Now().Add(15 * time.Second); len(segmentFiles(segs)) < 2; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no segments in 15 s")
+		}
+	}
+	time.Sleep(time.Second) // both timers have fired
+	doc := pulseCmd(t, "doctor")
+	doc.Env = append(doc.Env, "ROS_PULSE_DIR="+segs)
+	out, err := doc.Output()
+	if exitCode(err) != 1 || !strings.Contains(string(out), "executor threads with no time left") ||
+		!strings.Contains(string(out), "inside callbacks (last: /hot)") || strings.Contains(string(out), "(last: /calm)") {
+		t.Errorf("doctor (exit %d) with /hot's thread 98 %% busy:\n%s", exitCode(err), out)
+	}
+	if strings.Contains(string(out), "callback timing off") {
+		t.Errorf("doctor says timing is off where it is on:\n%s", out)
+	}
+
+	dir2 := t.TempDir()
+	graph2, segs2 := startGraph(t, dir2, graphFile, "6", "ROS_PULSE_TIMING=0")
+	defer func() { graph2.Process.Signal(os.Interrupt); graph2.Wait() }()
+	for deadline := time.Now().Add(15 * time.Second); len(segmentFiles(segs2)) < 2; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no segments in 15 s")
+		}
+	}
+	doc2 := pulseCmd(t, "doctor")
+	doc2.Env = append(doc2.Env, "ROS_PULSE_DIR="+segs2)
+	out2, _ := doc2.Output()
+	if strings.Count(string(out2), "callback timing off (ROS_PULSE_TIMING=0") != 2 || strings.Contains(string(out2), "no time left") {
+		t.Errorf("doctor with timing off:\n%s", out2)
+	}
+}

@@ -172,7 +172,58 @@ func silentSubs(scan *segment.Scan) map[string]silentSub {
 // topic was published here over a second (looked at only when some are
 // silent now); each starved one is a problem. Silent ones whose takes may
 // fire no tracepoint are not measured.
-func reportSilent(out io.Writer, r *segment.Reader, first *segment.Scan) int {
+// laterScan is one more scan a second after the first, taken once for
+// every report that needs one.
+type laterScan struct {
+	scan *segment.Scan
+	secs float64
+	done bool
+}
+
+func (l *laterScan) get(r *segment.Reader) (*segment.Scan, float64) {
+	if !l.done {
+		l.done = true
+		t0 := time.Now()
+		time.Sleep(time.Second)
+		if s, err := r.Scan(); err == nil {
+			l.scan, l.secs = s, time.Since(t0).Seconds()
+		}
+	}
+	return l.scan, l.secs
+}
+
+// reportBusy names the threads that spent 90 % or more of the next second
+// inside callbacks: an executor with no time left, whose timers skip
+// periods and whose subscriptions' queues overflow.
+func reportBusy(out io.Writer, r *segment.Reader, first *segment.Scan, later *laterScan) int {
+	timed := false
+	for _, s := range first.Snapshots {
+		timed = timed || s.Alive && len(s.Threads) > 0
+	}
+	if !timed {
+		return 0
+	}
+	second, _ := later.get(r)
+	if second == nil {
+		return 0
+	}
+	w := window.Compute(first, second, first.Mono, time.Now().UnixNano(), window.Options{})
+	problems := 0
+	for _, th := range w.Threads {
+		if th.BusyPct < 90 {
+			continue
+		}
+		if problems == 0 {
+			fmt.Fprintf(out, "executor threads with no time left\n")
+		}
+		fmt.Fprintf(out, "  WARN thread %d (%s) of pid %d spent %.0f %% of a second inside callbacks (last: %s): "+
+			"its timers skip periods and its subscriptions drop what their queues cannot hold\n", th.Tid, th.Name, th.Pid, th.BusyPct, th.Node)
+		problems++
+	}
+	return problems
+}
+
+func reportSilent(out io.Writer, r *segment.Reader, first *segment.Scan, later *laterScan) int {
 	before, pub1 := silentSubs(first), window.PublishedByTopic(first)
 	waiting := false
 	for _, ss := range before {
@@ -181,13 +232,10 @@ func reportSilent(out io.Writer, r *segment.Reader, first *segment.Scan) int {
 	if !waiting {
 		return 0
 	}
-	t0 := time.Now()
-	time.Sleep(time.Second)
-	second, err := r.Scan()
-	if err != nil {
+	second, secs := later.get(r)
+	if second == nil {
 		return 0
 	}
-	secs := time.Since(t0).Seconds()
 	now, pub2 := silentSubs(second), window.PublishedByTopic(second)
 	keys := make([]string, 0, len(now))
 	for k := range now {
@@ -298,8 +346,13 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 		if s.DroppedEndpoints > 0 {
 			fmt.Fprintf(out, "         %d endpoints did not fit the segment (raise ROS_PULSE_MAX_ENDPOINTS)\n", s.DroppedEndpoints)
 		}
+		if !s.Timing && s.Alive {
+			fmt.Fprintf(out, "         callback timing off (ROS_PULSE_TIMING=0, or a probe before ABI 1.4): no callback durations, busy share or timer lateness\n")
+		}
 	}
-	problems += reportSilent(out, r, scan)
+	later := &laterScan{}
+	problems += reportSilent(out, r, scan, later)
+	problems += reportBusy(out, r, scan, later)
 	for _, b := range bridge.ReadStatuses(dir) {
 		state := "running"
 		if !b.Alive {
