@@ -101,3 +101,37 @@ func TestNewRejectsBadPeriod(t *testing.T) {
 		t.Fatal("negative period accepted")
 	}
 }
+
+// The run summary sums each node's timed callbacks over the run, keeps the
+// longest and the busiest complete window, and says not measured for rclpy.
+func TestSummaryCallbacksPerNode(t *testing.T) {
+	s := &Summary{Period: 1}
+	for i, busy := range []float64{40, 97.5, 60} {
+		seconds := 1.0
+		if i == 2 {
+			seconds = 0.2 // the final sliver: its busy share is not a peak
+		}
+		s.Add(&window.Window{Seconds: seconds,
+			Callbacks: []window.Callback{{Pid: 1, Node: "/ctl", Kind: "timer", Measured: true,
+				Duration: window.Durations{N: 100, SumMs: 400 + float64(i)*100, MaxMs: 10 + float64(i)}},
+				{Pid: 2, Node: "/py", Kind: "subscription", Name: "/x", Why: window.NoCallbackTracepoint}},
+			Busy: []window.NodeBusy{{Node: "/ctl", Pid: 1, Pct: busy, Measured: true}, {Node: "/py", Pid: 2}}})
+	}
+	nodes := s.Nodes()
+	if len(nodes) != 2 || nodes[0].Node != "/ctl" || nodes[0].Callbacks != 300 || nodes[0].SumMs != 1500 || nodes[0].MaxMs != 12 ||
+		nodes[0].PeakBusy != 97.5 || !nodes[1].NotTimed || nodes[1].Callbacks != 0 {
+		t.Fatalf("%+v", nodes)
+	}
+	var b strings.Builder
+	s.Print(&b)
+	lines := map[string]string{}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			lines[f[0]] = strings.Join(f, " ")
+		}
+	}
+	if lines["/ctl"] != "/ctl 1 300 5.000 12.000 97.5 0" || lines["/py"] != "/py 2 - - - - - not measured (rclpy: no callback tracepoint)" ||
+		!strings.Contains(b.String(), "callbacks per node") {
+		t.Errorf("summary:\n%s", b.String())
+	}
+}

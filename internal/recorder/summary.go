@@ -25,6 +25,24 @@ type Summary struct {
 	Windows int
 	topics  map[string]*TopicTotal
 	procs   map[int]window.Proc
+	nodes   map[nodeKey]*NodeTotal
+}
+
+type nodeKey struct {
+	name string
+	pid  int
+}
+
+// NodeTotal is one node's callbacks over a whole run (rclcpp: timed).
+type NodeTotal struct {
+	Node      string
+	Pid       int
+	Callbacks uint64
+	SumMs     float64
+	MaxMs     float64 // what its longest callback took at least (window.Durations.MaxMs)
+	PeakBusy  float64 // its largest busy share of a complete window
+	Unended   uint64
+	NotTimed  bool // it had callbacks the probe cannot time (rclpy)
 }
 
 // TopicTotal is one topic over a whole run.
@@ -78,6 +96,61 @@ func (s *Summary) Add(w *window.Window) {
 	for _, p := range w.Procs {
 		s.procs[p.Pid] = p
 	}
+	s.addTiming(w, complete)
+}
+
+func (s *Summary) addTiming(w *window.Window, complete bool) {
+	if s.nodes == nil {
+		s.nodes = map[nodeKey]*NodeTotal{}
+	}
+	get := func(node string, pid int) *NodeTotal {
+		k := nodeKey{node, pid}
+		n := s.nodes[k]
+		if n == nil {
+			n = &NodeTotal{Node: node, Pid: pid}
+			s.nodes[k] = n
+		}
+		return n
+	}
+	for _, c := range w.Callbacks {
+		if c.Node == "" {
+			continue
+		}
+		n := get(c.Node, c.Pid)
+		if !c.Measured {
+			n.NotTimed = true
+			continue
+		}
+		n.Callbacks += c.Duration.N
+		n.SumMs += c.Duration.SumMs
+		n.Unended += c.Unended
+		if c.Duration.N > 0 {
+			n.MaxMs = max(n.MaxMs, c.Duration.MaxMs)
+		}
+	}
+	if complete {
+		for _, b := range w.Busy {
+			if b.Measured {
+				n := get(b.Node, b.Pid)
+				n.PeakBusy = max(n.PeakBusy, b.Pct)
+			}
+		}
+	}
+}
+
+// Nodes returns every node's callback totals, by name and pid.
+func (s *Summary) Nodes() []NodeTotal {
+	out := make([]NodeTotal, 0, len(s.nodes))
+	for _, n := range s.nodes {
+		out = append(out, *n)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Node != out[j].Node {
+			return out[i].Node < out[j].Node
+		}
+		return out[i].Pid < out[j].Pid
+	})
+	return out
 }
 
 // side sums one side of a topic in a window: every endpoint's counts (all),
@@ -124,6 +197,7 @@ func (s *Summary) Print(out io.Writer) {
 	if hidden {
 		fmt.Fprintln(out, "-: intra-process publishes are not visible on Humble (no rclcpp_intra_publish tracepoint); see pulse doctor")
 	}
+	s.printTiming(out)
 	pids := make([]int, 0, len(s.procs))
 	for pid := range s.procs {
 		pids = append(pids, pid)
@@ -133,4 +207,30 @@ func (s *Summary) Print(out io.Writer) {
 		p := s.procs[pid]
 		fmt.Fprintf(out, "process %d (%s) %s, nodes: %s\n", pid, p.Exe, p.State(), p.NodeNames())
 	}
+}
+
+// printTiming writes each node's callbacks over the run, when any were timed.
+func (s *Summary) printTiming(out io.Writer) {
+	nodes := s.Nodes()
+	timed := false
+	for _, n := range nodes {
+		timed = timed || n.Callbacks > 0
+	}
+	if !timed {
+		return
+	}
+	fmt.Fprintln(out, "callbacks per node (rclcpp; MAX ms: the longest took at least this; PEAK BUSY: its largest share of a window inside callbacks)")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tPID\tCALLBACKS\tMEAN ms\tMAX ms\tPEAK BUSY %\tUNENDED")
+	for _, n := range nodes {
+		if n.Callbacks == 0 && n.NotTimed {
+			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t-\t-  not measured (rclpy: no callback tracepoint)\n", n.Node, n.Pid)
+			continue
+		}
+		if n.Callbacks == 0 {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t%.3f\t%.1f\t%d\n", n.Node, n.Pid, n.Callbacks, n.SumMs/float64(n.Callbacks), n.MaxMs, n.PeakBusy, n.Unended)
+	}
+	tw.Flush()
 }
