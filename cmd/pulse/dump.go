@@ -8,16 +8,39 @@ import (
 	"github.com/spf13/cobra"
 
 	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/window"
 )
 
 // dumpEndpoint is the JSON form of one endpoint's raw cumulative counters.
 type dumpEndpoint struct {
-	Kind    string    `json:"kind"`
-	Name    string    `json:"name"`
-	Node    string    `json:"node,omitempty"`
-	Aux     uint64    `json:"aux"`
-	Retired bool      `json:"retired,omitempty"`
-	Counts  [4]uint64 `json:"counts"`
+	Kind    string      `json:"kind"`
+	Name    string      `json:"name"`
+	Node    string      `json:"node,omitempty"`
+	Aux     uint64      `json:"aux"`
+	Retired bool        `json:"retired,omitempty"`
+	Counts  [4]uint64   `json:"counts"`
+	Timing  *dumpTiming `json:"timing,omitempty"`
+}
+
+// dumpTiming is an endpoint's cumulative callback timing (ABI 1.4).
+type dumpTiming struct {
+	Function  string `json:"function,omitempty"`
+	Callbacks uint64 `json:"callbacks"` // ended, timed (the histogram's count)
+	SumNs     uint64 `json:"sum_ns"`
+	Unended   uint64 `json:"unended"`
+	Overruns  uint64 `json:"overruns,omitempty"`
+	Calls     uint64 `json:"calls,omitempty"` // timer calls seen at rcl_timer_call
+	LateSumNs uint64 `json:"late_sum_ns,omitempty"`
+}
+
+// dumpThread is one thread's cumulative busy time.
+type dumpThread struct {
+	Lane      int    `json:"lane"`
+	Tid       int    `json:"tid"`
+	Name      string `json:"name"`
+	BusyNs    uint64 `json:"busy_ns"`
+	OpenNs    uint64 `json:"open_since_ns,omitempty"`
+	Callbacks uint64 `json:"callbacks"`
 }
 
 type dumpSegment struct {
@@ -30,6 +53,8 @@ type dumpSegment struct {
 	Cmdline     []string       `json:"cmdline"`
 	Nodes       []string       `json:"nodes"`
 	Endpoints   []dumpEndpoint `json:"endpoints"`
+	Timing      bool           `json:"timing"`
+	Threads     []dumpThread   `json:"threads,omitempty"`
 	Dropped     uint64         `json:"dropped_endpoints"`
 	CacheMisses uint64         `json:"cache_misses"`
 	Corrupt     int            `json:"corrupt_records"`
@@ -59,7 +84,10 @@ func dumpCmd() *cobra.Command {
 			for _, s := range scan.Snapshots {
 				d := dumpSegment{Path: s.Path, Pid: s.Pid, Ppid: s.Ppid, Alive: s.Alive, Distro: s.Distro.String(), Exe: s.Exe,
 					Cmdline: s.Cmdline, Dropped: s.DroppedEndpoints, CacheMisses: s.CacheMisses, Corrupt: s.Corrupt,
-					Nodes: []string{}, Endpoints: []dumpEndpoint{}}
+					Nodes: []string{}, Endpoints: []dumpEndpoint{}, Timing: s.Timing}
+				for _, th := range s.Threads {
+					d.Threads = append(d.Threads, dumpThread{Lane: th.Lane, Tid: th.Tid, Name: th.Name, BusyNs: th.BusyNs, OpenNs: th.OpenNs, Callbacks: th.Callbacks})
+				}
 				for _, n := range s.Nodes {
 					d.Nodes = append(d.Nodes, n.Name)
 				}
@@ -67,6 +95,13 @@ func dumpCmd() *cobra.Command {
 					de := dumpEndpoint{Kind: e.Kind.String(), Name: e.Name, Aux: e.Aux, Retired: e.Retired(), Counts: e.Counts}
 					if e.Node >= 0 {
 						de.Node = s.Nodes[e.Node].Name
+					}
+					if e.Timing != nil {
+						de.Timing = &dumpTiming{Function: e.Timing.Function, Callbacks: window.CallbackDurations(nil, e.Timing).N, SumNs: e.Timing.SumNs,
+							Unended: e.Timing.Unended, Overruns: e.Timing.Overruns}
+						if e.Lateness != nil {
+							de.Timing.Calls, de.Timing.LateSumNs = window.TimerLateness(nil, e.Lateness).N, e.Lateness.SumNs
+						}
 					}
 					d.Endpoints = append(d.Endpoints, de)
 				}

@@ -362,6 +362,9 @@ func renderText(w *window.Window, opt Options) []byte {
 		if c.Kind == "timer" {
 			fmt.Fprintf(&b, " timer=%d", c.Ordinal)
 		}
+		if c.Function != "" {
+			fmt.Fprintf(&b, " function=%s", textName(c.Function))
+		}
 		if c.Measured {
 			d := &c.Duration
 			fmt.Fprintf(&b, " n=%d mean_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s max_ms=%s unended=%d",
@@ -589,6 +592,10 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 		jsonString(&b, c.Name)
 		if c.Kind == "timer" {
 			fmt.Fprintf(&b, `,"timer":%d`, c.Ordinal)
+		}
+		if c.Function != "" {
+			b.WriteString(`,"function":`)
+			jsonString(&b, c.Function)
 		}
 		fmt.Fprintf(&b, `,"pid":%d`, c.Pid)
 		if c.Measured {

@@ -38,7 +38,7 @@ func fixture() *window.Window {
 		Callbacks: []window.Callback{
 			{Pid: 100, Node: "/talker", Kind: "timer", Ordinal: 0, PeriodMs: 100, Measured: true,
 				Duration: window.Durations{N: 19, SumMs: 38, MeanMs: 2, P50Ms: 1.9, P90Ms: 2.2, P99Ms: 120.5, MaxMs: 131}},
-			{Pid: 200, Node: "/listener", Kind: "subscription", Name: "/chatter", Measured: true, Unended: 1,
+			{Pid: 200, Node: "/listener", Kind: "subscription", Name: "/chatter", Measured: true, Unended: 1, Function: "Listener::on_chatter(std::shared_ptr<std_msgs::msg::String>)",
 				Duration: window.Durations{N: 19, SumMs: 1.9, MeanMs: 0.1, P50Ms: 0.1, P90Ms: 0.1, P99Ms: 0.1, MaxMs: 0.11}},
 			{Pid: 300, Node: "/odometry", Kind: "subscription", Name: "/cmd_vel", Why: window.NoCallbackTracepoint}},
 		Busy:    []window.NodeBusy{{Node: "/listener", Pid: 200, Pct: 0.095, Measured: true}, {Node: "/odometry", Pid: 300}, {Node: "/talker", Pid: 100, Pct: 1.9, Measured: true}},

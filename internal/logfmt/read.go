@@ -501,6 +501,11 @@ func (b *builder) textLine(s string) bool {
 			return false
 		}
 		c := window.Callback{Pid: pid, Kind: f[2], Name: undash(cbName), Node: undash(name)}
+		if fn, ok := kv["function"]; ok {
+			if c.Function, ok = unescapeName(fn); !ok {
+				return false
+			}
+		}
 		if c.Kind == "timer" {
 			if c.Ordinal, err = strconv.Atoi(kv["timer"]); err != nil || c.Ordinal < 0 {
 				return false
@@ -654,6 +659,7 @@ type jsonWindow struct {
 		MaxMs       float64 `json:"max_ms"`
 		Unended     uint64  `json:"unended"`
 		NotMeasured *string `json:"not_measured"`
+		Function    string  `json:"function"`
 	} `json:"callbacks"`
 	Busy []struct {
 		Node        string  `json:"node"`
@@ -800,7 +806,7 @@ func parseJSONWindow(line []byte) (*window.Window, bool) {
 		b.w.Timers = append(b.w.Timers, t)
 	}
 	for _, jc := range j.Callbacks {
-		c := window.Callback{Pid: jc.Pid, Node: jc.Node, Kind: jc.Kind, Name: jc.Name, Ordinal: jc.Timer}
+		c := window.Callback{Pid: jc.Pid, Node: jc.Node, Kind: jc.Kind, Name: jc.Name, Ordinal: jc.Timer, Function: jc.Function}
 		if jc.NotMeasured != nil {
 			c.Why = *jc.NotMeasured
 		} else {

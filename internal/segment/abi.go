@@ -34,6 +34,7 @@ const (
 	SectionThreads        = 7 // one record per private lane: busy time (ABI 1.4)
 	TimeBuckets           = 200
 	TimeSubBits           = 3
+	SymbolMax             = 128
 	GapBuckets            = 384
 	GapSubBits            = 4
 	GapIntraPublisher     = 1
@@ -105,14 +106,16 @@ type rawGap struct {
 
 // rawTiming mirrors struct rp_timing (ABI 1.4, unless the process runs with ROS_PULSE_TIMING=0).
 type rawTiming struct {
-	SumNs       uint64
-	Unended     uint64
-	Overruns    uint64
-	LateSumNs   uint64
-	PeriodNs    uint64
-	Reserved    uint64
-	Buckets     [TimeBuckets]uint32
-	LateBuckets [TimeBuckets]uint32
+	SumNs           uint64
+	Unended         uint64
+	Overruns        uint64
+	LateSumNs       uint64
+	PeriodNs        uint64
+	SymbolLen       uint32 // stored after Symbol's bytes (release): read it first
+	SymbolTruncated uint32
+	Buckets         [TimeBuckets]uint32
+	LateBuckets     [TimeBuckets]uint32
+	Symbol          [SymbolMax]byte
 }
 
 // rawThread mirrors struct rp_thread: one thread's busy time, under a seqlock.

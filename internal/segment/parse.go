@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 )
@@ -76,6 +77,7 @@ type Timing struct {
 	Unended  uint64 // starts abandoned without their end (an exception, a deferred service response)
 	Overruns uint64 // timer: callbacks longer than the period
 	Buckets  [TimeBuckets]uint32
+	Function string // its callbacks' function (rclcpp_callback_register), "" until named; cut at SymbolMax-1 bytes
 }
 
 // Lateness is a timer's calls against its own schedule.
@@ -440,6 +442,11 @@ func readTiming(mem []byte, sec *rawSection, i uint32, timer bool) (*Timing, *La
 	t := &Timing{SumNs: load64(&r.SumNs), Unended: load64(&r.Unended), Overruns: load64(&r.Overruns)}
 	for b := range t.Buckets {
 		t.Buckets[b] = load32(&r.Buckets[b])
+	}
+	// The name's bytes are written before its length (release): a length read
+	// first covers complete bytes. Hostile bytes are replaced, never trusted.
+	if n := load32(&r.SymbolLen); n > 0 && n < SymbolMax {
+		t.Function = strings.ToValidUTF8(string(r.Symbol[:n]), "\uFFFD")
 	}
 	if !timer {
 		return t, nil

@@ -107,6 +107,7 @@ type Callback struct {
 	Name     string // topic or service name; "" for a timer (Ordinal and PeriodMs name it)
 	Ordinal  int    // timers: among the node's timers in creation order
 	PeriodMs float64
+	Function string // its function as rclcpp registered it (demangled), "" when unknown
 	Duration Durations
 	Unended  uint64 // starts whose end never came (an exception, a deferred service response)
 	Measured bool
@@ -172,6 +173,7 @@ func callbackOf(s *segment.Snapshot, e, base *segment.Endpoint) Callback {
 		c.Why = NoCallbackTracepoint
 		return c
 	}
+	c.Function = e.Timing.Function
 	var acc durAcc
 	var prevSum, prevUnended uint64
 	var prev *[segment.TimeBuckets]uint32

@@ -275,6 +275,51 @@ EXPORT void ros_trace_callback_end(const void *callback)
     RP_FORWARD(callback_end, (const void *), (callback));
 }
 
+/* ---------------------------------------------------------------- callback names
+ *
+ * rclcpp names each callback's function once, at registration. Humble calls
+ * the tracepoint directly; from Iron on rclcpp asks
+ * ros_trace_enabled_rclcpp_callback_register() first and computes the name
+ * (dladdr and demangling, one malloc) only when it says yes. The probe says
+ * yes, takes the name, and forwards to the real ros_trace_do_ only when the
+ * real enabled function said yes (an LTTng session is listening).
+ */
+static __thread bool tls_register_traced; /* what the real enabled function answered */
+
+EXPORT void ros_trace_rclcpp_callback_register(const void *callback, const char *function_symbol)
+{
+    rp_name_callback(callback, function_symbol);
+    RP_FORWARD(rclcpp_callback_register, (const void *, const char *), (callback, function_symbol));
+}
+
+EXPORT bool ros_trace_enabled_rclcpp_callback_register(void)
+{
+    static void *_Atomic real_fn = RP_UNRESOLVED;
+    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
+    if (UNLIKELY(fn == RP_UNRESOLVED)) {
+        fn = rp_resolve_real("ros_trace_enabled_rclcpp_callback_register", "libtracetools.so");
+        atomic_store_explicit(&real_fn, fn, memory_order_release);
+    }
+    tls_register_traced = fn != NULL && ((bool (*)(void))fn)();
+    return true;
+}
+
+EXPORT void ros_trace_do_rclcpp_callback_register(const void *callback, const char *function_symbol)
+{
+    rp_name_callback(callback, function_symbol);
+    if (!tls_register_traced)
+        return;
+    tls_register_traced = false;
+    static void *_Atomic real_fn = RP_UNRESOLVED;
+    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
+    if (UNLIKELY(fn == RP_UNRESOLVED)) {
+        fn = rp_resolve_real("ros_trace_do_rclcpp_callback_register", "libtracetools.so");
+        atomic_store_explicit(&real_fn, fn, memory_order_release);
+    }
+    if (fn != NULL)
+        ((void (*)(const void *, const char *))fn)(callback, function_symbol);
+}
+
 /* ---------------------------------------------------------------- timers */
 
 static __thread bool tls_in_timer_call; /* Jazzy's rcl_timer_call calls rcl_timer_call_with_info */

@@ -88,3 +88,27 @@ EXPORT rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info
     }
     return fn != NULL ? ((rp_rcl_timer_call_with_info_fn)fn)(timer, info) : RP_RCL_RET_ERROR;
 }
+
+/* The guarded callback-name pair the probe answers (Iron+), forwarded as they are. */
+EXPORT bool ros_trace_enabled_rclcpp_callback_register(void)
+{
+    static void *_Atomic real_fn = (void *)1;
+    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
+    if (fn == (void *)1) {
+        fn = resolve_real("ros_trace_enabled_rclcpp_callback_register");
+        atomic_store_explicit(&real_fn, fn, memory_order_release);
+    }
+    return fn != NULL && ((bool (*)(void))fn)();
+}
+
+EXPORT void ros_trace_do_rclcpp_callback_register(const void *callback, const char *function_symbol)
+{
+    static void *_Atomic real_fn = (void *)1;
+    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
+    if (fn == (void *)1) {
+        fn = resolve_real("ros_trace_do_rclcpp_callback_register");
+        atomic_store_explicit(&real_fn, fn, memory_order_release);
+    }
+    if (fn != NULL)
+        ((void (*)(const void *, const char *))fn)(callback, function_symbol);
+}

@@ -815,6 +815,21 @@ uint64_t rp_timer_endpoint(uintptr_t impl, bool create)
     return ep;
 }
 
+void rp_name_callback(const void *callback, const char *symbol)
+{
+    if (callback == NULL || symbol == NULL || *symbol == '\0')
+        return;
+    pthread_once(&g_process_once, process_init);
+    pthread_mutex_lock(&g_mutex);
+    /* Under the mutex, like every init: the maps are read here; no generation bump (no mapping changed). */
+    if (atomic_load_explicit(&g_lanes, memory_order_relaxed) != NULL && g_seg.timing != NULL) {
+        uint64_t ep = callback_endpoint((uintptr_t)callback);
+        if (ep != 0)
+            rp_segment_name_callback(&g_seg, (uint32_t)(ep - 1), symbol);
+    }
+    pthread_mutex_unlock(&g_mutex);
+}
+
 EXPORT void ros_trace_rclcpp_timer_link_node(const void *timer_handle, const void *node_handle)
 {
     if (timer_handle != NULL && node_handle != NULL) {

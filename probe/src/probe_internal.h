@@ -36,6 +36,9 @@ void *rp_resolve_real(const char *name, const char *lib) RP_HIDDEN;
  */
 uint64_t rp_timer_endpoint(uintptr_t impl, bool create) RP_HIDDEN;
 
+/* Names the endpoint callback belongs to by its function (rclcpp_callback_register), once. */
+void rp_name_callback(const void *callback, const char *symbol) RP_HIDDEN;
+
 /* Counts one event in counter slot of endpoint ep (index + 1) in this thread's lane. */
 void rp_count_endpoint(uint64_t ep, unsigned slot) RP_HIDDEN;
 

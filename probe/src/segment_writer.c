@@ -416,6 +416,20 @@ int32_t rp_segment_reuse_endpoint(struct rp_segment *seg, uint32_t idx, uint16_t
     return (int32_t)idx;
 }
 
+void rp_segment_name_callback(struct rp_segment *seg, uint32_t idx, const char *symbol)
+{
+    struct rp_timing *t = &seg->timing[idx];
+    if (atomic_load_explicit(&t->symbol_len, memory_order_relaxed) != 0)
+        return; /* the first name stays: an intra-process twin names the same function */
+    size_t n = strnlen(symbol, RP_SYMBOL_MAX);
+    t->symbol_truncated = n >= RP_SYMBOL_MAX;
+    if (n >= RP_SYMBOL_MAX)
+        n = RP_SYMBOL_MAX - 1;
+    memcpy(t->symbol, symbol, n);
+    t->symbol[n] = '\0';
+    atomic_store_explicit(&t->symbol_len, (uint32_t)n, memory_order_release);
+}
+
 bool rp_segment_clone_records(struct rp_segment *dst, const struct rp_segment *src)
 {
     const struct rp_header *sh = src->header;
@@ -444,6 +458,12 @@ bool rp_segment_clone_records(struct rp_segment *dst, const struct rp_segment *s
                               memory_order_relaxed);
         atomic_store_explicit(&d->flags, atomic_load_explicit(&((struct rp_endpoint *)s)->flags, memory_order_relaxed),
                               memory_order_relaxed);
+        if (dst->timing != NULL && src->timing != NULL) {
+            dst->timing[i].period_ns = src->timing[i].period_ns;
+            uint32_t len = atomic_load_explicit(&src->timing[i].symbol_len, memory_order_acquire);
+            if (len != 0)
+                rp_segment_name_callback(dst, i, src->timing[i].symbol);
+        }
         atomic_store_explicit(&d->state, RP_RECORD_READY, memory_order_release);
     }
     atomic_store_explicit(&dst->header->endpoint_count, ne, memory_order_release);

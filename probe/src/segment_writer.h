@@ -63,6 +63,9 @@ int32_t rp_segment_add_endpoint(struct rp_segment *seg, uint16_t kind, const cha
 int32_t rp_segment_reuse_endpoint(struct rp_segment *seg, uint32_t idx, uint16_t kind, const char *name, uint64_t aux,
                                   uint32_t node_index);
 
+/* Stores the function name of endpoint idx's callbacks, unless it has one already (readers see it complete or not at all). */
+void rp_segment_name_callback(struct rp_segment *seg, uint32_t idx, const char *symbol);
+
 /* After fork: copies the parent's node and endpoint records (not counters) at the same indices. */
 bool rp_segment_clone_records(struct rp_segment *dst, const struct rp_segment *src);
 

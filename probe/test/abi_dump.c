@@ -21,7 +21,8 @@ int main(void)
     F(rp_gap, last_mono_ns); F(rp_gap, sum_ns); F(rp_gap, flags); F(rp_gap, reserved); F(rp_gap, buckets);
     printf("sizeof rp_timing %zu\n", sizeof(struct rp_timing));
     F(rp_timing, sum_ns); F(rp_timing, unended); F(rp_timing, overruns); F(rp_timing, late_sum_ns);
-    F(rp_timing, period_ns); F(rp_timing, reserved); F(rp_timing, buckets); F(rp_timing, late_buckets);
+    F(rp_timing, period_ns); F(rp_timing, symbol_len); F(rp_timing, symbol_truncated); F(rp_timing, buckets);
+    F(rp_timing, late_buckets); F(rp_timing, symbol);
     printf("sizeof rp_thread %zu\n", sizeof(struct rp_thread));
     F(rp_thread, seq); F(rp_thread, tid); F(rp_thread, busy_ns); F(rp_thread, open_ns); F(rp_thread, callbacks);
     F(rp_thread, node_index); F(rp_thread, reserved); F(rp_thread, name);
@@ -45,7 +46,7 @@ int main(void)
     C(RP_SEGMENT_INITIALIZING); C(RP_SEGMENT_READY);
     C(RP_DISTRO_UNKNOWN); C(RP_DISTRO_HUMBLE); C(RP_DISTRO_JAZZY); C(RP_DISTRO_KILTED);
     C(RP_SECTION_NODES); C(RP_SECTION_ENDPOINTS); C(RP_SECTION_LANES); C(RP_SECTION_GAPS); C(RP_SECTION_LATENCY);
-    C(RP_SECTION_TIMING); C(RP_SECTION_THREADS); C(RP_TIME_BUCKETS); C(RP_TIME_SUB_BITS);
+    C(RP_SECTION_TIMING); C(RP_SECTION_THREADS); C(RP_TIME_BUCKETS); C(RP_TIME_SUB_BITS); C(RP_SYMBOL_MAX);
     C(RP_GAP_BUCKETS); C(RP_GAP_SUB_BITS); C(RP_GAP_INTRA_PUBLISHER);
     C(RP_RECORD_EMPTY); C(RP_RECORD_READY);
     C(RP_KIND_PUBLISHER); C(RP_KIND_SUBSCRIPTION); C(RP_KIND_TIMER); C(RP_KIND_SERVICE);

@@ -195,14 +195,24 @@ static void *xalloc(size_t n)
     return p;
 }
 
-static void callback_register(const void *cb)
+/*
+ * rclcpp_callback_register: the callback's function, demangled
+ * (tracetools::get_symbol). Humble computes and passes it every time; Iron+
+ * only when ros_trace_enabled_rclcpp_callback_register() says a tracer
+ * listens. The stand-in names each callback after its node and entity,
+ * "<kind> of <entity> in <node>", a string a test can expect.
+ */
+static void callback_register(const void *cb, const char *kind, const char *entity, const char *node)
 {
-    static const char sym[] = "DISABLED__demangle_symbol";
+    char sym[3 * G_NAME + 32];
     if (jazzy) { /* guarded call site in Iron+ */
         if (ros_trace_enabled_rclcpp_callback_register && ros_trace_enabled_rclcpp_callback_register() &&
-            ros_trace_do_rclcpp_callback_register)
+            ros_trace_do_rclcpp_callback_register) {
+            snprintf(sym, sizeof sym, "%s of %s in %s", kind, entity, node);
             ros_trace_do_rclcpp_callback_register(cb, sym);
+        }
     } else {
+        snprintf(sym, sizeof sym, "%s of %s in %s", kind, entity, node);
         ros_trace_rclcpp_callback_register(cb, sym);
     }
 }
@@ -314,12 +324,12 @@ static void create_subscription(int i, const char *topic, bool reinit)
         }
         /* callback_added comes before this waitable's subscription_init */
         ros_trace_rclcpp_subscription_callback_added(s->ipc_sub, ipc_cb);
-        callback_register(ipc_cb);
+        callback_register(ipc_cb, "on_message", topic, nodes_rt[gs->node].fq);
         ros_trace_rclcpp_subscription_init(s->handle, s->ipc_sub);
     }
     ros_trace_rclcpp_subscription_init(s->handle, s->rclcpp_sub);
     ros_trace_rclcpp_subscription_callback_added(s->rclcpp_sub, cb);
-    callback_register(cb);
+    callback_register(cb, "on_message", topic, nodes_rt[gs->node].fq);
 }
 
 static int add_timer(int node, double hz, int pub, int log_node, int client)
@@ -343,7 +353,7 @@ static int add_timer(int node, double hz, int pub, int log_node, int client)
     ros_trace_rcl_timer_init(t->handle, (int64_t)t->period_ns);
     if (!G.nodes[node].py) {
         ros_trace_rclcpp_timer_callback_added(t->handle, t->callback);
-        callback_register(t->callback);
+        callback_register(t->callback, "on_timer", "a timer", nodes_rt[node].fq);
         ros_trace_rclcpp_timer_link_node(t->handle, nodes_rt[node].handle);
     }
     return ntimers_rt++;
@@ -437,7 +447,7 @@ static void create_node(int idx)
         if (!gn->py) {
             char *cb = xalloc(128);
             ros_trace_rclcpp_service_callback_added(srv, cb);
-            callback_register(cb);
+            callback_register(cb, "parameter service", name, fq);
         }
     }
 }
@@ -913,7 +923,7 @@ static int run_process(int proc, int64_t duration_ns)
             ros_trace_rcl_service_init(services_rt[v].handle, nodes_rt[n].handle, xalloc(48), G.services[v].name);
             if (!G.nodes[n].py) {
                 ros_trace_rclcpp_service_callback_added(services_rt[v].handle, services_rt[v].callback);
-                callback_register(services_rt[v].callback);
+                callback_register(services_rt[v].callback, "on_request", G.services[v].name, nodes_rt[n].fq);
             }
         }
         for (int c = 0; c < G.nclients; c++) {

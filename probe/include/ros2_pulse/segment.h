@@ -179,15 +179,19 @@ struct rp_gap {
 #define RP_TIME_BUCKETS 200u
 #define RP_TIME_SUB_BITS 3u
 
+#define RP_SYMBOL_MAX 128u
+
 struct rp_timing {
     RP_ATOMIC(uint64_t) sum_ns;      /* sum of the timed durations */
     RP_ATOMIC(uint64_t) unended;     /* starts abandoned without their end */
     RP_ATOMIC(uint64_t) overruns;    /* timer: callbacks that ran longer than the period */
     RP_ATOMIC(uint64_t) late_sum_ns; /* timer: sum of the lateness of every call */
     uint64_t period_ns;              /* timer: the period, written before the endpoint is published */
-    uint64_t reserved;
+    RP_ATOMIC(uint32_t) symbol_len;  /* bytes of symbol, stored (release) after them; 0: none yet */
+    uint32_t symbol_truncated;       /* 1: the function's name was longer than symbol */
     RP_ATOMIC(uint32_t) buckets[RP_TIME_BUCKETS];      /* callback durations (wrap modulo 2^32) */
     RP_ATOMIC(uint32_t) late_buckets[RP_TIME_BUCKETS]; /* timer: actual minus scheduled call time */
+    char symbol[RP_SYMBOL_MAX]; /* rclcpp_callback_register: the callback's function, demangled; written once */
 };
 
 /*
@@ -277,7 +281,7 @@ _Static_assert(__builtin_offsetof(struct rp_header, exe) == 320, "exe offset");
 _Static_assert(sizeof(struct rp_node) == 272, "rp_node size");
 _Static_assert(sizeof(struct rp_endpoint) == 320, "rp_endpoint size");
 _Static_assert(sizeof(struct rp_gap) == 24 + 4 * RP_GAP_BUCKETS, "rp_gap size");
-_Static_assert(sizeof(struct rp_timing) == 48 + 8 * RP_TIME_BUCKETS, "rp_timing size");
+_Static_assert(sizeof(struct rp_timing) == 48 + 8 * RP_TIME_BUCKETS + RP_SYMBOL_MAX, "rp_timing size");
 _Static_assert(sizeof(struct rp_thread) == 64, "rp_thread size");
 #endif
 
