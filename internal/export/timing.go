@@ -10,12 +10,23 @@ import (
 	"ros2_pulse/internal/window"
 )
 
-// timingClassic are the classic buckets of the timing histograms: every
-// octave of the probe's bucket bounds from ~131 µs to ~17 s (exact bounds).
+// timingClassic are the classic buckets of the timing histograms: one per
+// decade from 100 µs to 10 s, each at the probe's own bucket edge just below
+// the decade (so no observation is split), 6 series per histogram beside
+// +Inf, sum and count. Timing is on in every process by default, so its
+// buckets are what a robot's series count grows by: a decade is what an
+// alert needs (late by more than a 10 ms period, a callback over 100 ms); the
+// native histogram, one series where Prometheus has native histograms on,
+// keeps the probe's full resolution (docs/PERFORMANCE.md §6).
 var timingClassic = func() map[int]bool {
 	m := map[int]bool{}
-	for b := 8 * 5; b <= 8*22; b += 8 { // bucket 8j starts at 2^(j+2) * 1024 ns
-		m[b-1] = true
+	for decade := 1e5; decade <= 1e10; decade *= 10 {
+		for b := 1; b < segment.TimeBuckets; b++ {
+			if lo, _ := window.TimeBucketBounds(b); lo > decade {
+				m[b-2] = true // bucket b-2 ends at lo(b-1), the last edge at or below the decade
+				break
+			}
+		}
 	}
 	return m
 }()
