@@ -446,7 +446,11 @@ func readTiming(mem []byte, sec *rawSection, i uint32, timer bool) (*Timing, *La
 	// The name's bytes are written before its length (release): a length read
 	// first covers complete bytes. Hostile bytes are replaced, never trusted.
 	if n := load32(&r.SymbolLen); n > 0 && n < SymbolMax {
-		t.Function = strings.ToValidUTF8(string(r.Symbol[:n]), "\uFFFD")
+		b := r.Symbol[:n]
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			b = b[:i] // a length past the name's end: the name, not its padding
+		}
+		t.Function = strings.ToValidUTF8(string(b), "\uFFFD")
 	}
 	if !timer {
 		return t, nil

@@ -161,6 +161,7 @@ func TestParseNotReady(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	f.Add(sample())
+	f.Add(withTiming(sample(), 61))
 	f.Add(build(nil, nil, nil, 1))
 	f.Add(make([]byte, HeaderSize))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -189,5 +190,68 @@ func TestEncodeRoundTrip(t *testing.T) {
 	if s.Pid != 7 || s.Exe != "/bin/x" || len(s.Cmdline) != 2 || len(s.Nodes) != 2 || len(s.Endpoints) != 2 ||
 		s.Endpoints[0].Node != 1 || s.Endpoints[0].Counts[1] != 6 || s.Endpoints[1].Aux != 1000 || s.Endpoints[1].Node != -1 {
 		t.Fatalf("%+v", s)
+	}
+}
+
+// withTiming appends the timing and thread sections (ABI 1.4) to a segment
+// from build: the subscription (record 1) has three callbacks, a name and
+// an abandoned start; the timer (record 2) a lateness; lane 0's thread is busy.
+func withTiming(mem []byte, symbolLen uint32) []byte {
+	h := (*rawHeader)(unsafe.Pointer(&mem[0]))
+	epCap := uint64(h.EndpointCapacity)
+	timingOff := (uint64(len(mem)) + 63) &^ 63
+	threadOff := (timingOff + epCap*uint64(unsafe.Sizeof(rawTiming{})) + 63) &^ 63
+	total := threadOff + uint64(h.LaneCount-1)*uint64(unsafe.Sizeof(rawThread{}))
+	out := aligned(make([]byte, total))
+	copy(out, mem)
+	h = (*rawHeader)(unsafe.Pointer(&out[0]))
+	h.TotalSize = total
+	h.Sections[3] = rawSection{SectionTiming, uint32(epCap), timingOff, uint64(unsafe.Sizeof(rawTiming{}))}
+	h.Sections[4] = rawSection{SectionThreads, h.LaneCount - 1, threadOff, uint64(unsafe.Sizeof(rawThread{}))}
+	h.SectionCount = 5
+	sub := (*rawTiming)(unsafe.Pointer(&out[timingOff+1*uint64(unsafe.Sizeof(rawTiming{}))]))
+	sub.SumNs, sub.Unended, sub.Buckets[10], sub.Buckets[40] = 3_000_000, 1, 2, 1
+	copy(sub.Symbol[:], "Listener::on_chatter(std::shared_ptr<std_msgs::msg::String>)")
+	sub.SymbolLen = symbolLen
+	tm := (*rawTiming)(unsafe.Pointer(&out[timingOff+2*uint64(unsafe.Sizeof(rawTiming{}))]))
+	tm.PeriodNs, tm.LateSumNs, tm.LateBuckets[3], tm.Overruns = 100_000_000, 9000, 3, 1
+	th := (*rawThread)(unsafe.Pointer(&out[threadOff]))
+	th.Seq, th.Tid, th.BusyNs, th.OpenNs, th.Callbacks, th.NodeIndex = 2, 4243, 5_000_000, 7000, 3, 1
+	copy(th.Name[:], "executor")
+	return out
+}
+
+func TestParseTiming(t *testing.T) {
+	s, err := Parse(withTiming(sample(), 61))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, tm := s.Endpoints[1], s.Endpoints[2]
+	if !s.Timing || sub.Timing == nil || sub.Timing.SumNs != 3_000_000 || sub.Timing.Unended != 1 || sub.Timing.Buckets[40] != 1 ||
+		sub.Timing.Function != "Listener::on_chatter(std::shared_ptr<std_msgs::msg::String>)" || sub.Lateness != nil {
+		t.Errorf("subscription timing %+v", sub.Timing)
+	}
+	if tm.Lateness == nil || tm.Lateness.SumNs != 9000 || tm.Lateness.Buckets[3] != 3 || tm.Timing.Overruns != 1 {
+		t.Errorf("timer %+v %+v", tm.Timing, tm.Lateness)
+	}
+	if s.Endpoints[0].Timing != nil {
+		t.Errorf("a publisher's timing record is never read")
+	}
+	if len(s.Threads) != 1 || s.Threads[0] != (Thread{Lane: 0, Tid: 4243, Name: "executor", BusyNs: 5_000_000, OpenNs: 7000, Callbacks: 3, Node: 1}) {
+		t.Errorf("threads %+v", s.Threads)
+	}
+	// A hostile length (past the buffer) names nothing; an odd seq (a writer
+	// mid-change, for ever) leaves the thread out rather than reading it torn.
+	mem := withTiming(sample(), SymbolMax)
+	h := (*rawHeader)(unsafe.Pointer(&mem[0]))
+	(*rawThread)(unsafe.Pointer(&mem[h.Sections[4].Offset])).Seq = 3
+	s, err = Parse(mem)
+	if err != nil || s.Endpoints[1].Timing.Function != "" || len(s.Threads) != 0 {
+		t.Errorf("hostile timing: %v %q %+v", err, s.Endpoints[1].Timing.Function, s.Threads)
+	}
+	// A timing section that does not match the endpoint table is refused.
+	h.Sections[3].Count--
+	if _, err := Parse(mem); err == nil || !strings.Contains(err.Error(), "timing section") {
+		t.Errorf("a short timing section: %v", err)
 	}
 }

@@ -169,13 +169,29 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(good))
 	f.Add([]byte("topics:\n  /a: [{min_hz: 1}, {max_gap_ms: 3, side: pub}]\n"))
 	f.Add([]byte("nodes: [/a]\ntimers: {/a: {min_hz: 2}}\n"))
+	f.Add([]byte("callbacks:\n  /scan: {max_ms: 20}\nnodes:\n  /c: {max_busy_pct: 80}\n  /d:\ntimers:\n  /c: {max_late_ms: 2, max_overruns: 0}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse(data)
 		if err != nil {
 			return
 		}
-		if len(s.Topics)+len(s.Nodes)+len(s.Timers) == 0 {
+		if len(s.Topics)+len(s.Nodes)+len(s.Timers)+len(s.Callbacks) == 0 {
 			t.Fatal("accepted a spec with no rule")
+		}
+		for _, r := range s.Callbacks {
+			if !(r.MaxMs > 0) {
+				t.Fatalf("accepted a bad callback rule %+v", r)
+			}
+		}
+		for _, r := range s.NodeRules {
+			if !(r.MaxBusyPct > 0) {
+				t.Fatalf("accepted a bad node rule %+v", r)
+			}
+		}
+		for _, r := range s.Timers {
+			if r.MinHz == 0 && !r.HasTiming() || r.MaxLateMs <= 0 || r.MaxOverruns < 0 {
+				t.Fatalf("accepted a bad timer rule %+v", r)
+			}
 		}
 		for _, r := range s.Topics {
 			if (!r.HasRate() && !r.HasGap()) || r.MinHz > r.MaxHz || r.MaxGapMs <= 0 || (r.Side != Pub && r.Side != Recv) {
