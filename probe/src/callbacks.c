@@ -7,8 +7,8 @@
  * callback_end pairs with its own start however callbacks nest (a spin
  * inside a callback), and a start whose end never comes (an exception, a
  * deferred service response on Humble and Jazzy) is found abandoned rather
- * than timed. One clock read at the start, one at the end; nothing here
- * touches the publish path.
+ * than timed. One read of the CPU's counter at the start, one at the end
+ * (the clock below); nothing here touches the publish path.
  *
  * Timers: rcl_timer_call (rclcpp on Humble, rclpy) and
  * rcl_timer_call_with_info (Jazzy+) are wrapped to see each call against the
