@@ -153,13 +153,33 @@ func TestCallbackTiming(t *testing.T) {
 				t.Fatal(err)
 			}
 			w := window.Compute(s1, s2, s1.Mono, time.Now().UnixNano(), window.Options{})
-			busy := map[string]float64{}
+			busy, outside := map[string]float64{}, map[string]float64{}
 			threads := map[int]int{}
 			for _, th := range w.Threads {
 				busy[th.Node] = math.Max(busy[th.Node], th.BusyPct)
+				if th.Waiter {
+					outside[th.Node] = math.Max(outside[th.Node], th.OutsideWaitPct)
+				}
 				if th.Callbacks > 0 {
 					threads[th.Pid]++
 				}
+			}
+			// Outside rcl_wait: the rclpy worker's 10 ms callbacks, by the graph's own clock
+			// over the same second, plus its executor's own work (a few points); the hot
+			// rclcpp thread's callbacks and then some.
+			py := simtruth.Key{}
+			for _, k := range b2.Keys() {
+				if k.Node == "/pyworker" && k.Kind == "sub" {
+					py = k
+				}
+			}
+			pyShare := 100 * float64(b2.Timing[py].CallbackNs-b1.Timing[py].CallbackNs) / w.Seconds / 1e9
+			t.Logf("outside rcl_wait: /pyworker %.1f %% (its callbacks %.1f %%), /hot %.1f %% (callbacks %.1f %%)", outside["/pyworker"], pyShare, outside["/hot"], busy["/hot"])
+			if o := outside["/pyworker"]; pyShare < 10 || o < pyShare-3 || o > pyShare+10 {
+				t.Errorf("/pyworker's thread outside rcl_wait %.1f %%, its callbacks by the graph's clock %.1f %%", o, pyShare)
+			}
+			if outside["/hot"] < busy["/hot"]-1 {
+				t.Errorf("/hot's thread outside rcl_wait %.1f %%, less than in its callbacks %.1f %%", outside["/hot"], busy["/hot"])
 			}
 			// /hot's thread: 9.5 ms of every 10 ms, by the graph's own clock over the same second
 			hot := simtruth.Key{Kind: "timer", Node: "/hot"}

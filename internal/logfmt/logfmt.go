@@ -375,14 +375,20 @@ func renderText(w *window.Window, opt Options) []byte {
 		fmt.Fprintf(&b, " pid=%d\n", c.Pid)
 	}
 	for _, n := range w.Busy {
-		if n.Measured {
+		if n.FromWait {
+			fmt.Fprintf(&b, "BUSY %s pct=%s pid=%d source=rcl_wait\n", textName(n.Node), pct(n.Pct), n.Pid)
+		} else if n.Measured {
 			fmt.Fprintf(&b, "BUSY %s pct=%s pid=%d\n", textName(n.Node), pct(n.Pct), n.Pid)
 		} else {
 			fmt.Fprintf(&b, "BUSY %s not_measured=1 pid=%d\n", textName(n.Node), n.Pid)
 		}
 	}
 	for _, t := range w.Threads {
-		fmt.Fprintf(&b, "THREAD pid=%d tid=%d name=%s node=%s busy_pct=%s callbacks=%d\n", t.Pid, t.Tid, dash(t.Name), dash(t.Node), pct(t.BusyPct), t.Callbacks)
+		fmt.Fprintf(&b, "THREAD pid=%d tid=%d name=%s node=%s busy_pct=%s callbacks=%d", t.Pid, t.Tid, dash(t.Name), dash(t.Node), pct(t.BusyPct), t.Callbacks)
+		if t.Waiter {
+			fmt.Fprintf(&b, " outside_wait_pct=%s", pct(t.OutsideWaitPct))
+		}
+		b.WriteByte('\n')
 	}
 	for _, n := range w.Nodes {
 		fmt.Fprintf(&b, "NODE %s\n", textName(n))
@@ -613,7 +619,9 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 		}
 		b.WriteString(`{"node":`)
 		jsonString(&b, n.Node)
-		if n.Measured {
+		if n.FromWait {
+			fmt.Fprintf(&b, `,"pid":%d,"pct":%s,"source":"rcl_wait"}`, n.Pid, pct(n.Pct))
+		} else if n.Measured {
 			fmt.Fprintf(&b, `,"pid":%d,"pct":%s}`, n.Pid, pct(n.Pct))
 		} else {
 			fmt.Fprintf(&b, `,"pid":%d,"not_measured":true}`, n.Pid)
@@ -628,7 +636,11 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 		jsonString(&b, t.Name)
 		b.WriteString(`,"node":`)
 		jsonString(&b, t.Node)
-		fmt.Fprintf(&b, `,"busy_pct":%s,"callbacks":%d}`, pct(t.BusyPct), t.Callbacks)
+		fmt.Fprintf(&b, `,"busy_pct":%s,"callbacks":%d`, pct(t.BusyPct), t.Callbacks)
+		if t.Waiter {
+			fmt.Fprintf(&b, `,"outside_wait_pct":%s`, pct(t.OutsideWaitPct))
+		}
+		b.WriteByte('}')
 	}
 	b.WriteString("]")
 	// New arrays (old readers ignore unknown keys): receive latency, loss

@@ -41,8 +41,10 @@ func fixture() *window.Window {
 			{Pid: 200, Node: "/listener", Kind: "subscription", Name: "/chatter", Measured: true, Unended: 1, Function: "Listener::on_chatter(std::shared_ptr<std_msgs::msg::String>)",
 				Duration: window.Durations{N: 19, SumMs: 1.9, MeanMs: 0.1, P50Ms: 0.1, P90Ms: 0.1, P99Ms: 0.1, MaxMs: 0.11}},
 			{Pid: 300, Node: "/odometry", Kind: "subscription", Name: "/cmd_vel", Why: window.NoCallbackTracepoint}},
-		Busy:    []window.NodeBusy{{Node: "/listener", Pid: 200, Pct: 0.095, Measured: true}, {Node: "/odometry", Pid: 300}, {Node: "/talker", Pid: 100, Pct: 1.9, Measured: true}},
-		Threads: []window.Thread{{Pid: 100, Tid: 101, Name: "talker", Node: "/talker", BusyPct: 1.9, Callbacks: 19}},
+		Busy: []window.NodeBusy{{Node: "/listener", Pid: 200, Pct: 0.095, Measured: true}, {Node: "/odometry", Pid: 300, Pct: 41.25, Measured: true, FromWait: true},
+			{Node: "/talker", Pid: 100, Pct: 1.9, Measured: true}, {Node: "/py_idle", Pid: 400}},
+		Threads: []window.Thread{{Pid: 100, Tid: 101, Name: "talker", Node: "/talker", BusyPct: 1.9, Callbacks: 19, Waiter: true, OutsideWaitPct: 2.5},
+			{Pid: 300, Tid: 301, Name: "python3", Node: "/odometry", Waiter: true, OutsideWaitPct: 41.25}},
 		Procs: []window.Proc{
 			{Pid: 100, Exe: "/opt/ros/lib/talker", Alive: true, Nodes: []string{"/talker"}},
 			{Pid: 200, Exe: "/opt/ros/lib/listener", Alive: false, Nodes: []string{"/listener"}},

@@ -532,7 +532,7 @@ func (b *builder) textLine(s string) bool {
 		if !ok || err != nil {
 			return false
 		}
-		nb := window.NodeBusy{Node: name, Pid: pid}
+		nb := window.NodeBusy{Node: name, Pid: pid, FromWait: kv["source"] == "rcl_wait"}
 		if _, hidden := kv["not_measured"]; !hidden {
 			if nb.Pct, ok = number(kv["pct"]); !ok {
 				return false
@@ -575,7 +575,14 @@ func (b *builder) threadLine(f []string) bool {
 	if err1 != nil || err2 != nil || err3 != nil || !ok || !ok1 || !ok2 {
 		return false
 	}
-	b.w.Threads = append(b.w.Threads, window.Thread{Pid: pid, Tid: tid, Name: undash(name), Node: undash(node), BusyPct: busy, Callbacks: calls})
+	th := window.Thread{Pid: pid, Tid: tid, Name: undash(name), Node: undash(node), BusyPct: busy, Callbacks: calls}
+	if v, ok := kv["outside_wait_pct"]; ok {
+		if th.OutsideWaitPct, ok = number(v); !ok {
+			return false
+		}
+		th.Waiter = true
+	}
+	b.w.Threads = append(b.w.Threads, th)
 	return true
 }
 
@@ -666,14 +673,16 @@ type jsonWindow struct {
 		Pid         int     `json:"pid"`
 		Pct         float64 `json:"pct"`
 		NotMeasured bool    `json:"not_measured"`
+		Source      string  `json:"source"`
 	} `json:"busy"`
 	Threads []struct {
-		Pid       int     `json:"pid"`
-		Tid       int     `json:"tid"`
-		Name      string  `json:"name"`
-		Node      string  `json:"node"`
-		BusyPct   float64 `json:"busy_pct"`
-		Callbacks uint64  `json:"callbacks"`
+		Pid       int      `json:"pid"`
+		Tid       int      `json:"tid"`
+		Name      string   `json:"name"`
+		Node      string   `json:"node"`
+		BusyPct   float64  `json:"busy_pct"`
+		Callbacks uint64   `json:"callbacks"`
+		Outside   *float64 `json:"outside_wait_pct"`
 	} `json:"threads"`
 	Endpoints []struct {
 		Topic       string   `json:"topic"`
@@ -819,10 +828,14 @@ func parseJSONWindow(line []byte) (*window.Window, bool) {
 		}
 	}
 	for _, jb := range j.Busy {
-		b.w.Busy = append(b.w.Busy, window.NodeBusy{Node: jb.Node, Pid: jb.Pid, Pct: nonNeg(&jb.Pct, &err), Measured: !jb.NotMeasured})
+		b.w.Busy = append(b.w.Busy, window.NodeBusy{Node: jb.Node, Pid: jb.Pid, Pct: nonNeg(&jb.Pct, &err), Measured: !jb.NotMeasured, FromWait: jb.Source == "rcl_wait"})
 	}
 	for _, jt := range j.Threads {
-		b.w.Threads = append(b.w.Threads, window.Thread{Pid: jt.Pid, Tid: jt.Tid, Name: jt.Name, Node: jt.Node, BusyPct: nonNeg(&jt.BusyPct, &err), Callbacks: jt.Callbacks})
+		th := window.Thread{Pid: jt.Pid, Tid: jt.Tid, Name: jt.Name, Node: jt.Node, BusyPct: nonNeg(&jt.BusyPct, &err), Callbacks: jt.Callbacks}
+		if jt.Outside != nil {
+			th.OutsideWaitPct, th.Waiter = nonNeg(jt.Outside, &err), true
+		}
+		b.w.Threads = append(b.w.Threads, th)
 	}
 	for _, e := range j.Endpoints {
 		ep := window.EndpointRate{Pid: e.Pid, Node: e.Node, Inter: e.InterHz, Intra: e.IntraHz, PubHidden: e.NotMeasured}

@@ -130,7 +130,7 @@ func TestSummaryCallbacksPerNode(t *testing.T) {
 			lines[f[0]] = strings.Join(f, " ")
 		}
 	}
-	if lines["/ctl"] != "/ctl 1 300 5.000 12.000 97.5 0" || lines["/py"] != "/py 2 - - - - - not measured (rclpy: no callback tracepoint)" ||
+	if lines["/ctl"] != "/ctl 1 300 5.000 12.000 97.5 0" || lines["/py"] != "/py 2 - - - - - callbacks not measured (rclpy: no callback tracepoint); busy: outside rcl_wait" ||
 		!strings.Contains(b.String(), "callbacks per node") {
 		t.Errorf("summary:\n%s", b.String())
 	}

@@ -224,7 +224,11 @@ func (s *Summary) printTiming(out io.Writer) {
 	fmt.Fprintln(tw, "NODE\tPID\tCALLBACKS\tMEAN ms\tMAX ms\tPEAK BUSY %\tUNENDED")
 	for _, n := range nodes {
 		if n.Callbacks == 0 && n.NotTimed {
-			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t-\t-  not measured (rclpy: no callback tracepoint)\n", n.Node, n.Pid)
+			peak := "-"
+			if n.PeakBusy > 0 { // its executor's time outside rcl_wait
+				peak = fmt.Sprintf("%.1f", n.PeakBusy)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t%s\t-  callbacks not measured (rclpy: no callback tracepoint); busy: outside rcl_wait\n", n.Node, n.Pid, peak)
 			continue
 		}
 		if n.Callbacks == 0 {

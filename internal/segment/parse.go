@@ -96,6 +96,9 @@ type Thread struct {
 	OpenNs    uint64 // CLOCK_MONOTONIC start of the outermost callback running now; 0 = none
 	Callbacks uint64 // outermost callbacks ended
 	Node      int    // index into Snapshot.Nodes of its last outermost callback, or -1
+	WaitNs    uint64 // inside rcl_wait, ended waits
+	WaitOpen  uint64 // CLOCK_MONOTONIC start of the rcl_wait running now; 0 = none
+	Waits     uint64 // rcl_wait calls ended
 }
 
 // Gap is an endpoint's inter-arrival histogram (see rp_gap in segment.h).
@@ -478,7 +481,7 @@ func readThreads(mem []byte, sec *rawSection, nodeIndex []int) []Thread {
 				continue
 			}
 			th := Thread{Lane: int(i), Tid: int(atomic.LoadInt32(&r.Tid)), BusyNs: load64(&r.BusyNs), OpenNs: load64(&r.OpenNs),
-				Callbacks: load64(&r.Callbacks), Node: -1}
+				Callbacks: load64(&r.Callbacks), Node: -1, WaitNs: load64(&r.WaitNs), WaitOpen: load64(&r.WaitOpenNs), Waits: load64(&r.Waits)}
 			ni := load32(&r.NodeIndex)
 			var name [24]byte
 			for k := range name {

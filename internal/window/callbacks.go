@@ -130,6 +130,12 @@ type Thread struct {
 	Node      string // the node of its last callback
 	BusyPct   float64
 	Callbacks uint64
+	// OutsideWaitPct: the share of the window it spent outside rcl_wait,
+	// working (any client library's executor: rclpy's only measure of busy);
+	// Waiter: the thread waits through rcl_wait at all (else not an executor
+	// thread, and OutsideWaitPct means nothing).
+	OutsideWaitPct float64
+	Waiter         bool
 }
 
 // NodeBusy is the share of the window a node spent in its callbacks (the sum
@@ -138,7 +144,27 @@ type NodeBusy struct {
 	Node     string
 	Pid      int
 	Pct      float64
-	Measured bool // some callback of the node is timed
+	Measured bool // some callback of the node is timed, or FromWait
+	// FromWait: its callbacks are not timed (rclpy), and Pct is the share of
+	// the window its executor thread spent outside rcl_wait instead.
+	FromWait bool
+}
+
+// busyFromWaits fills the busy share of nodes whose callbacks are not timed
+// from their threads' time outside rcl_wait (the node a thread serves is
+// known for a process with one node).
+func busyFromWaits(busy []NodeBusy, threads []Thread) {
+	for i := range busy {
+		b := &busy[i]
+		if b.Measured {
+			continue
+		}
+		for _, th := range threads {
+			if th.Waiter && th.Pid == b.Pid && th.Node == b.Node {
+				b.Pct, b.Measured, b.FromWait = math.Max(b.Pct, th.OutsideWaitPct), true, true
+			}
+		}
+	}
 }
 
 // NodeOf names an endpoint's node: its linked node, or for a timer with no
@@ -245,6 +271,12 @@ func threadsOf(s, old *segment.Snapshot, t1, t2 uint64) []Thread {
 		}
 		return th.BusyNs
 	}
+	waitAt := func(th *segment.Thread, at uint64) uint64 {
+		if th.WaitOpen != 0 && at > th.WaitOpen {
+			return th.WaitNs + (at - th.WaitOpen)
+		}
+		return th.WaitNs
+	}
 	var out []Thread
 	for i := range s.Threads {
 		th := &s.Threads[i]
@@ -262,6 +294,13 @@ func threadsOf(s, old *segment.Snapshot, t1, t2 uint64) []Thread {
 			BusyPct: math.Min(100, 100*float64(busy)/float64(t2-t1))}
 		if th.Node >= 0 && th.Node < len(s.Nodes) {
 			t.Node = s.Nodes[th.Node].Name
+		}
+		if t.Waiter = th.Waits > 0 || th.WaitOpen != 0; t.Waiter { // a thread in one long callback waits no more, and is 100 % out
+			wait := sub(waitAt(th, t2), waitAt(was, t1))
+			t.OutsideWaitPct = math.Max(0, 100-100*float64(wait)/float64(t2-t1))
+		}
+		if t.Node == "" && len(s.Nodes) == 1 { // an rclpy executor: its process's one node
+			t.Node = s.Nodes[0].Name
 		}
 		out = append(out, t)
 	}

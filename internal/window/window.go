@@ -445,6 +445,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 	}
 	judgeLoss(w, prev != nil)
 	w.Busy = nodeBusy(w.Callbacks, w.Seconds)
+	busyFromWaits(w.Busy, w.Threads)
 	for ti, acc := range gapAccs {
 		if acc != nil {
 			t := &w.Topics[ti]

@@ -171,8 +171,9 @@ static struct rp_thread *thread_record(_Atomic uint64_t *lanes)
     seq_begin(r);
     r->tid = (int32_t)syscall(SYS_gettid);
     memcpy(r->name, name, sizeof name);
-    /* a previous holder that exited inside a callback left it open: it is over */
+    /* a previous holder that exited inside a callback or a wait left it open: it is over */
     atomic_store_explicit(&r->open_ns, 0, memory_order_release);
+    atomic_store_explicit(&r->wait_open_ns, 0, memory_order_release);
     seq_end(r);
     tls_thread = r;
     return r;
@@ -273,6 +274,43 @@ EXPORT void ros_trace_callback_end(const void *callback)
     if (tls_depth > 0 && callback != NULL)
         timing_end(callback);
     RP_FORWARD(callback_end, (const void *), (callback));
+}
+
+/* ---------------------------------------------------------------- rcl_wait
+ *
+ * An executor thread is idle inside rcl_wait and working everywhere else:
+ * the one measure of busy that rclpy's threads have (their callbacks fire no
+ * tracepoint). Two counter reads per wait, none per message.
+ */
+EXPORT rp_rcl_ret_t rcl_wait(void *wait_set, int64_t timeout)
+{
+    static void *_Atomic real_fn = RP_UNRESOLVED;
+    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
+    if (UNLIKELY(fn == RP_UNRESOLVED)) {
+        fn = rp_resolve_real("rcl_wait", "librcl.so");
+        atomic_store_explicit(&real_fn, fn, memory_order_release);
+    }
+    if (fn == NULL)
+        return RP_RCL_RET_ERROR; /* no librcl in this process */
+    _Atomic uint64_t *lanes = rp_lanes();
+    struct rp_thread *r = lanes != NULL && g_seg.threads != NULL ? thread_record(lanes) : NULL;
+    if (r == NULL)
+        return ((rp_rcl_wait_fn)fn)(wait_set, timeout);
+    uint64_t t0 = now_ns();
+    seq_begin(r);
+    atomic_store_explicit(&r->wait_open_ns, t0, memory_order_release);
+    seq_end(r);
+    rp_rcl_ret_t ret = ((rp_rcl_wait_fn)fn)(wait_set, timeout);
+    uint64_t t1 = now_ns();
+    if (rp_lanes() != lanes) /* forked while waiting (a child of a wait?): not ours any more */
+        return ret;
+    seq_begin(r);
+    atomic_store_explicit(&r->wait_ns, atomic_load_explicit(&r->wait_ns, memory_order_relaxed) + (t1 > t0 ? t1 - t0 : 0),
+                          memory_order_release);
+    atomic_store_explicit(&r->wait_open_ns, 0, memory_order_release);
+    atomic_store_explicit(&r->waits, atomic_load_explicit(&r->waits, memory_order_relaxed) + 1, memory_order_release);
+    seq_end(r);
+    return ret;
 }
 
 /* ---------------------------------------------------------------- callback names

@@ -112,3 +112,14 @@ EXPORT void ros_trace_do_rclcpp_callback_register(const void *callback, const ch
     if (fn != NULL)
         ((void (*)(const void *, const char *))fn)(callback, function_symbol);
 }
+
+EXPORT rp_rcl_ret_t rcl_wait(void *wait_set, int64_t timeout)
+{
+    static void *_Atomic real_fn = (void *)1;
+    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
+    if (fn == (void *)1) {
+        fn = dlsym(RTLD_NEXT, "rcl_wait");
+        atomic_store_explicit(&real_fn, fn, memory_order_release);
+    }
+    return fn != NULL ? ((rp_rcl_wait_fn)fn)(wait_set, timeout) : RP_RCL_RET_ERROR;
+}

@@ -18,6 +18,7 @@
  * "rcl_timer_calls_ok N": timer calls through either function, each once).
  */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -155,4 +156,17 @@ EXPORT rp_rcl_ret_t rcl_timer_get_time_until_next_call(const void *timer, int64_
         return 800;
     *time_until_next_call = atomic_load(&t->impl->next_call_ns) - steady_now();
     return RP_RCL_RET_OK;
+}
+
+/* ---- waiting: rcl_wait blocks until something in the wait set is ready or the timeout passes (ns; < 0: forever). */
+EXPORT rp_rcl_ret_t rcl_wait(void *wait_set, int64_t timeout)
+{
+    struct sim_wait_set *ws = wait_set;
+    if (ws == NULL)
+        return RP_RCL_RET_INVALID_ARGUMENT;
+    struct timespec ts = {(time_t)(timeout / 1000000000), (long)(timeout % 1000000000)};
+    int n = ppoll(ws->fds, (nfds_t)ws->nfds, timeout < 0 ? NULL : &ts, NULL);
+    if (n > 0)
+        return RP_RCL_RET_OK;
+    return n == 0 ? SIM_RCL_RET_TIMEOUT : RP_RCL_RET_ERROR;
 }

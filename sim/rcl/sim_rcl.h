@@ -6,6 +6,7 @@
 #ifndef SIM_RCL_H
 #define SIM_RCL_H
 
+#include <poll.h>
 #include <stdint.h>
 
 struct sim_timer_impl {
@@ -13,5 +14,13 @@ struct sim_timer_impl {
     _Atomic int64_t next_call_ns; /* the schedule: ready once now >= next_call_ns */
     int64_t last_call_ns;
 };
+
+/* A wait set: what the executor waits on (real rcl keeps rmw handles; the stand-in, file descriptors). */
+struct sim_wait_set {
+    struct pollfd *fds;
+    int nfds;
+};
+
+#define SIM_RCL_RET_TIMEOUT 2 /* RCL_RET_TIMEOUT */
 
 #endif

@@ -195,7 +195,9 @@ struct rp_timing {
 };
 
 /*
- * RP_SECTION_THREADS (ABI 1.4): how busy each thread is. Record i belongs to
+ * RP_SECTION_THREADS (ABI 1.4): how busy each thread is, by its callbacks
+ * (rclcpp) and by its time outside rcl_wait (any client library's executor).
+ * Record i belongs to
  * the thread that holds private lane i (one writer at a time; a thread that
  * exits frees its lane, and the next holder writes its own tid). busy_ns sums
  * the thread's outermost callbacks; open_ns is the start of the one running
@@ -212,6 +214,10 @@ struct rp_thread {
     uint32_t node_index;           /* node of the last outermost callback (RP_NO_NODE: none) */
     uint32_t reserved;
     char name[24];                 /* the thread's name when it took the lane */
+    RP_ATOMIC(uint64_t) wait_ns;      /* ns inside rcl_wait, ended waits: an executor's idle time, any client library */
+    RP_ATOMIC(uint64_t) wait_open_ns; /* start of the rcl_wait running now; 0 = none */
+    RP_ATOMIC(uint64_t) waits;        /* rcl_wait calls ended */
+    uint8_t reserved2[40];
 };
 
 struct rp_section {
@@ -282,7 +288,7 @@ _Static_assert(sizeof(struct rp_node) == 272, "rp_node size");
 _Static_assert(sizeof(struct rp_endpoint) == 320, "rp_endpoint size");
 _Static_assert(sizeof(struct rp_gap) == 24 + 4 * RP_GAP_BUCKETS, "rp_gap size");
 _Static_assert(sizeof(struct rp_timing) == 48 + 8 * RP_TIME_BUCKETS + RP_SYMBOL_MAX, "rp_timing size");
-_Static_assert(sizeof(struct rp_thread) == 64, "rp_thread size");
+_Static_assert(sizeof(struct rp_thread) == 128, "rp_thread size");
 #endif
 
 #endif /* ROS2_PULSE_SEGMENT_H */

@@ -148,4 +148,9 @@ rp_rcl_ret_t rcl_timer_call(void *timer);
 rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info_t *info);
 rp_rcl_ret_t rcl_timer_get_time_until_next_call(const void *timer, int64_t *time_until_next_call);
 
+/* rcl_wait(rcl_wait_set_t *, int64_t timeout): every executor (rclcpp, rclpy) waits through it;
+ * the probe times it to tell an executor thread's idle time from its work. */
+typedef rp_rcl_ret_t (*rp_rcl_wait_fn)(void *wait_set, int64_t timeout);
+rp_rcl_ret_t rcl_wait(void *wait_set, int64_t timeout);
+
 #endif /* ROS2_PULSE_TRACETOOLS_API_H */
