@@ -62,7 +62,11 @@ func within(got, want float64) bool { return math.Abs(got-want) <= math.Max(0.1*
 // most the graph's; exactly as many for the nodes in exact, whose callbacks
 // are nowhere near their period (a 9.5 ms callback of a 10 ms timer may
 // overrun by the graph's clock and not by the probe's).
+//
+// Under emulation (the arm64 lane) only the counts are judged: a duration
+// there measures qemu-user (skipUnderEmulation).
 func judgeTiming(t *testing.T, s *segment.Scan, truth *simtruth.Snapshot, exact map[string]bool) []string {
+	precise := emulated == ""
 	probe := timingByKey(s)
 	var bad []string
 	judged := 0
@@ -96,12 +100,12 @@ func judgeTiming(t *testing.T, s *segment.Scan, truth *simtruth.Snapshot, exact 
 			switch {
 			case d.N != tt.Callbacks:
 				say(k, "probe timed %d callbacks, the graph %d", d.N, tt.Callbacks)
-			case float64(p.dur.SumNs) > float64(tt.CallbackNs)*(1+1e-4):
+			case precise && float64(p.dur.SumNs) > float64(tt.CallbackNs)*(1+1e-4):
 				// The probe times with the CPU's counter, calibrated against CLOCK_MONOTONIC: within 100 ppm.
 				say(k, "probe's durations sum to %d ns, more than the graph's clock around them (%d ns)", p.dur.SumNs, tt.CallbackNs)
-			case !within(d.MeanMs, mean):
+			case precise && !within(d.MeanMs, mean):
 				say(k, "mean %.3f ms, the graph's %.3f ms", d.MeanMs, mean)
-			case d.MaxMs > maxMs || d.MaxMs*1.125+0.2 < maxMs:
+			case precise && (d.MaxMs > maxMs || d.MaxMs*1.125+0.2 < maxMs):
 				say(k, "max %.3f ms (at least, from its bucket), the graph's %.3f ms", d.MaxMs, maxMs)
 			}
 			// A throw is seen at the thread's next callback: the last may have none.
@@ -111,7 +115,7 @@ func judgeTiming(t *testing.T, s *segment.Scan, truth *simtruth.Snapshot, exact 
 			if p.timer && p.dur.Overruns > tt.Overruns {
 				say(k, "%d overruns counted, the graph's clock saw %d", p.dur.Overruns, tt.Overruns)
 			}
-			if exact[k.Node] && p.timer && p.dur.Overruns != tt.Overruns {
+			if precise && exact[k.Node] && p.timer && p.dur.Overruns != tt.Overruns {
 				say(k, "%d overruns counted, the graph's clock saw %d", p.dur.Overruns, tt.Overruns)
 			}
 		}
@@ -121,9 +125,9 @@ func judgeTiming(t *testing.T, s *segment.Scan, truth *simtruth.Snapshot, exact 
 			switch {
 			case l.N != tt.Lates:
 				say(k, "probe saw %d timer calls, the graph made %d", l.N, tt.Lates)
-			case !within(l.MeanMs, mean):
+			case precise && !within(l.MeanMs, mean):
 				say(k, "lateness mean %.3f ms, the graph's %.3f ms", l.MeanMs, mean)
-			case l.MaxMs > maxMs+0.2 || l.MaxMs*1.125+0.2 < maxMs:
+			case precise && (l.MaxMs > maxMs+0.2 || l.MaxMs*1.125+0.2 < maxMs):
 				say(k, "lateness max %.3f ms (at least, from its bucket), the graph's %.3f ms", l.MaxMs, maxMs)
 			}
 		}
@@ -175,10 +179,10 @@ func TestCallbackTiming(t *testing.T) {
 			}
 			pyShare := 100 * float64(b2.Timing[py].CallbackNs-b1.Timing[py].CallbackNs) / w.Seconds / 1e9
 			t.Logf("outside rcl_wait: /pyworker %.1f %% (its callbacks %.1f %%), /hot %.1f %% (callbacks %.1f %%)", outside["/pyworker"], pyShare, outside["/hot"], busy["/hot"])
-			if o := outside["/pyworker"]; pyShare < 10 || o < pyShare-3 || o > pyShare+10 {
+			if o := outside["/pyworker"]; emulated == "" && (pyShare < 10 || o < pyShare-3 || o > pyShare+10) {
 				t.Errorf("/pyworker's thread outside rcl_wait %.1f %%, its callbacks by the graph's clock %.1f %%", o, pyShare)
 			}
-			if outside["/hot"] < busy["/hot"]-1 {
+			if emulated == "" && outside["/hot"] < busy["/hot"]-1 {
 				t.Errorf("/hot's thread outside rcl_wait %.1f %%, less than in its callbacks %.1f %%", outside["/hot"], busy["/hot"])
 			}
 			// /hot's thread: 9.5 ms of every 10 ms, by the graph's own clock over the same second
@@ -189,10 +193,10 @@ func TestCallbackTiming(t *testing.T) {
 				}
 			}
 			graphBusy := 100 * float64(b2.Timing[hot].CallbackNs-b1.Timing[hot].CallbackNs) / w.Seconds / 1e9
-			if busy["/hot"] < 90 || busy["/hot"] > 100 || math.Abs(busy["/hot"]-graphBusy) > 3 {
+			if emulated == "" && (busy["/hot"] < 90 || busy["/hot"] > 100 || math.Abs(busy["/hot"]-graphBusy) > 3) {
 				t.Errorf("/hot's thread busy %.1f %%, want 90-100 and within 3 points of the graph's %.1f %%", busy["/hot"], graphBusy)
 			}
-			if busy["/loop"] < 25 || busy["/loop"] > 50 {
+			if emulated == "" && (busy["/loop"] < 25 || busy["/loop"] > 50) {
 				t.Errorf("/loop's thread busy %.1f %%, want about 37 %% (15 ms in every 40 plus the rest)", busy["/loop"])
 			}
 			work := -1
@@ -201,7 +205,7 @@ func TestCallbackTiming(t *testing.T) {
 					work = c.Pid
 				}
 			}
-			if threads[work] < 3 {
+			if emulated == "" && threads[work] < 3 {
 				t.Errorf("the 4-thread executor ran callbacks on %d threads in a second, want at least 3", threads[work])
 			}
 			g.wait()
@@ -287,7 +291,7 @@ func TestKilledInsideACallback(t *testing.T) {
 		if d.N < tt.Callbacks || d.N > tt.Callbacks+slack || p.dur.Unended != 0 {
 			t.Errorf("%s: probe timed %d callbacks (%d abandoned), the graph ended %d", k, d.N, p.dur.Unended, tt.Callbacks)
 		}
-		if tt.Callbacks > 0 && !within(d.MeanMs, float64(tt.CallbackNs)/float64(tt.Callbacks)/1e6) {
+		if tt.Callbacks > 0 && emulated == "" && !within(d.MeanMs, float64(tt.CallbackNs)/float64(tt.Callbacks)/1e6) {
 			t.Errorf("%s: mean %.3f ms, the graph's %.3f ms", k, d.MeanMs, float64(tt.CallbackNs)/float64(tt.Callbacks)/1e6)
 		}
 		if k.Node == "/doomed" && tt.Callbacks < 20 {

@@ -63,6 +63,7 @@ static inline uint64_t ticks(void)
 }
 
 static bool g_ticks_usable;         /* set once by rp_timing_clock_init */
+static bool g_rate_fixed;           /* the counter states its own frequency (arm64): never recalibrated */
 static _Atomic uint64_t g_ns_per_tick_q32; /* 0: not calibrated yet */
 
 static __thread struct {
@@ -80,7 +81,16 @@ void rp_timing_clock_init(void)
         close(fd);
     }
 #elif defined(__aarch64__)
-    g_ticks_usable = true; /* the generic timer is architecturally monotonic and shared by all cores */
+    /* The generic timer is architecturally monotonic, shared by all cores, and
+     * says its frequency: the rate is exact, no calibration (and none under an
+     * emulator whose clock reads are slow and uneven). */
+    uint64_t freq;
+    __asm__ volatile("mrs %0, cntfrq_el0" : "=r"(freq));
+    if (freq > 0) {
+        atomic_store_explicit(&g_ns_per_tick_q32, (uint64_t)(((unsigned __int128)1000000000u << 32) / freq),
+                              memory_order_relaxed);
+        g_rate_fixed = g_ticks_usable = true;
+    }
 #endif
 }
 
@@ -94,7 +104,7 @@ static uint64_t now_slow(uint64_t t)
         uint64_t dm = mono - tls_anchor.mono;
         if (dm < CALIBRATE_NS && atomic_load_explicit(&g_ns_per_tick_q32, memory_order_relaxed) == 0)
             return mono; /* too soon to calibrate from: keep the anchor */
-        if (dm >= CALIBRATE_NS)
+        if (dm >= CALIBRATE_NS && !g_rate_fixed)
             atomic_store_explicit(&g_ns_per_tick_q32,
                                   (uint64_t)(((unsigned __int128)dm << 32) / (t - tls_anchor.tick)), memory_order_relaxed);
     }
