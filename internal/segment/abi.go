@@ -120,18 +120,18 @@ type rawTiming struct {
 
 // rawThread mirrors struct rp_thread: one thread's busy time, under a seqlock.
 type rawThread struct {
-	Seq        uint32
-	Tid        int32
-	BusyNs     uint64
-	OpenNs     uint64
-	Callbacks  uint64
-	NodeIndex  uint32
-	Reserved   uint32
-	Name       [24]byte
-	WaitNs     uint64 // inside rcl_wait, ended waits
-	WaitOpenNs uint64 // start of the rcl_wait running now; 0 = none
-	Waits      uint64
-	Reserved2  [40]byte
+	Seq           uint32
+	Tid           int32
+	BusyNs        uint64
+	OpenNs        uint64
+	Callbacks     uint64
+	EndpointIndex uint32 // the slot of its last outermost callback (NoNode: none)
+	Reserved      uint32
+	Name          [24]byte
+	WaitNs        uint64 // inside rcl_wait, ended waits
+	WaitOpenNs    uint64 // start of the rcl_wait running now; 0 = none
+	Waits         uint64
+	Reserved2     [40]byte
 }
 
 // rawNode mirrors struct rp_node.

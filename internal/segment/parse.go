@@ -434,7 +434,7 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 	}
 	if timingSec != nil {
 		snap.Timing = true
-		snap.Threads = readThreads(mem, threadSec, nodeIndex)
+		snap.Threads = readThreads(mem, threadSec, snap.Endpoints)
 	}
 	return snap, nil
 }
@@ -467,7 +467,7 @@ func readTiming(mem []byte, sec *rawSection, i uint32, timer bool) (*Timing, *La
 
 // readThreads reads every claimed thread record, each consistently: a
 // record the probe is changing (odd or moved seq) is read again.
-func readThreads(mem []byte, sec *rawSection, nodeIndex []int) []Thread {
+func readThreads(mem []byte, sec *rawSection, eps []Endpoint) []Thread {
 	if sec == nil {
 		return nil
 	}
@@ -482,7 +482,7 @@ func readThreads(mem []byte, sec *rawSection, nodeIndex []int) []Thread {
 			}
 			th := Thread{Lane: int(i), Tid: int(atomic.LoadInt32(&r.Tid)), BusyNs: load64(&r.BusyNs), OpenNs: load64(&r.OpenNs),
 				Callbacks: load64(&r.Callbacks), Node: -1, WaitNs: load64(&r.WaitNs), WaitOpen: load64(&r.WaitOpenNs), Waits: load64(&r.Waits)}
-			ni := load32(&r.NodeIndex)
+			ei := load32(&r.EndpointIndex)
 			var name [24]byte
 			for k := range name {
 				name[k] = *(*byte)(unsafe.Pointer(&r.Name[k]))
@@ -493,8 +493,8 @@ func readThreads(mem []byte, sec *rawSection, nodeIndex []int) []Thread {
 			if th.Tid == 0 {
 				break // never claimed
 			}
-			if ni != NoNode && ni < uint32(len(nodeIndex)) {
-				th.Node = nodeIndex[ni]
+			if e := FindEndpoint(eps, int(ei)); ei != NoNode && e != nil {
+				th.Node = e.Node
 			}
 			th.Name, _ = cString(name[:])
 			out = append(out, th)

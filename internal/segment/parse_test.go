@@ -216,7 +216,7 @@ func withTiming(mem []byte, symbolLen uint32) []byte {
 	tm := (*rawTiming)(unsafe.Pointer(&out[timingOff+2*uint64(unsafe.Sizeof(rawTiming{}))]))
 	tm.PeriodNs, tm.LateSumNs, tm.LateBuckets[3], tm.Overruns = 100_000_000, 9000, 3, 1
 	th := (*rawThread)(unsafe.Pointer(&out[threadOff]))
-	th.Seq, th.Tid, th.BusyNs, th.OpenNs, th.Callbacks, th.NodeIndex = 2, 4243, 5_000_000, 7000, 3, 1
+	th.Seq, th.Tid, th.BusyNs, th.OpenNs, th.Callbacks, th.EndpointIndex = 2, 4243, 5_000_000, 7000, 3, 1 // the subscription, of node 1
 	copy(th.Name[:], "executor")
 	return out
 }

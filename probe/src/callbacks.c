@@ -189,13 +189,13 @@ static struct rp_thread *thread_record(_Atomic uint64_t *lanes)
     return r;
 }
 
-static void thread_open(_Atomic uint64_t *lanes, uint64_t now, uint32_t node)
+static void thread_open(_Atomic uint64_t *lanes, uint64_t now, uint32_t endpoint)
 {
     struct rp_thread *r = thread_record(lanes);
     if (r == NULL)
         return;
     seq_begin(r);
-    r->node_index = node;
+    r->endpoint_index = endpoint; /* the slot, not its node: no load of the endpoint record here */
     atomic_store_explicit(&r->open_ns, now, memory_order_release);
     seq_end(r);
 }
@@ -249,7 +249,7 @@ void rp_timing_start(const void *callback, uint64_t ep)
         return; /* nested deeper than anything real: this one is counted, not timed */
     uint64_t now = now_ns();
     if (tls_depth == 0)
-        thread_open(lanes, now, atomic_load_explicit(&g_seg.endpoints[ep - 1].node_index, memory_order_relaxed));
+        thread_open(lanes, now, (uint32_t)(ep - 1));
     tls_stack[tls_depth++] = (struct open_callback){callback, now, &g_seg.timing[ep - 1]};
 }
 

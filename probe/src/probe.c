@@ -54,7 +54,7 @@ static struct {
 
 static struct rp_config g_cfg;
 struct rp_segment g_seg;
-static _Atomic(_Atomic uint64_t *) g_lanes; /* non-NULL once the segment exists */
+_Atomic(_Atomic uint64_t *) g_lanes; /* non-NULL once the segment exists */
 static uint64_t g_lane_stride;              /* counters per lane */
 static bool g_started;                      /* creation attempted (success or not) */
 static bool g_disabled;                     /* creation failed: pass-through only */
@@ -336,8 +336,6 @@ static _Atomic uint64_t *thread_lane(void)
     pthread_mutex_unlock(&g_mutex);
     return lane;
 }
-
-_Atomic uint64_t *rp_lanes(void) { return atomic_load_explicit(&g_lanes, memory_order_acquire); }
 
 int32_t rp_private_lane(void)
 {

@@ -19,7 +19,8 @@
 extern struct rp_segment g_seg RP_HIDDEN;
 
 /* The lanes, NULL until the segment exists (and again in a fork child until it makes its own). */
-_Atomic uint64_t *rp_lanes(void) RP_HIDDEN;
+extern _Atomic(_Atomic uint64_t *) g_lanes RP_HIDDEN;
+static inline _Atomic uint64_t *rp_lanes(void) { return atomic_load_explicit(&g_lanes, memory_order_acquire); }
 
 /* This thread's private lane index, claiming a lane on first use; -1 on the shared lane or without a segment. */
 int32_t rp_private_lane(void) RP_HIDDEN;

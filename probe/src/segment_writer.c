@@ -296,7 +296,7 @@ bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint
         s[h->section_count++] = (struct rp_section){RP_SECTION_THREADS, lanes - 1, off, sizeof(struct rp_thread)};
         seg->threads = (struct rp_thread *)((char *)mem + off);
         for (uint32_t i = 0; i < lanes - 1; i++)
-            seg->threads[i].node_index = RP_NO_NODE;
+            seg->threads[i].endpoint_index = RP_NO_NODE;
     }
 
     seg->header = h;

@@ -25,7 +25,7 @@ int main(void)
     F(rp_timing, late_buckets); F(rp_timing, symbol);
     printf("sizeof rp_thread %zu\n", sizeof(struct rp_thread));
     F(rp_thread, seq); F(rp_thread, tid); F(rp_thread, busy_ns); F(rp_thread, open_ns); F(rp_thread, callbacks);
-    F(rp_thread, node_index); F(rp_thread, reserved); F(rp_thread, name); F(rp_thread, wait_ns);
+    F(rp_thread, endpoint_index); F(rp_thread, reserved); F(rp_thread, name); F(rp_thread, wait_ns);
     F(rp_thread, wait_open_ns); F(rp_thread, waits); F(rp_thread, reserved2);
     F(rp_section, kind); F(rp_section, count); F(rp_section, offset); F(rp_section, stride);
     F(rp_header, magic); F(rp_header, abi_major); F(rp_header, abi_minor); F(rp_header, header_size);

@@ -211,7 +211,7 @@ struct rp_thread {
     RP_ATOMIC(uint64_t) busy_ns;   /* CLOCK_MONOTONIC ns inside outermost callbacks, ended ones */
     RP_ATOMIC(uint64_t) open_ns;   /* start of the outermost callback running now; 0 = none */
     RP_ATOMIC(uint64_t) callbacks; /* outermost callbacks ended */
-    uint32_t node_index;           /* node of the last outermost callback (RP_NO_NODE: none) */
+    uint32_t endpoint_index;       /* endpoint slot of the last outermost callback (RP_NO_NODE: none); readers take its node */
     uint32_t reserved;
     char name[24];                 /* the thread's name when it took the lane */
     RP_ATOMIC(uint64_t) wait_ns;      /* ns inside rcl_wait, ended waits: an executor's idle time, any client library */
