@@ -280,6 +280,14 @@ func sortTopics(rows []topicRow, by int) {
 	})
 }
 
+// unmeasuredLast sorts a NaN (not measured) below every measured share.
+func unmeasuredLast(v float64) float64 {
+	if math.IsNaN(v) {
+		return -1
+	}
+	return v
+}
+
 func sortNodes(rows []nodeRow, by int) {
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
@@ -288,25 +296,11 @@ func sortNodes(rows []nodeRow, by int) {
 		}
 		switch by {
 		case 3:
-			ba, bb := a.busyPct, b.busyPct
-			if math.IsNaN(ba) {
-				ba = -1
-			}
-			if math.IsNaN(bb) {
-				bb = -1
-			}
-			if ba != bb {
+			if ba, bb := unmeasuredLast(a.busyPct), unmeasuredLast(b.busyPct); ba != bb {
 				return ba > bb
 			}
 		case 1:
-			ca, cb := a.cpuPct, b.cpuPct
-			if math.IsNaN(ca) {
-				ca = -1
-			}
-			if math.IsNaN(cb) {
-				cb = -1
-			}
-			if ca != cb {
+			if ca, cb := unmeasuredLast(a.cpuPct), unmeasuredLast(b.cpuPct); ca != cb {
 				return ca > cb
 			}
 		case 2:

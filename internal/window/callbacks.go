@@ -11,18 +11,7 @@ import (
 // bucket b of rp_timing (segment.h): 8 linear buckets of 1024 ns, then 8 per
 // octave. The last bucket is open-ended (hi = +Inf).
 func TimeBucketBounds(b int) (lo, hi float64) {
-	lower := func(b int) float64 {
-		if b < 8 {
-			return float64(b) * 1024
-		}
-		e := b/8 + 2
-		return math.Ldexp(float64(8+b%8), e-3) * 1024
-	}
-	lo = lower(b)
-	if b >= segment.TimeBuckets-1 {
-		return lo, math.Inf(1)
-	}
-	return lo, lower(b + 1)
+	return logLinearBounds(b, 8, segment.TimeBuckets)
 }
 
 // Durations describes the durations (callbacks, or a timer's lateness)
@@ -200,45 +189,48 @@ func callbackOf(s *segment.Snapshot, e, base *segment.Endpoint) Callback {
 		return c
 	}
 	c.Function = e.Timing.Function
-	var acc durAcc
-	var prevSum, prevUnended uint64
-	var prev *[segment.TimeBuckets]uint32
-	if base != nil && base.Timing != nil {
-		prevSum, prev, prevUnended = base.Timing.SumNs, &base.Timing.Buckets, base.Timing.Unended
+	var prev *segment.Timing
+	if base != nil {
+		prev = base.Timing
 	}
-	acc.add(prevSum, prev, e.Timing.SumNs, &e.Timing.Buckets)
-	c.Duration = acc.stats()
-	c.Unended = sub(e.Timing.Unended, prevUnended)
+	c.Duration = CallbackDurations(prev, e.Timing)
+	if prev != nil {
+		c.Unended = sub(e.Timing.Unended, prev.Unended)
+	} else {
+		c.Unended = e.Timing.Unended
+	}
 	return c
+}
+
+// durationsBetween summarises one histogram from a reading (prevSum, prev;
+// prev nil: from its creation) to another.
+func durationsBetween(prevSum uint64, prev *[segment.TimeBuckets]uint32, sum uint64, cur *[segment.TimeBuckets]uint32) Durations {
+	var acc durAcc
+	acc.add(prevSum, prev, sum, cur)
+	return acc.stats()
 }
 
 // CallbackDurations summarises an endpoint's callback durations from prev
 // (nil: from its creation) to cur.
 func CallbackDurations(prev, cur *segment.Timing) Durations {
-	var acc durAcc
-	if cur == nil {
+	switch {
+	case cur == nil:
 		return Durations{}
+	case prev == nil:
+		return durationsBetween(0, nil, cur.SumNs, &cur.Buckets)
 	}
-	if prev != nil {
-		acc.add(prev.SumNs, &prev.Buckets, cur.SumNs, &cur.Buckets)
-	} else {
-		acc.add(0, nil, cur.SumNs, &cur.Buckets)
-	}
-	return acc.stats()
+	return durationsBetween(prev.SumNs, &prev.Buckets, cur.SumNs, &cur.Buckets)
 }
 
 // TimerLateness summarises a timer's lateness from prev (nil: from its creation) to cur.
 func TimerLateness(prev, cur *segment.Lateness) Durations {
-	var acc durAcc
-	if cur == nil {
+	switch {
+	case cur == nil:
 		return Durations{}
+	case prev == nil:
+		return durationsBetween(0, nil, cur.SumNs, &cur.Buckets)
 	}
-	if prev != nil {
-		acc.add(prev.SumNs, &prev.Buckets, cur.SumNs, &cur.Buckets)
-	} else {
-		acc.add(0, nil, cur.SumNs, &cur.Buckets)
-	}
-	return acc.stats()
+	return durationsBetween(prev.SumNs, &prev.Buckets, cur.SumNs, &cur.Buckets)
 }
 
 // lateness diffs a timer's calls against its schedule, and its overruns.
@@ -246,17 +238,15 @@ func lateness(e, base *segment.Endpoint) (Durations, uint64, bool) {
 	if e.Lateness == nil {
 		return Durations{}, 0, false
 	}
-	var acc durAcc
-	var prevSum, prevOver uint64
-	var prev *[segment.TimeBuckets]uint32
-	if base != nil && base.Lateness != nil {
-		prevSum, prev = base.Lateness.SumNs, &base.Lateness.Buckets
+	var prev *segment.Lateness
+	var prevOver uint64
+	if base != nil {
+		prev = base.Lateness
+		if base.Timing != nil {
+			prevOver = base.Timing.Overruns
+		}
 	}
-	if base != nil && base.Timing != nil {
-		prevOver = base.Timing.Overruns
-	}
-	acc.add(prevSum, prev, e.Lateness.SumNs, &e.Lateness.Buckets)
-	return acc.stats(), sub(e.Timing.Overruns, prevOver), true
+	return TimerLateness(prev, e.Lateness), sub(e.Timing.Overruns, prevOver), true
 }
 
 // threadsOf is the busy share of each thread of a live process that has a

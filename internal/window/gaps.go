@@ -10,16 +10,21 @@ import (
 // rp_gap (segment.h): 16 linear buckets of 1024 ns, then 16 per octave. The
 // last bucket is open-ended (hi = +Inf).
 func BucketBounds(b int) (lo, hi float64) {
+	return logLinearBounds(b, 16, segment.GapBuckets)
+}
+
+// logLinearBounds is the range [lo, hi) in ns of bucket b of the probe's
+// log-linear histograms (segment.h): perOctave linear buckets of 1024 ns,
+// then perOctave per octave; the last of n buckets is open-ended.
+func logLinearBounds(b, perOctave, n int) (lo, hi float64) {
 	lower := func(b int) float64 {
-		if b < 16 {
+		if b < perOctave {
 			return float64(b) * 1024
 		}
-		e := b/16 + 3
-		sub := b % 16
-		return math.Ldexp(float64(16+sub), e-4) * 1024
+		return math.Ldexp(float64(perOctave+b%perOctave), b/perOctave-1) * 1024
 	}
 	lo = lower(b)
-	if b >= segment.GapBuckets-1 {
+	if b >= n-1 {
 		return lo, math.Inf(1)
 	}
 	return lo, lower(b + 1)
