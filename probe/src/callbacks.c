@@ -295,11 +295,7 @@ EXPORT void ros_trace_callback_end(const void *callback)
 EXPORT rp_rcl_ret_t rcl_wait(void *wait_set, int64_t timeout)
 {
     static void *_Atomic real_fn = RP_UNRESOLVED;
-    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
-    if (UNLIKELY(fn == RP_UNRESOLVED)) {
-        fn = rp_resolve_real("rcl_wait", "librcl.so");
-        atomic_store_explicit(&real_fn, fn, memory_order_release);
-    }
+    void *fn = rp_real(&real_fn, "rcl_wait", "librcl.so");
     if (fn == NULL)
         return RP_RCL_RET_ERROR; /* no librcl in this process */
     _Atomic uint64_t *lanes = rp_lanes();
@@ -343,11 +339,7 @@ EXPORT void ros_trace_rclcpp_callback_register(const void *callback, const char 
 EXPORT bool ros_trace_enabled_rclcpp_callback_register(void)
 {
     static void *_Atomic real_fn = RP_UNRESOLVED;
-    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
-    if (UNLIKELY(fn == RP_UNRESOLVED)) {
-        fn = rp_resolve_real("ros_trace_enabled_rclcpp_callback_register", "libtracetools.so");
-        atomic_store_explicit(&real_fn, fn, memory_order_release);
-    }
+    void *fn = rp_real(&real_fn, "ros_trace_enabled_rclcpp_callback_register", "libtracetools.so");
     tls_register_traced = fn != NULL && ((bool (*)(void))fn)();
     return true;
 }
@@ -359,11 +351,7 @@ EXPORT void ros_trace_do_rclcpp_callback_register(const void *callback, const ch
         return;
     tls_register_traced = false;
     static void *_Atomic real_fn = RP_UNRESOLVED;
-    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
-    if (UNLIKELY(fn == RP_UNRESOLVED)) {
-        fn = rp_resolve_real("ros_trace_do_rclcpp_callback_register", "libtracetools.so");
-        atomic_store_explicit(&real_fn, fn, memory_order_release);
-    }
+    void *fn = rp_real(&real_fn, "ros_trace_do_rclcpp_callback_register", "libtracetools.so");
     if (fn != NULL)
         ((void (*)(const void *, const char *))fn)(callback, function_symbol);
 }
@@ -371,16 +359,6 @@ EXPORT void ros_trace_do_rclcpp_callback_register(const void *callback, const ch
 /* ---------------------------------------------------------------- timers */
 
 static __thread bool tls_in_timer_call; /* Jazzy's rcl_timer_call calls rcl_timer_call_with_info */
-
-static void *real_rcl(void *_Atomic *slot, const char *name)
-{
-    void *fn = atomic_load_explicit(slot, memory_order_acquire);
-    if (UNLIKELY(fn == RP_UNRESOLVED)) {
-        fn = rp_resolve_real(name, "librcl.so");
-        atomic_store_explicit(slot, fn, memory_order_release);
-    }
-    return fn;
-}
 
 static inline uintptr_t timer_impl(const void *timer)
 {
@@ -405,7 +383,7 @@ static void timer_called(uint64_t ep, int64_t late_ns)
 EXPORT rp_rcl_ret_t rcl_timer_call(void *timer)
 {
     static void *_Atomic real_fn = RP_UNRESOLVED, *_Atomic until_fn = RP_UNRESOLVED;
-    rp_rcl_timer_call_fn real = (rp_rcl_timer_call_fn)real_rcl(&real_fn, "rcl_timer_call");
+    rp_rcl_timer_call_fn real = (rp_rcl_timer_call_fn)rp_real(&real_fn, "rcl_timer_call", "librcl.so");
     if (real == NULL)
         return RP_RCL_RET_ERROR; /* no librcl in this process */
     if (timer == NULL || tls_in_timer_call || rp_lanes() == NULL)
@@ -413,7 +391,7 @@ EXPORT rp_rcl_ret_t rcl_timer_call(void *timer)
     uint64_t ep = rp_timer_endpoint(timer_impl(timer), true);
     int64_t until = 0;
     rp_rcl_timer_get_time_until_next_call_fn get_until =
-        (rp_rcl_timer_get_time_until_next_call_fn)real_rcl(&until_fn, "rcl_timer_get_time_until_next_call");
+        (rp_rcl_timer_get_time_until_next_call_fn)rp_real(&until_fn, "rcl_timer_get_time_until_next_call", "librcl.so");
     bool scheduled = ep != 0 && get_until != NULL && get_until(timer, &until) == RP_RCL_RET_OK;
     tls_in_timer_call = true;
     rp_rcl_ret_t ret = real(timer);
@@ -427,7 +405,7 @@ EXPORT rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info
 {
     static void *_Atomic real_fn = RP_UNRESOLVED;
     rp_rcl_timer_call_with_info_fn real =
-        (rp_rcl_timer_call_with_info_fn)real_rcl(&real_fn, "rcl_timer_call_with_info");
+        (rp_rcl_timer_call_with_info_fn)rp_real(&real_fn, "rcl_timer_call_with_info", "librcl.so");
     if (real == NULL)
         return RP_RCL_RET_ERROR; /* before Jazzy, or no librcl */
     if (timer == NULL || info == NULL || tls_in_timer_call || rp_lanes() == NULL)

@@ -24,15 +24,23 @@ static void *resolve_real(const char *name)
     return fn;
 }
 
+/* The real function, resolved once into *slot: from libtracetools when
+ * tracetools, else from the next object only (librcl). */
+static void *real(void *_Atomic *slot, const char *name, bool tracetools)
+{
+    void *fn = atomic_load_explicit(slot, memory_order_acquire);
+    if (fn == (void *)1) {
+        fn = tracetools ? resolve_real(name) : dlsym(RTLD_NEXT, name);
+        atomic_store_explicit(slot, fn, memory_order_release);
+    }
+    return fn;
+}
+
 #define NULL_SHIM(name, params, args)                                                              \
     EXPORT void ros_trace_##name params                                                            \
     {                                                                                              \
         static void *_Atomic real_fn = (void *)1;                                                  \
-        void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);                           \
-        if (fn == (void *)1) {                                                                     \
-            fn = resolve_real("ros_trace_" #name);                                                 \
-            atomic_store_explicit(&real_fn, fn, memory_order_release);                             \
-        }                                                                                          \
+        void *fn = real(&real_fn, "ros_trace_" #name, true);                                       \
         if (fn != NULL)                                                                            \
             ((void(*) params)fn) args;                                                             \
     }
@@ -45,11 +53,7 @@ RP_TRACEPOINTS_JAZZY(NULL_SHIM)
 static rp_rcl_ret_t forward_rcl(void *_Atomic *slot, const char *name, const void *publisher, const void *message,
                                 void *allocation)
 {
-    void *fn = atomic_load_explicit(slot, memory_order_acquire);
-    if (fn == (void *)1) {
-        fn = dlsym(RTLD_NEXT, name);
-        atomic_store_explicit(slot, fn, memory_order_release);
-    }
+    void *fn = real(slot, name, false);
     return fn != NULL ? ((rp_rcl_publish_fn)fn)(publisher, message, allocation) : RP_RCL_RET_ERROR;
 }
 
@@ -70,22 +74,14 @@ EXPORT rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const 
 EXPORT rp_rcl_ret_t rcl_timer_call(void *timer)
 {
     static void *_Atomic real_fn = (void *)1;
-    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
-    if (fn == (void *)1) {
-        fn = dlsym(RTLD_NEXT, "rcl_timer_call");
-        atomic_store_explicit(&real_fn, fn, memory_order_release);
-    }
+    void *fn = real(&real_fn, "rcl_timer_call", false);
     return fn != NULL ? ((rp_rcl_timer_call_fn)fn)(timer) : RP_RCL_RET_ERROR;
 }
 
 EXPORT rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info_t *info)
 {
     static void *_Atomic real_fn = (void *)1;
-    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
-    if (fn == (void *)1) {
-        fn = dlsym(RTLD_NEXT, "rcl_timer_call_with_info");
-        atomic_store_explicit(&real_fn, fn, memory_order_release);
-    }
+    void *fn = real(&real_fn, "rcl_timer_call_with_info", false);
     return fn != NULL ? ((rp_rcl_timer_call_with_info_fn)fn)(timer, info) : RP_RCL_RET_ERROR;
 }
 
@@ -93,22 +89,14 @@ EXPORT rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info
 EXPORT bool ros_trace_enabled_rclcpp_callback_register(void)
 {
     static void *_Atomic real_fn = (void *)1;
-    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
-    if (fn == (void *)1) {
-        fn = resolve_real("ros_trace_enabled_rclcpp_callback_register");
-        atomic_store_explicit(&real_fn, fn, memory_order_release);
-    }
+    void *fn = real(&real_fn, "ros_trace_enabled_rclcpp_callback_register", true);
     return fn != NULL && ((bool (*)(void))fn)();
 }
 
 EXPORT void ros_trace_do_rclcpp_callback_register(const void *callback, const char *function_symbol)
 {
     static void *_Atomic real_fn = (void *)1;
-    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
-    if (fn == (void *)1) {
-        fn = resolve_real("ros_trace_do_rclcpp_callback_register");
-        atomic_store_explicit(&real_fn, fn, memory_order_release);
-    }
+    void *fn = real(&real_fn, "ros_trace_do_rclcpp_callback_register", true);
     if (fn != NULL)
         ((void (*)(const void *, const char *))fn)(callback, function_symbol);
 }
@@ -116,10 +104,6 @@ EXPORT void ros_trace_do_rclcpp_callback_register(const void *callback, const ch
 EXPORT rp_rcl_ret_t rcl_wait(void *wait_set, int64_t timeout)
 {
     static void *_Atomic real_fn = (void *)1;
-    void *fn = atomic_load_explicit(&real_fn, memory_order_acquire);
-    if (fn == (void *)1) {
-        fn = dlsym(RTLD_NEXT, "rcl_wait");
-        atomic_store_explicit(&real_fn, fn, memory_order_release);
-    }
+    void *fn = real(&real_fn, "rcl_wait", false);
     return fn != NULL ? ((rp_rcl_wait_fn)fn)(wait_set, timeout) : RP_RCL_RET_ERROR;
 }

@@ -937,11 +937,7 @@ static uint64_t read_counter(uintptr_t tagged)
 static rp_rcl_ret_t publish_untraced(_Atomic int *mode, void *_Atomic *slot, const char *name,
                                      const void *publisher, const void *message, void *allocation)
 {
-    void *fn = atomic_load_explicit(slot, memory_order_acquire);
-    if (UNLIKELY(fn == UNRESOLVED)) {
-        fn = rp_resolve_real(name, "librcl.so");
-        atomic_store_explicit(slot, fn, memory_order_release);
-    }
+    void *fn = rp_real(slot, name, "librcl.so");
     if (fn == NULL)
         return RP_RCL_RET_ERROR; /* no librcl in this process: nothing published, nothing crashed */
     rp_rcl_publish_fn real = (rp_rcl_publish_fn)fn;

@@ -30,6 +30,18 @@ uint64_t rp_mono_ns(void) RP_HIDDEN;
 /* name in the next object, else in lib if already loaded (Python loads libraries RTLD_LOCAL). */
 void *rp_resolve_real(const char *name, const char *lib) RP_HIDDEN;
 
+/* The real function behind a wrapper: resolved once into *slot (RP_UNRESOLVED
+ * until then), NULL when no loaded object has it. */
+static inline void *rp_real(void *_Atomic *slot, const char *name, const char *lib)
+{
+    void *fn = atomic_load_explicit(slot, memory_order_acquire);
+    if (__builtin_expect(fn == RP_UNRESOLVED, 0)) {
+        fn = rp_resolve_real(name, lib);
+        atomic_store_explicit(slot, fn, memory_order_release);
+    }
+    return fn;
+}
+
 /*
  * The endpoint of rcl timer impl (index + 1), or 0. With create, a timer no
  * rclcpp object claimed (rclpy, plain rcl) gets its endpoint now, named by
@@ -58,12 +70,7 @@ void rp_timing_start(const void *callback, uint64_t ep) RP_HIDDEN;
 
 #define RP_FORWARD_THROUGH(slot, name, params, args)                                               \
     do {                                                                                           \
-        void *_Atomic *fwd_slot = &(slot);                                                         \
-        void *fn = atomic_load_explicit(fwd_slot, memory_order_acquire);                           \
-        if (__builtin_expect(fn == RP_UNRESOLVED, 0)) {                                            \
-            fn = rp_resolve_real("ros_trace_" #name, "libtracetools.so");                          \
-            atomic_store_explicit(fwd_slot, fn, memory_order_release);                             \
-        }                                                                                          \
+        void *fn = rp_real(&(slot), "ros_trace_" #name, "libtracetools.so");                       \
         if (fn != NULL)                                                                            \
             ((void(*) params)fn) args;                                                             \
     } while (0)
