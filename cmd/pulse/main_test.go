@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"ros2_pulse/internal/segment"
 	"strings"
 	"syscall"
 	"testing"
@@ -635,7 +636,24 @@ func TestDoctorNamesASaturatedThread(t *testing.T) {
 			t.Fatal("no segments in 15 s")
 		}
 	}
-	time.Sleep(time.Second) // both timers have fired
+	// Wait for /hot's thread record to show callbacks, not for the clock.
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		r := segment.NewReader(segs)
+		scan, err := r.Scan()
+		ran := false
+		for _, s := range scanSnapshots(scan, err) {
+			for _, th := range s.Threads {
+				ran = ran || th.Callbacks > 0 && len(s.Nodes) == 1 && s.Nodes[0].Name == "/hot"
+			}
+		}
+		r.Close()
+		if ran {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/hot's thread ran no callback in 15 s")
+		}
+	}
 	doc := pulseCmd(t, "doctor")
 	doc.Env = append(doc.Env, "ROS_PULSE_DIR="+segs)
 	out, err := doc.Output()
@@ -661,4 +679,12 @@ func TestDoctorNamesASaturatedThread(t *testing.T) {
 	if strings.Count(string(out2), "callback timing off (ROS_PULSE_TIMING=0") != 2 || strings.Contains(string(out2), "no time left") {
 		t.Errorf("doctor with timing off:\n%s", out2)
 	}
+}
+
+// scanSnapshots is a scan's snapshots, none when the scan failed.
+func scanSnapshots(scan *segment.Scan, err error) []*segment.Snapshot {
+	if err != nil {
+		return nil
+	}
+	return scan.Snapshots
 }
