@@ -628,10 +628,11 @@ func TestStarvedSaidByExportAndDoctor(t *testing.T) {
 func TestDoctorNamesASaturatedThread(t *testing.T) {
 	dir := t.TempDir()
 	graphFile := filepath.Join(dir, "hot.graph")
-	os.WriteFile(graphFile, []byte("process hot\n  node /hot\n    timer 100 cost=9.8\nprocess calm\n  node /calm\n    timer 10 cost=1\n"), 0o600)
+	os.WriteFile(graphFile, []byte("process hot\n  node /hot\n    timer 100 cost=9.8\nprocess calm\n  node /calm\n    timer 10 cost=1\n"+
+		"process pyhot\n  node /pyhot lang=py\n    timer 20 cost=49\n"), 0o600)
 	graph, segs := startGraph(t, dir, graphFile, "8")
 	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
-	for deadline := time.Now().Add(15 * time.Second); len(segmentFiles(segs)) < 2; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(15 * time.Second); len(segmentFiles(segs)) < 3; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("no segments in 15 s")
 		}
@@ -658,8 +659,9 @@ func TestDoctorNamesASaturatedThread(t *testing.T) {
 	doc.Env = append(doc.Env, "ROS_PULSE_DIR="+segs)
 	out, err := doc.Output()
 	if exitCode(err) != 1 || !strings.Contains(string(out), "executor threads with no time left") ||
-		!strings.Contains(string(out), "inside callbacks (last: /hot)") || strings.Contains(string(out), "(last: /calm)") {
-		t.Errorf("doctor (exit %d) with /hot's thread 98 %% busy:\n%s", exitCode(err), out)
+		!strings.Contains(string(out), "inside callbacks (node: /hot)") || strings.Contains(string(out), "(node: /calm)") ||
+		!strings.Contains(string(out), "outside rcl_wait (node: /pyhot)") {
+		t.Errorf("doctor (exit %d) with /hot's thread 98 %% busy and /pyhot's rclpy thread 98 %% outside rcl_wait:\n%s", exitCode(err), out)
 	}
 	if strings.Contains(string(out), "callback timing off") {
 		t.Errorf("doctor says timing is off where it is on:\n%s", out)
@@ -668,7 +670,7 @@ func TestDoctorNamesASaturatedThread(t *testing.T) {
 	dir2 := t.TempDir()
 	graph2, segs2 := startGraph(t, dir2, graphFile, "6", "ROS_PULSE_TIMING=0")
 	defer func() { graph2.Process.Signal(os.Interrupt); graph2.Wait() }()
-	for deadline := time.Now().Add(15 * time.Second); len(segmentFiles(segs2)) < 2; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(15 * time.Second); len(segmentFiles(segs2)) < 3; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("no segments in 15 s")
 		}
@@ -676,7 +678,7 @@ func TestDoctorNamesASaturatedThread(t *testing.T) {
 	doc2 := pulseCmd(t, "doctor")
 	doc2.Env = append(doc2.Env, "ROS_PULSE_DIR="+segs2)
 	out2, _ := doc2.Output()
-	if strings.Count(string(out2), "callback timing off (ROS_PULSE_TIMING=0") != 2 || strings.Contains(string(out2), "no time left") {
+	if strings.Count(string(out2), "callback timing off (ROS_PULSE_TIMING=0") != 3 || strings.Contains(string(out2), "no time left") {
 		t.Errorf("doctor with timing off:\n%s", out2)
 	}
 }

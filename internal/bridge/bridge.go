@@ -194,7 +194,7 @@ func Diagnostics(w *window.Window, s *spec.Spec, warns []health.Warning, hardwar
 			slowest[k] = max(slowest[k], c.Duration.MaxMs)
 		}
 	}
-	seen := map[string]bool{}
+	seen, threads := map[string]bool{}, window.ProcessBusy(w.Threads)
 	for _, p := range w.Procs {
 		for _, n := range p.Nodes {
 			seen[n] = true
@@ -206,6 +206,12 @@ func Diagnostics(w *window.Window, s *spec.Spec, warns []health.Warning, hardwar
 			}
 			if v, ok := slowest[k]; ok && p.Alive {
 				st.Values = append(st.Values, KeyValue{"slowest_callback_ms", strconv.FormatFloat(v, 'f', 3, 64)})
+			}
+			if pb, ok := threads[p.Pid]; ok && p.Alive { // its process's busiest executor thread starves every node it serves
+				st.Values = append(st.Values, KeyValue{"executor_thread_pct", strconv.FormatFloat(pb.BusiestPct, 'f', 1, 64)})
+				if pb.BusiestPct >= saturatedPct {
+					st.Level, st.Message = WARN, fmt.Sprintf("executor thread %d of its process %.0f %% busy: no time left for its callbacks", pb.BusiestTid, pb.BusiestPct)
+				}
 			}
 			if !p.Alive {
 				st.Level, st.Message = ERROR, "process exited"
@@ -302,6 +308,10 @@ func maxGap(t *window.Topic) float64 {
 }
 
 // applyVerdicts raises a status's level by its warnings and says why, shortly.
+// saturatedPct: an executor thread this busy leaves the nodes it serves no
+// time (as top and graph draw it).
+const saturatedPct = 90.0
+
 func applyVerdicts(st *Status, ws []health.Warning) {
 	var why []string
 	for _, w := range ws {

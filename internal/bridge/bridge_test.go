@@ -258,10 +258,14 @@ func TestStatisticsGap(t *testing.T) {
 // node, not on the topic the callback serves.
 func TestDiagnosticsCallbackTiming(t *testing.T) {
 	w := &window.Window{
-		Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/planner"}}, {Pid: 2, Alive: true, Nodes: []string{"/py"}}},
-		Busy:  []window.NodeBusy{{Node: "/planner", Pid: 1, Pct: 97.25, Measured: true}, {Node: "/py", Pid: 2}},
+		Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/planner"}}, {Pid: 2, Alive: true, Nodes: []string{"/py"}},
+			{Pid: 3, Alive: true, Nodes: []string{"/hog", "/starved"}}},
+		Busy: []window.NodeBusy{{Node: "/planner", Pid: 1, Pct: 97.25, Measured: true}, {Node: "/py", Pid: 2},
+			{Node: "/hog", Pid: 3, Pct: 95, Measured: true}, {Node: "/starved", Pid: 3, Pct: 1, Measured: true}},
 		Callbacks: []window.Callback{{Pid: 1, Node: "/planner", Kind: "subscription", Name: "/map", Measured: true,
 			Duration: window.Durations{N: 3, MaxMs: 41.9}}},
+		// pid 3's one thread serves /hog and /starved: /starved's own callbacks are idle, its thread is not
+		Threads: []window.Thread{{Pid: 2, Tid: 21, Waiter: true, OutsideWaitPct: 12.5}, {Pid: 3, Tid: 31, BusyPct: 96, Waiter: true, OutsideWaitPct: 97}},
 	}
 	warns := []health.Warning{{Kind: health.CallbackSlow, Node: "/planner", Pid: 1, Topic: "/map", Metric: "subscription", Value: 41.9, Bound: 20, Timer: -1}}
 	arr := Diagnostics(w, nil, warns, "robot")
@@ -282,6 +286,20 @@ func TestDiagnosticsCallbackTiming(t *testing.T) {
 		if kv.Key == "busy_pct" || kv.Key == "slowest_callback_ms" {
 			t.Errorf("/py is not timed, yet has %s=%s", kv.Key, kv.Value)
 		}
+	}
+	if st := byName["/starved"]; st.Level != WARN || st.Message != "executor thread 31 of its process 97 % busy: no time left for its callbacks" {
+		t.Errorf("/starved, served by a saturated thread: %+v", st)
+	}
+	thread := func(node string) string {
+		for _, kv := range byName[node].Values {
+			if kv.Key == "executor_thread_pct" {
+				return kv.Value
+			}
+		}
+		return ""
+	}
+	if thread("/py") != "12.5" || thread("/starved") != "97.0" || thread("/planner") != "" || byName["/py"].Level != OK {
+		t.Errorf("executor_thread_pct: /py %q, /starved %q, /planner %q (no thread seen: absent)", thread("/py"), thread("/starved"), thread("/planner"))
 	}
 	if _, ok := byName["/map"]; ok {
 		t.Errorf("the callback verdict made a topic status: %+v", byName["/map"])

@@ -210,14 +210,18 @@ func reportBusy(out io.Writer, r *segment.Reader, first *segment.Scan, later *la
 	w := window.Compute(first, second, first.Mono, time.Now().UnixNano(), window.Options{})
 	problems := 0
 	for _, th := range w.Threads {
-		if th.BusyPct < 90 {
+		if th.Load() < 90 {
 			continue
 		}
 		if problems == 0 {
 			fmt.Fprintf(out, "executor threads with no time left\n")
 		}
-		fmt.Fprintf(out, "  WARN thread %d (%s) of pid %d spent %.0f %% of a second inside callbacks (last: %s): "+
-			"its timers skip periods and its subscriptions drop what their queues cannot hold\n", th.Tid, th.Name, th.Pid, th.BusyPct, th.Node)
+		where := "inside callbacks"
+		if th.BusyPct < 90 { // rclpy: its callbacks are not timed, its waits are
+			where = "outside rcl_wait"
+		}
+		fmt.Fprintf(out, "  WARN thread %d (%s) of pid %d spent %.0f %% of a second %s (node: %s): "+
+			"its timers skip periods and its subscriptions drop what their queues cannot hold\n", th.Tid, th.Name, th.Pid, th.Load(), where, th.Node)
 		problems++
 	}
 	return problems

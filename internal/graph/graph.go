@@ -24,6 +24,15 @@ type Node struct {
 	// measured (rclpy, timing off) or, for SlowestMs, when nothing ran.
 	BusyPct   *float64 `json:"busy_pct,omitempty"`
 	SlowestMs *float64 `json:"slowest_callback_ms,omitempty"`
+	// ThreadPct: its process's busiest executor thread (in callbacks, or
+	// outside rcl_wait), which starves every node it serves; absent when no
+	// thread of the process was measured.
+	ThreadPct *float64 `json:"executor_thread_pct,omitempty"`
+}
+
+// saturated: its own callbacks or its process's busiest thread leave no time.
+func (n *Node) saturated() bool {
+	return n.BusyPct != nil && *n.BusyPct >= SaturatedPct || n.ThreadPct != nil && *n.ThreadPct >= SaturatedPct
 }
 
 // SaturatedPct is the busy share from which a node is drawn as saturated.
@@ -40,6 +49,12 @@ func (n *Node) timing() string {
 			out += ", "
 		}
 		out += fmt.Sprintf("slowest %.1f ms", *n.SlowestMs)
+	}
+	if n.ThreadPct != nil && *n.ThreadPct >= SaturatedPct { // said only when it starves the node
+		if out != "" {
+			out += ", "
+		}
+		out += fmt.Sprintf("thread %.0f%%", *n.ThreadPct)
 	}
 	return out
 }
@@ -133,6 +148,7 @@ func FromWindow(w *window.Window) *Graph {
 			slowest[k] = max(slowest[k], c.Duration.MaxMs)
 		}
 	}
+	threads := window.ProcessBusy(w.Threads)
 	ids := map[nk]string{}
 	for i, k := range keys {
 		ids[k] = fmt.Sprintf("n%d", i)
@@ -142,6 +158,9 @@ func FromWindow(w *window.Window) *Graph {
 		}
 		if v, ok := slowest[k]; ok {
 			n.SlowestMs = ptr(v)
+		}
+		if pb, ok := threads[k.pid]; ok && alive[k.pid] {
+			n.ThreadPct = ptr(pb.BusiestPct)
 		}
 		g.Nodes = append(g.Nodes, n)
 	}
@@ -233,7 +252,7 @@ func (g *Graph) DOT() []byte {
 		switch {
 		case !n.Alive:
 			style = `, style=dashed, color=grey, fontcolor=grey`
-		case n.BusyPct != nil && *n.BusyPct >= SaturatedPct: // its executor has no time left
+		case n.saturated(): // its executor has no time left
 			style = `, style=bold, color=red, fontcolor=red`
 		}
 		label := fmt.Sprintf("%s\npid %d", n.Name, n.Pid)

@@ -101,22 +101,26 @@ func TestNodeTimingLabels(t *testing.T) {
 			{Pid: 1, Node: "/planner", Kind: "subscription", Name: "/map", Measured: true, Duration: window.Durations{N: 2, MaxMs: 3}},
 			{Pid: 2, Node: "/py", Kind: "subscription", Name: "/map", Why: window.NoCallbackTracepoint},
 		},
+		// /py's rclpy thread is 96 % outside rcl_wait: it is starved though its callbacks are not timed
+		Threads: []window.Thread{{Pid: 1, Tid: 11, BusyPct: 97.2, Waiter: true, OutsideWaitPct: 97.9}, {Pid: 2, Tid: 21, Waiter: true, OutsideWaitPct: 96.4}},
 	}
 	g := FromWindow(w)
 	if p := g.Nodes[0]; p.Name != "/planner" || p.BusyPct == nil || *p.BusyPct != 97.2 || p.SlowestMs == nil || *p.SlowestMs != 41.9 {
 		t.Errorf("planner %+v", p)
 	}
-	if p := g.Nodes[1]; p.BusyPct != nil || p.SlowestMs != nil {
-		t.Errorf("an rclpy node's timing must be absent: %+v", p)
+	if p := g.Nodes[1]; p.BusyPct != nil || p.SlowestMs != nil || p.ThreadPct == nil || *p.ThreadPct != 96.4 {
+		t.Errorf("an rclpy node's callback timing must be absent, its thread's share outside rcl_wait present: %+v", p)
 	}
 	dot := string(g.DOT())
-	if !strings.Contains(dot, `n0 [shape=ellipse, label="/planner\npid 1\nbusy 97%, slowest 41.9 ms", style=bold, color=red`) {
+	if !strings.Contains(dot, `n0 [shape=ellipse, label="/planner\npid 1\nbusy 97%, slowest 41.9 ms, thread 98%", style=bold, color=red`) ||
+		!strings.Contains(dot, `n1 [shape=ellipse, label="/py\npid 2\nthread 96%", style=bold, color=red`) {
 		t.Errorf("DOT:\n%s", dot)
 	}
-	if j, _ := g.JSON(); !strings.Contains(string(j), `"busy_pct": 97.2`) || strings.Count(string(j), "busy_pct") != 1 {
+	if j, _ := g.JSON(); !strings.Contains(string(j), `"busy_pct": 97.2`) || strings.Count(string(j), "busy_pct") != 1 ||
+		!strings.Contains(string(j), `"executor_thread_pct": 96.4`) {
 		t.Errorf("JSON:\n%s", j)
 	}
-	if m := string(g.Mermaid()); !strings.Contains(m, `n0("/planner pid 1 · busy 97%, slowest 41.9 ms")`) {
+	if m := string(g.Mermaid()); !strings.Contains(m, `n0("/planner pid 1 · busy 97%, slowest 41.9 ms, thread 98%")`) {
 		t.Errorf("Mermaid:\n%s", m)
 	}
 }

@@ -217,6 +217,23 @@ func TestCallbackTiming(t *testing.T) {
 			if emulated == "" && threads[work] < 3 {
 				t.Errorf("the 4-thread executor ran callbacks on %d threads in a second, want at least 3", threads[work])
 			}
+			// Rolled up per process: the busiest thread is the one each node's figures
+			// came from, and the 4-thread executor's threads add up.
+			procs := window.ProcessBusy(w.Threads)
+			pidOf := map[string]int{}
+			for _, p := range w.Procs {
+				for _, n := range p.Nodes {
+					pidOf[n] = p.Pid
+				}
+			}
+			for _, node := range []string{"/hot", "/pyworker", "/loop"} {
+				if pb := procs[pidOf[node]]; pb.Threads < 1 || math.Abs(pb.BusiestPct-math.Max(busy[node], outside[node])) > 0.01 {
+					t.Errorf("%s's process: %+v, want its busiest thread at %.1f %%", node, pb, math.Max(busy[node], outside[node]))
+				}
+			}
+			if pb := procs[work]; emulated == "" && (pb.Threads < 3 || pb.TotalPct < pb.BusiestPct || pb.BusiestTid == 0) {
+				t.Errorf("the 4-thread executor's process: %+v, want ≥ 3 threads adding up", pb)
+			}
 			g.wait()
 			final := scan(t, g.dir)
 			for _, b := range judgeTiming(t, final, g.truth(), map[string]bool{"/loop": true}) {

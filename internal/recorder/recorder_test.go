@@ -115,7 +115,9 @@ func TestSummaryCallbacksPerNode(t *testing.T) {
 			Callbacks: []window.Callback{{Pid: 1, Node: "/ctl", Kind: "timer", Measured: true,
 				Duration: window.Durations{N: 100, SumMs: 400 + float64(i)*100, MaxMs: 10 + float64(i)}},
 				{Pid: 2, Node: "/py", Kind: "subscription", Name: "/x", Why: window.NoCallbackTracepoint}},
-			Busy: []window.NodeBusy{{Node: "/ctl", Pid: 1, Pct: busy, Measured: true}, {Node: "/py", Pid: 2}}})
+			Busy:    []window.NodeBusy{{Node: "/ctl", Pid: 1, Pct: busy, Measured: true}, {Node: "/py", Pid: 2}},
+			Threads: []window.Thread{{Pid: 1, Tid: 11, Name: "ctl", BusyPct: busy + 1}, {Pid: 1, Tid: 12, Name: "ctl", BusyPct: 5}},
+			Procs:   []window.Proc{{Pid: 1, Exe: "/bin/ctl", Alive: true, Nodes: []string{"/ctl"}}}})
 	}
 	nodes := s.Nodes()
 	if len(nodes) != 2 || nodes[0].Node != "/ctl" || nodes[0].Callbacks != 300 || nodes[0].SumMs != 1500 || nodes[0].MaxMs != 12 ||
@@ -131,7 +133,8 @@ func TestSummaryCallbacksPerNode(t *testing.T) {
 		}
 	}
 	if lines["/ctl"] != "/ctl 1 300 5.000 12.000 97.5 0" || lines["/py"] != "/py 2 - - - - - callbacks not measured (rclpy: no callback tracepoint); busy: outside rcl_wait" ||
-		!strings.Contains(b.String(), "callbacks per node") {
+		!strings.Contains(b.String(), "callbacks per node") ||
+		!strings.Contains(b.String(), "process 1 (/bin/ctl) alive, nodes: /ctl; busiest executor thread 11 (ctl) at peak 98.5 % of a window\n") {
 		t.Errorf("summary:\n%s", b.String())
 	}
 }

@@ -26,6 +26,7 @@ type Summary struct {
 	topics  map[string]*TopicTotal
 	procs   map[int]window.Proc
 	nodes   map[nodeKey]*NodeTotal
+	threads map[int]window.ProcBusy // per process, the complete window whose busiest thread was busiest
 }
 
 type nodeKey struct {
@@ -129,6 +130,14 @@ func (s *Summary) addTiming(w *window.Window, complete bool) {
 		}
 	}
 	if complete {
+		if s.threads == nil {
+			s.threads = map[int]window.ProcBusy{}
+		}
+		for pid, pb := range window.ProcessBusy(w.Threads) {
+			if was, ok := s.threads[pid]; !ok || pb.BusiestPct > was.BusiestPct {
+				s.threads[pid] = pb
+			}
+		}
 		for _, b := range w.Busy {
 			if b.Measured {
 				n := get(b.Node, b.Pid)
@@ -205,7 +214,11 @@ func (s *Summary) Print(out io.Writer) {
 	sort.Ints(pids)
 	for _, pid := range pids {
 		p := s.procs[pid]
-		fmt.Fprintf(out, "process %d (%s) %s, nodes: %s\n", pid, p.Exe, p.State(), p.NodeNames())
+		fmt.Fprintf(out, "process %d (%s) %s, nodes: %s", pid, p.Exe, p.State(), p.NodeNames())
+		if pb, ok := s.threads[pid]; ok { // one saturated thread starves every node it serves
+			fmt.Fprintf(out, "; busiest executor thread %d (%s) at peak %.1f %% of a window", pb.BusiestTid, pb.BusiestName, pb.BusiestPct)
+		}
+		fmt.Fprintln(out)
 	}
 }
 

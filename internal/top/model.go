@@ -370,7 +370,9 @@ func (m Model) View() string {
 			"that counted before is silent now), exited (every endpoint's process exited),",
 			"- (no traffic yet). SILENT is how long.",
 			"Node state: alive, quiet (alive, nothing counted this window), not measured",
-			"(nothing counted, and it has callbacks no tracepoint shows: rclpy services), exited.")
+			"(nothing counted, and it has callbacks no tracepoint shows: rclpy services), exited.",
+			"BUSY%: the node's callbacks' share of the window. EXEC%: its process's busiest",
+			"executor thread (≥ 90: every node that thread serves is starved).")
 	case f == nil:
 		lines = append(lines, "", "waiting for the first window…")
 	case m.focus != "":
@@ -520,10 +522,10 @@ func (m Model) tables(f *Frame, w int) []string {
 	}
 
 	// Node table.
-	nodeW := max(12, min(28, w/3))
+	nodeW := max(12, min(28, w/4)) // narrow terminals keep every number column
 	out = append(out, styleTitle.Render(fmt.Sprintf("Nodes (sort: %s)", sortNodeNames[m.sortBy[1]]))+m.paneMark(paneNodes))
 	out = append(out, styleHeader.Render(cell(" NODE", nodeW, false)+cell("PID", 8, true)+cell("STATE", 13, true)+
-		cell("CPU%", 7, true)+cell("BUSY%", 7, true)+cell("ms/CB", 7, true)+cell("RSS MiB", 9, true)+"  "+cell("TOPICS (out → in)", max(4, w-nodeW-53), false)))
+		cell("CPU%", 7, true)+cell("BUSY%", 7, true)+cell("EXEC%", 7, true)+cell("ms/CB", 7, true)+cell("RSS MiB", 9, true)+"  "+cell("TOPICS (out → in)", max(4, w-nodeW-60), false)))
 	start = scroll(m.cursor[1], nodeRowsN, len(m.nodes))
 	for i := start; i < len(m.nodes) && i < start+nodeRowsN; i++ {
 		r := m.nodes[i]
@@ -541,15 +543,20 @@ func (m Model) tables(f *Frame, w int) []string {
 		}
 		left := cell(mark+r.name, nodeW, false) + cell(fmt.Sprint(r.pid), 8, true)
 		state := styleNodeState[r.state].Render(cell(r.state, 13, true))
-		busy := cell(num(r.busyPct, 1), 7, true)
-		right := cell(num(r.costMs, 3), 7, true) + cell(rss, 9, true) + "  " + cell(strings.TrimSpace(topics), max(4, w-nodeW-53), false)
+		busy, exec := cell(num(r.busyPct, 1), 7, true), cell(num(r.execPct, 1), 7, true)
+		right := cell(num(r.costMs, 3), 7, true) + cell(rss, 9, true) + "  " + cell(strings.TrimSpace(topics), max(4, w-nodeW-60), false)
 		cpu := cell(num(r.cpuPct, 1), 7, true)
 		if m.pane == paneNodes && i == m.cursor[1] {
-			left, cpu, busy, right = styleSelected.Render(left), styleSelected.Render(cpu), styleSelected.Render(busy), styleSelected.Render(right)
-		} else if r.busyPct >= saturatedPct { // its callbacks leave its executor no time: what it serves sags
-			busy = styleWarn.Render(busy)
+			left, cpu, busy, exec, right = styleSelected.Render(left), styleSelected.Render(cpu), styleSelected.Render(busy), styleSelected.Render(exec), styleSelected.Render(right)
+		} else {
+			if r.busyPct >= saturatedPct { // its callbacks leave its executor no time: what it serves sags
+				busy = styleWarn.Render(busy)
+			}
+			if r.execPct >= saturatedPct { // a thread of its process has no time left: maybe another node's callbacks starve this one
+				exec = styleWarn.Render(exec)
+			}
 		}
-		out = append(out, left+state+cpu+busy+right)
+		out = append(out, left+state+cpu+busy+exec+right)
 	}
 	if len(m.nodes) == 0 {
 		out = append(out, styleDim.Render(" (no nodes)"))
@@ -669,6 +676,18 @@ func (m Model) focusView(f *Frame, w int) []string {
 				}
 			}
 		}
+		for _, th := range f.W.Threads { // the threads that serve its process's nodes: which one has no time left
+			if th.Pid == pid {
+				out = append(out, cell(fmt.Sprintf(" thread %d (%s): %.1f %% busy, %d callbacks, last for %s", th.Tid, orDash(th.Name), th.Load(), th.Callbacks, orDash(th.Node)), w, false))
+			}
+		}
 	}
 	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

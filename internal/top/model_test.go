@@ -59,7 +59,12 @@ func frame(i int) Frame {
 	f := Frame{W: &window.Window{TsNs: at.UnixNano(), Seconds: 1, Topics: topics, Procs: procs,
 		Nodes: []string{"/base", "/controller", "/imu_driver", "/lidar"},
 		// /controller's callbacks fill 97 % of the window: its executor is saturated; /base's an rclpy node's are not measured
-		Busy: []window.NodeBusy{{Node: "/controller", Pid: 300, Pct: 97.3, Measured: true}, {Node: "/lidar", Pid: 100, Pct: 2.5, Measured: true}, {Node: "/base", Pid: 200}}},
+		Busy: []window.NodeBusy{{Node: "/controller", Pid: 300, Pct: 97.3, Measured: true}, {Node: "/lidar", Pid: 100, Pct: 2.5, Measured: true},
+			{Node: "/imu_driver", Pid: 100, Pct: 93.1, Measured: true}, {Node: "/base", Pid: 200}},
+		// /lidar shares its one executor thread with /imu_driver, which fills it: /lidar is starved, though idle itself
+		Threads: []window.Thread{{Pid: 100, Tid: 101, Name: "drivers", Node: "/imu_driver", BusyPct: 95.6, Waiter: true, OutsideWaitPct: 98.2, Callbacks: 1100},
+			{Pid: 300, Tid: 301, Name: "controller", Node: "/controller", BusyPct: 97.3, Callbacks: 130},
+			{Pid: 300, Tid: 302, Name: "controller", Node: "/controller", BusyPct: 1.5, Callbacks: 4}}},
 		At: at, Live: true,
 		CPU: map[int]cpu.Sample{100: {Pid: 100, CPUPct: 12.5, RSSBytes: 48 << 20}, 200: {Pid: 200, CPUPct: 0.4, RSSBytes: 20 << 20},
 			300: {Pid: 300, CPUPct: 31, RSSBytes: 64 << 20}, 400: {Pid: 400, CPUPct: 1, RSSBytes: 10 << 20}}}
@@ -349,5 +354,36 @@ func TestServicesAreSignsOfLife(t *testing.T) {
 		if got[node] != want {
 			t.Errorf("%s: %q, want %q", node, got[node], want)
 		}
+	}
+}
+
+// A node starved by its process's thread is recognisable at a glance: /lidar's
+// own callbacks take 2.5 % of the window, but the one thread it shares with
+// /imu_driver is 98 % busy, and its row says so (EXEC%); an rclpy server whose
+// executor worked outside rcl_wait is alive, not "not measured" (issue 24, item 3).
+func TestStarvedByItsProcessThread(t *testing.T) {
+	f := frame(1)
+	rows := map[string]nodeRow{}
+	for _, r := range nodeRows(&f) {
+		rows[r.name] = r
+	}
+	if r := rows["/lidar"]; r.busyPct != 2.5 || r.execPct != 98.2 {
+		t.Errorf("/lidar: busy %v exec %v, want 2.5 and its process's busiest thread 98.2", r.busyPct, r.execPct)
+	}
+	if r := rows["/controller"]; r.execPct != 97.3 {
+		t.Errorf("/controller: exec %v, want its busiest of two threads 97.3", r.execPct)
+	}
+	if r := rows["/base"]; !math.IsNaN(r.execPct) {
+		t.Errorf("/base: exec %v, want not measured (no thread of it seen)", r.execPct)
+	}
+	view := keysIn(model(2, 100, 30), "tab", "down", "down", "down", "down", "enter").View()
+	if !strings.Contains(view, "Node /lidar") || !strings.Contains(view, "thread 101 (drivers): 98.2 % busy, 1100 callbacks, last for /imu_driver") {
+		t.Errorf("/lidar's detail does not name the thread that starves it:\n%s", view)
+	}
+	py := &window.Window{Seconds: 1, Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/py_server"}}},
+		Services: []window.Service{{Node: "/py_server", Pid: 1, Name: "/py_add"}},
+		Busy:     []window.NodeBusy{{Node: "/py_server", Pid: 1, Pct: 12, Measured: true, FromWait: true}}}
+	if r := nodeRows(&Frame{W: py, Live: true}); len(r) != 1 || r[0].state != "alive" {
+		t.Errorf("an rclpy server whose executor worked: %+v, want alive", r)
 	}
 }

@@ -58,6 +58,7 @@ type nodeRow struct {
 	cpuPct      float64 // NaN: not measured yet
 	busyPct     float64 // share of the window in its callbacks; NaN: not measured (rclpy, a log without timing)
 	costMs      float64 // its process's CPU per wake-up (callback or take) in ms; NaN: no wake-up or no CPU sample
+	execPct     float64 // its process's busiest executor thread (what starves every node that thread serves); NaN: none measured
 	rssBytes    int64
 	out, in     []string // topics it publishes and subscribes
 }
@@ -172,14 +173,21 @@ func nodeRows(f *Frame) []nodeRow {
 		k := ep{c.Pid, c.Node}
 		active[k] = active[k] || c.Duration.N > 0
 	}
-	wakeups := window.Wakeups(f.W)
+	for _, b := range f.W.Busy { // time in its callbacks, or (rclpy) its executor's time outside rcl_wait: it worked
+		k := ep{b.Pid, b.Node}
+		active[k] = active[k] || b.Measured && b.Pct > 0
+	}
+	wakeups, procBusy := window.Wakeups(f.W), window.ProcessBusy(f.W.Threads)
 	var rows []nodeRow
 	for _, p := range f.W.Procs {
 		for _, n := range p.Nodes {
 			k := ep{p.Pid, n}
-			r := nodeRow{name: n, pid: p.Pid, state: "alive", cpuPct: math.NaN(), busyPct: math.NaN(), costMs: math.NaN(), out: out[k], in: in[k]}
+			r := nodeRow{name: n, pid: p.Pid, state: "alive", cpuPct: math.NaN(), busyPct: math.NaN(), costMs: math.NaN(), execPct: math.NaN(), out: out[k], in: in[k]}
 			if v, ok := busy[k]; ok && p.Alive {
 				r.busyPct = v
+			}
+			if pb, ok := procBusy[p.Pid]; ok && p.Alive {
+				r.execPct = pb.BusiestPct
 			}
 			switch {
 			case !p.Alive:
@@ -298,6 +306,9 @@ func sortNodes(rows []nodeRow, by int) {
 		case 3:
 			if ba, bb := unmeasuredLast(a.busyPct), unmeasuredLast(b.busyPct); ba != bb {
 				return ba > bb
+			}
+			if ea, eb := unmeasuredLast(a.execPct), unmeasuredLast(b.execPct); ea != eb {
+				return ea > eb
 			}
 		case 1:
 			if ca, cb := unmeasuredLast(a.cpuPct), unmeasuredLast(b.cpuPct); ca != cb {

@@ -127,6 +127,45 @@ type Thread struct {
 	Waiter         bool
 }
 
+// Load is how much of the window the thread had no time to wait: its share
+// outside rcl_wait where it waits through rcl (rclpy's only measure; for
+// rclcpp it also holds the executor's own work between waits), else its
+// share inside callbacks.
+func (t Thread) Load() float64 {
+	if t.Waiter {
+		return math.Max(t.BusyPct, t.OutsideWaitPct)
+	}
+	return t.BusyPct
+}
+
+// ProcBusy rolls a process's executor threads up: the busiest one (a single
+// saturated thread starves every node it serves, however idle the others)
+// and the sum (in percent of one core).
+type ProcBusy struct {
+	Pid         int
+	Threads     int
+	BusiestPct  float64
+	BusiestTid  int
+	BusiestName string
+	TotalPct    float64
+}
+
+// ProcessBusy rolls the window's threads up per process.
+func ProcessBusy(threads []Thread) map[int]ProcBusy {
+	out := map[int]ProcBusy{}
+	for _, t := range threads {
+		p, seen := out[t.Pid]
+		p.Pid = t.Pid
+		p.Threads++
+		p.TotalPct += t.Load()
+		if l := t.Load(); !seen || l > p.BusiestPct {
+			p.BusiestPct, p.BusiestTid, p.BusiestName = l, t.Tid, t.Name
+		}
+		out[t.Pid] = p
+	}
+	return out
+}
+
 // NodeBusy is the share of the window a node spent in its callbacks (the sum
 // of their durations: above 100 % when they run on several threads at once).
 type NodeBusy struct {
