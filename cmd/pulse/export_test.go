@@ -134,7 +134,9 @@ func TestExportWithRealPrometheus(t *testing.T) {
 	}
 	graphText := strings.Replace(string(demo), "pub /scan 10 thread size=8000", "pub /scan 10 thread size=8000 stall=20:100", 1) +
 		"\nprocess doomed kill=17\n  node /doomed\n    pub /heartbeat 5 thread\n" +
-		"\nprocess lossy\n  node /lossy_listener\n    sub /tf drop=0.2\n"
+		"\nprocess lossy\n  node /lossy_listener\n    sub /tf drop=0.2\n" +
+		"\nprocess hog\n  node /hog\n    timer 50 cost=19\n" +
+		"\nprocess pybusy\n  node /py_busy lang=py\n    timer 20 cost=48\n"
 	graphPath := filepath.Join(dir, "g.graph")
 	os.WriteFile(graphPath, []byte(graphText), 0o600)
 	graph, segs := startGraph(t, dir, graphPath, "60", "ROS_TOPIC_STATS_JITTER=1", "ROS_TOPIC_STATS_LATENCY=1")
@@ -232,6 +234,29 @@ scrape_configs:
 	}
 	if len(losses) < 5 {
 		t.Errorf("loss ratios for %d subscriptions, want every demo subscription and /tf's: %v", len(losses), losses)
+	}
+	// Executors, rolled up per process: /hog's one rclcpp thread sleeps 19 ms
+	// in every 20 ms callback, /py_busy's rclpy thread 48 of every 50 ms
+	// outside rcl_wait (at least that share, however late the machine runs
+	// them); the rclpy thread has a wait series and no busy one (its callbacks
+	// are not timed: never a 0).
+	for _, node := range []string{"/hog", "/py_busy"} {
+		up := promQuery(t, promAddr, `ros2_pulse_node_up{node="`+node+`"}`)
+		if len(up) != 1 {
+			t.Errorf("%s: node_up %v", node, up)
+			continue
+		}
+		pid := up[0].Metric["pid"]
+		rolled := promQuery(t, promAddr, `ros2_pulse:process_executor_busy_ratio:max{pid="`+pid+`"}`)
+		if len(rolled) != 1 || sampleValue(rolled[0].Value) < 0.85 || sampleValue(rolled[0].Value) > 1 {
+			t.Errorf("%s (pid %s): its process's busiest executor thread %v, want 0.85-1", node, pid, rolled)
+		}
+		busySeries := promQuery(t, promAddr, `ros2_pulse_thread_busy_seconds_total{pid="`+pid+`"}`)
+		waitSeries := promQuery(t, promAddr, `ros2_pulse_thread_wait_seconds_total{pid="`+pid+`"}`)
+		if len(waitSeries) == 0 || (node == "/py_busy") != (len(busySeries) == 0) {
+			t.Errorf("%s (pid %s): %d busy and %d wait series; want wait series, and busy ones only for rclcpp", node, pid, len(busySeries), len(waitSeries))
+		}
+		t.Logf("%s: busiest executor thread of its process %v", node, rolled)
 	}
 	// Every query of the shipped dashboard runs, and those that must show
 	// something on a healthy robot do.

@@ -64,7 +64,7 @@ var (
 type descs struct {
 	messages, published, gap, latency, lastAge, nodeUp, procUp, procs, cpuSec, rss, timerFires, timerPeriod, build *prometheus.Desc
 	ruleOK, ruleUnjudgeable, specMin, specMax, dropped, starved                                                    *prometheus.Desc
-	callbackDuration, timerLateness, timerOverruns, threadBusy, wakeups                                            *prometheus.Desc
+	callbackDuration, timerLateness, timerOverruns, threadBusy, threadWait, wakeups                                *prometheus.Desc
 }
 
 func newDescs(perTopic bool) descs {
@@ -101,7 +101,9 @@ func newDescs(perTopic bool) descs {
 		timerOverruns: d("timer_overruns_total", "Callbacks of a timer that ran longer than its period.", "node", "pid", "timer"),
 		wakeups: d("process_wakeups_total", "Callbacks and takes the probe saw in a process (deliveries, timer fires, service requests): rate(process_cpu_seconds_total) over rate() of this is the CPU a wake-up costs, recorded as ros2_pulse_cpu_seconds_per_message.",
 			"pid", "nodes"),
-		threadBusy: d("thread_busy_seconds_total", "Time a thread spent inside its outermost callbacks (one running now counts up to the scrape): rate() is the thread's busy ratio.",
+		threadBusy: d("thread_busy_seconds_total", "Time a thread spent inside its outermost callbacks (one running now counts up to the scrape; rclcpp: threads that ran a callback): rate() is the thread's busy ratio.",
+			"pid", "tid", "thread"),
+		threadWait: d("thread_wait_seconds_total", "Time a thread spent inside rcl_wait (one waiting now counts up to the scrape; any client library's executor threads): 1 - rate() is its share outside the wait, working.",
 			"pid", "tid", "thread"),
 		starved: d("subscription_starved", "For a live subscription that has received nothing yet: 1 once this machine's publishers of its topic have published since the exporter first saw it (a QoS, type, domain or name mismatch; the cause is not visible yet), else 0.",
 			"topic", "node", "pid"),
@@ -169,7 +171,7 @@ func (c *Collector) Close() {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.d.messages, c.d.published, c.d.gap, c.d.latency, c.d.lastAge, c.d.nodeUp, c.d.procUp, c.d.procs, c.d.cpuSec, c.d.rss,
 		c.d.timerFires, c.d.timerPeriod, c.d.build, c.d.ruleOK, c.d.ruleUnjudgeable, c.d.specMin, c.d.specMax, c.d.dropped, c.d.starved,
-		c.d.callbackDuration, c.d.timerLateness, c.d.timerOverruns, c.d.threadBusy, c.d.wakeups} {
+		c.d.callbackDuration, c.d.timerLateness, c.d.timerOverruns, c.d.threadBusy, c.d.threadWait, c.d.wakeups} {
 		ch <- d
 	}
 }
