@@ -11,7 +11,7 @@ package segment
 const (
 	Magic                 = 0x45534c5550325352 // "RS2PULSE" as a little-endian u64
 	ABIMajor              = 1
-	ABIMinor              = 4
+	ABIMinor              = 5
 	HeaderSize            = 4096
 	MaxSections           = 8
 	ExeMax                = 256
@@ -32,6 +32,23 @@ const (
 	SectionLatency        = 5 // receive latency, rp_gap layout (ABI 1.2)
 	SectionTiming         = 6 // callback durations and timer lateness (ABI 1.4)
 	SectionThreads        = 7 // one record per private lane: busy time (ABI 1.4)
+	SectionQoS            = 8 // per endpoint: actual QoS, type, rmw, domain (ABI 1.5)
+	TypeMax               = 128
+	RMWMax                = 32
+	NoDomain              = 0xffffffff
+	DurationInfinite      = 1<<64 - 1
+	QoSActual             = 1 << 0
+	QoSTypeTruncated      = 1 << 1
+	QoSAvoidRosNS         = 1 << 2
+	EnvDomainID           = 1 << 0
+	EnvRMW                = 1 << 1
+	EnvLocalhostOnly      = 1 << 2
+	EnvDiscoveryRange     = 1 << 3
+	EnvStaticPeers        = 1 << 4
+	EnvCycloneDDSURI      = 1 << 5
+	EnvFastDDSProfile     = 1 << 6
+	EnvZenohConfig        = 1 << 7
+	EnvTruncated          = 1 << 8
 	TimeBuckets           = 200
 	TimeSubBits           = 3
 	SymbolMax             = 128
@@ -51,7 +68,7 @@ const (
 	SlotIntra             = 1
 	SlotTaken             = 2
 	SlotReserved          = 3
-	headerReserved1Length = HeaderSize - 320 - ExeMax - CmdlineMax
+	headerReserved1Length = HeaderSize - 320 - ExeMax - CmdlineMax - 352
 )
 
 // rawSection mirrors struct rp_section.
@@ -92,7 +109,38 @@ type rawHeader struct {
 	Sections         [MaxSections]rawSection
 	Exe              [ExeMax]byte
 	Cmdline          [CmdlineMax]byte
+	Env              rawEnv // ABI 1.5
 	Reserved1        [headerReserved1Length]byte
+}
+
+// rawEnv mirrors struct rp_env: the process's ROS environment at creation.
+type rawEnv struct {
+	Flags             uint32
+	Reserved          uint32
+	DomainId          [16]byte
+	RmwImplementation [40]byte
+	LocalhostOnly     [8]byte
+	DiscoveryRange    [24]byte
+	StaticPeers       [256]byte
+}
+
+// rawQos mirrors struct rp_qos: one endpoint's QoS, type, rmw and domain, under a seqlock.
+type rawQos struct {
+	Seq         uint32
+	Generation  uint32
+	History     uint8
+	Reliability uint8
+	Durability  uint8
+	Liveliness  uint8
+	Depth       uint32
+	DeadlineNs  uint64
+	LifespanNs  uint64
+	LeaseNs     uint64
+	DomainId    uint32
+	Flags       uint32
+	Rmw         [RMWMax]byte
+	Type        [TypeMax]byte
+	Reserved    [48]byte
 }
 
 // rawGap mirrors struct rp_gap (present only when the process runs with gap tracking).

@@ -16,6 +16,7 @@ type SyntheticEndpoint struct {
 	Counts      [CountersPerEndpoint]uint64 // put in lane 0: the slot's sums
 	Generation  uint32                      // a reused slot's generation
 	Base        [3]uint64                   // and what the entities before it counted
+	QoS         *QoS                        // what the probe learnt of it at creation (nil: nothing)
 }
 
 // SyntheticSpec describes a segment as the probe would write it. Tests and
@@ -31,6 +32,7 @@ type SyntheticSpec struct {
 	NodeCapacity     int // 0: len(Nodes) rounded up to 8
 	EndpointCapacity int // 0: len(Endpoints) rounded up to 16
 	Lanes            int // 0: 16
+	Env              Env // the process's ROS environment
 }
 
 func roundUp(n, to int) int { return (n + to - 1) / to * to }
@@ -55,7 +57,9 @@ func Encode(spec SyntheticSpec) []byte {
 	epOff := align(nodeOff + uint64(nodeCap)*uint64(unsafe.Sizeof(rawNode{})))
 	laneOff := align(epOff + uint64(epCap)*uint64(unsafe.Sizeof(rawEndpoint{})))
 	laneStride := uint64(epCap) * CountersPerEndpoint * 8
-	total := align(laneOff + uint64(lanes)*laneStride)
+	qosOff := align(laneOff + uint64(lanes)*laneStride)
+	qosStride := uint64(unsafe.Sizeof(rawQos{}))
+	total := align(qosOff + uint64(epCap)*qosStride)
 
 	words := make([]uint64, total/8)
 	mem := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), total)
@@ -63,12 +67,20 @@ func Encode(spec SyntheticSpec) []byte {
 	h.Magic, h.AbiMajor, h.AbiMinor, h.HeaderSize, h.TotalSize = Magic, ABIMajor, ABIMinor, HeaderSize, total
 	h.State, h.Pid, h.Ppid, h.Distro, h.StartMonoNs = SegmentReady, int32(spec.Pid), int32(spec.Ppid), DistroJazzy, spec.StartMono
 	h.StartRealNs = spec.StartReal
-	h.LaneCount, h.SectionCount, h.NodeCapacity, h.EndpointCapacity = uint32(lanes), 3, uint32(nodeCap), uint32(epCap)
+	h.LaneCount, h.SectionCount, h.NodeCapacity, h.EndpointCapacity = uint32(lanes), 4, uint32(nodeCap), uint32(epCap)
 	h.NodeCount, h.EndpointCount = uint32(len(spec.Nodes)), uint32(len(spec.Endpoints))
 	h.LanesClaimed = 1 // the counts below are in lane 0, as one thread would have put them
 	h.Sections[0] = rawSection{SectionNodes, uint32(nodeCap), nodeOff, uint64(unsafe.Sizeof(rawNode{}))}
 	h.Sections[1] = rawSection{SectionEndpoints, uint32(epCap), epOff, uint64(unsafe.Sizeof(rawEndpoint{}))}
 	h.Sections[2] = rawSection{SectionLanes, uint32(lanes), laneOff, laneStride}
+	h.Sections[3] = rawSection{SectionQoS, uint32(epCap), qosOff, qosStride}
+	env := &h.Env
+	env.Flags = spec.Env.Flags
+	copy(env.DomainId[:len(env.DomainId)-1], spec.Env.DomainID)
+	copy(env.RmwImplementation[:len(env.RmwImplementation)-1], spec.Env.RMW)
+	copy(env.LocalhostOnly[:len(env.LocalhostOnly)-1], spec.Env.LocalhostOnly)
+	copy(env.DiscoveryRange[:len(env.DiscoveryRange)-1], spec.Env.DiscoveryRange)
+	copy(env.StaticPeers[:len(env.StaticPeers)-1], spec.Env.StaticPeers)
 	copy(h.Exe[:ExeMax-1], spec.Exe)
 	n := 0
 	for _, a := range spec.Cmdline {
@@ -92,6 +104,20 @@ func Encode(spec SyntheticSpec) []byte {
 			r.NodeIndex = uint32(e.Node)
 		}
 		copy(r.Name[:NameMax-1], e.Name)
+		if q := e.QoS; q != nil {
+			rq := (*rawQos)(unsafe.Pointer(&mem[qosOff+uint64(i)*qosStride]))
+			rq.Seq, rq.Generation, rq.DomainId = 2, e.Generation, NoDomain
+			if q.Domain >= 0 {
+				rq.DomainId = uint32(q.Domain)
+			}
+			if q.Actual {
+				rq.Flags |= QoSActual
+				rq.History, rq.Depth, rq.Reliability, rq.Durability, rq.Liveliness = q.History, q.Depth, q.Reliability, q.Durability, q.Liveliness
+				rq.DeadlineNs, rq.LifespanNs, rq.LeaseNs = q.DeadlineNs, q.LifespanNs, q.LeaseNs
+			}
+			copy(rq.Rmw[:RMWMax-1], q.RMW)
+			copy(rq.Type[:TypeMax-1], q.Type)
+		}
 		for c := 0; c < CountersPerEndpoint; c++ {
 			binary.LittleEndian.PutUint64(mem[laneOff+uint64(i)*CountersPerEndpoint*8+uint64(c)*8:], e.Counts[c])
 		}

@@ -68,7 +68,40 @@ type Endpoint struct {
 	Latency     *Gap                        // a subscription's receive latency; nil unless latency tracking is on (LastMono is then CLOCK_REALTIME)
 	Timing      *Timing                     // a subscription's, timer's or service's callback durations; nil when timing is off (ABI 1.4)
 	Lateness    *Lateness                   // a timer's calls against its schedule; nil when timing is off
+	QoS         *QoS                        // a publisher's or subscription's QoS, type, rmw and domain; nil when not learnt (ABI 1.5)
 }
+
+// QoS is what the probe learnt of a publisher or subscription when rcl
+// created it (see rp_qos in segment.h). Policy values are rmw's enums.
+type QoS struct {
+	Actual        bool   // History..Lease hold the QoS the rmw gave it; false: QoS unknown
+	History       uint8  // 1 keep last, 2 keep all
+	Depth         uint32 // keep last: the queue
+	Reliability   uint8  // 1 reliable, 2 best effort
+	Durability    uint8  // 1 transient local, 2 volatile
+	Liveliness    uint8  // 1 automatic, 3 manual by topic
+	DeadlineNs    uint64 // 0: unspecified; DurationInfinite
+	LifespanNs    uint64
+	LeaseNs       uint64
+	AvoidRosNS    bool   // a raw DDS topic name (avoid_ros_namespace_conventions)
+	Domain        int    // the node's ROS domain; -1 unknown
+	RMW           string // the rmw implementation of its rmw handle; "" unknown
+	Type          string // "pkg/msg/Type"; "" unknown
+	TypeTruncated bool
+}
+
+// Env is a process's ROS environment when its segment was made (ABI 1.5).
+type Env struct {
+	Flags          uint32 // Env* bits: which variables were set
+	DomainID       string
+	RMW            string
+	LocalhostOnly  string
+	DiscoveryRange string
+	StaticPeers    string
+}
+
+// Set reports whether the variable of bit (EnvDomainID, ...) was set.
+func (e *Env) Set(bit uint32) bool { return e != nil && e.Flags&bit != 0 }
 
 // Timing is an endpoint's callback durations (see rp_timing in segment.h).
 // Every field is monotonic; bucket counts wrap modulo 2^32.
@@ -131,6 +164,7 @@ type Snapshot struct {
 	CacheMisses      uint64
 	Threads          []Thread // threads that ran a callback on a private lane (ABI 1.4 with timing on)
 	Timing           bool     // the process times callbacks (ABI 1.4, ROS_PULSE_TIMING not 0)
+	Env              *Env     // its ROS environment; nil before ABI 1.5
 	Corrupt          int      // records skipped because they failed validation
 
 	Alive bool // set by Reader: the probe's lock is held
@@ -186,6 +220,7 @@ func Parse(mem []byte) (*Snapshot, error) { return parse(mem, nil) }
 type mappingCache struct {
 	nodes, endpoints []*string
 	generations      []uint32 // of the endpoint names cached: a reused slot has another name
+	qos              []cachedQoS
 	spare            []Endpoint
 }
 
@@ -234,7 +269,7 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		return nil, fmt.Errorf("section count %d exceeds %d", h.SectionCount, MaxSections)
 	}
 
-	var nodesSec, epSec, laneSec, gapSec, latSec, timingSec, threadSec *rawSection
+	var nodesSec, epSec, laneSec, gapSec, latSec, timingSec, threadSec, qosSec *rawSection
 	type span struct{ lo, hi uint64 }
 	var spans []span
 	for i := uint32(0); i < h.SectionCount; i++ {
@@ -268,6 +303,8 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 			slot = &timingSec
 		case SectionThreads:
 			slot = &threadSec
+		case SectionQoS:
+			slot = &qosSec
 		default:
 			continue // a later minor version's section: not ours to read
 		}
@@ -300,6 +337,9 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 	if threadSec != nil && (threadSec.Count != h.LaneCount-1 || threadSec.Stride < uint64(unsafe.Sizeof(rawThread{}))) {
 		return nil, errors.New("thread section does not match the lanes")
 	}
+	if qosSec != nil && (qosSec.Count != h.EndpointCapacity || qosSec.Stride < uint64(unsafe.Sizeof(rawQos{}))) {
+		return nil, errors.New("QoS section does not match the endpoint table")
+	}
 
 	snap := &Snapshot{
 		Pid:              int(h.Pid),
@@ -313,6 +353,9 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		DroppedHandles:   load64(&h.DroppedHandles),
 		LanesClaimed:     load32(&h.LanesClaimed),
 		CacheMisses:      load64(&h.CacheMisses),
+	}
+	if h.AbiMinor >= 5 {
+		snap.Env = readEnv(&h.Env, &snap.Corrupt)
 	}
 	if exe, ok := cString(h.Exe[:]); ok {
 		snap.Exe = exe
@@ -416,6 +459,9 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		if timingSec != nil && ep.Kind != KindPublisher {
 			ep.Timing, ep.Lateness = readTiming(mem, timingSec, i, ep.Kind == KindTimer)
 		}
+		if qosSec != nil && (ep.Kind == KindPublisher || ep.Kind == KindSubscription) {
+			ep.QoS = readQoS(mem, qosSec, i, gen, &names.qos, &snap.Corrupt)
+		}
 		// The record was being rewritten for a new entity while we read it
 		// (microseconds, under the probe's init mutex): read it again, and if
 		// it is still changing, take it next scan.
@@ -502,6 +548,82 @@ func readThreads(mem []byte, sec *rawSection, eps []Endpoint) []Thread {
 		}
 	}
 	return out
+}
+
+// readQoS reads record i of the QoS section consistently (a record the
+// probe is writing is read again); nil when it was never written for this
+// generation of the slot or stays inconsistent. A record is written once per
+// entity, so what was read for a seq is kept in the mapping's cache and
+// shared (read-only) by later snapshots.
+func readQoS(mem []byte, sec *rawSection, i, gen uint32, cache *[]cachedQoS, corrupt *int) *QoS {
+	r := (*rawQos)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
+	for uint32(len(*cache)) <= i {
+		*cache = append(*cache, cachedQoS{})
+	}
+	c := &(*cache)[i]
+	for try := 0; try < 100; try++ {
+		s0 := load32(&r.Seq)
+		if s0 == 0 {
+			return nil // never written
+		}
+		if s0&1 != 0 {
+			runtime.Gosched()
+			continue
+		}
+		if c.q != nil && c.seq == s0 && c.gen == gen {
+			return c.q
+		}
+		raw := *r // the seq, read again below, says whether this copy is whole
+		if load32(&r.Seq) != s0 {
+			continue
+		}
+		if raw.Generation != gen {
+			return nil // it describes the slot's previous entity
+		}
+		q := &QoS{Actual: raw.Flags&QoSActual != 0, TypeTruncated: raw.Flags&QoSTypeTruncated != 0, AvoidRosNS: raw.Flags&QoSAvoidRosNS != 0, Domain: -1}
+		if q.Actual {
+			q.History, q.Depth, q.Reliability, q.Durability, q.Liveliness = raw.History, raw.Depth, raw.Reliability, raw.Durability, raw.Liveliness
+			q.DeadlineNs, q.LifespanNs, q.LeaseNs = raw.DeadlineNs, raw.LifespanNs, raw.LeaseNs
+		}
+		if raw.DomainId != NoDomain {
+			q.Domain = int(raw.DomainId)
+		}
+		rmw, ok1 := cString(raw.Rmw[:])
+		typ, ok2 := cString(raw.Type[:])
+		if !ok1 || !ok2 {
+			*corrupt++ // unterminated: hostile or torn, never shown
+		} else {
+			q.RMW, q.Type = strings.ToValidUTF8(rmw, "\uFFFD"), strings.ToValidUTF8(typ, "\uFFFD")
+		}
+		*c = cachedQoS{seq: s0, gen: gen, q: q}
+		return q
+	}
+	return nil
+}
+
+// cachedQoS is the QoS last read from one record, with the seq and
+// generation it was read at.
+type cachedQoS struct {
+	seq, gen uint32
+	q        *QoS
+}
+
+// readEnv reads the header's environment record (written before the segment was published).
+func readEnv(r *rawEnv, corrupt *int) *Env {
+	e := &Env{Flags: r.Flags}
+	fields := []struct {
+		dst *string
+		src []byte
+	}{{&e.DomainID, r.DomainId[:]}, {&e.RMW, r.RmwImplementation[:]}, {&e.LocalhostOnly, r.LocalhostOnly[:]},
+		{&e.DiscoveryRange, r.DiscoveryRange[:]}, {&e.StaticPeers, r.StaticPeers[:]}}
+	for _, f := range fields {
+		v, ok := cString(f.src)
+		if !ok {
+			*corrupt++
+		}
+		*f.dst = v
+	}
+	return e
 }
 
 // readGap copies record i of a histogram section (rp_gap layout).

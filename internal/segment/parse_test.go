@@ -255,3 +255,59 @@ func TestParseTiming(t *testing.T) {
 		t.Errorf("a short timing section: %v", err)
 	}
 }
+
+// ABI 1.5: an endpoint's QoS record is read for its own generation only, a
+// hostile (unterminated) type is left out and counted as corrupt, and the
+// process's environment is read from the header.
+func TestParseQoSAndEnv(t *testing.T) {
+	rel := &QoS{Actual: true, History: 1, Depth: 7, Reliability: 2, Durability: 2, Liveliness: 1, DeadlineNs: DurationInfinite,
+		LeaseNs: 250e6, Domain: 3, RMW: "rmw_cyclonedds_cpp", Type: "sensor_msgs/msg/LaserScan"}
+	spec := SyntheticSpec{Pid: 7, Nodes: []string{"/n"}, Env: Env{Flags: EnvDomainID | EnvRMW, DomainID: "3", RMW: "rmw_cyclonedds_cpp"},
+		Endpoints: []SyntheticEndpoint{
+			{Kind: KindPublisher, Name: "/scan", Node: 0, QoS: rel},
+			{Kind: KindSubscription, Name: "/scan", Node: 0, Generation: 2, QoS: &QoS{Domain: -1, Type: "x/msg/Y"}},
+			{Kind: KindSubscription, Name: "/old", Node: 0, Generation: 1, QoS: &QoS{Actual: true, Domain: 0}},
+			{Kind: KindSubscription, Name: "/none", Node: 0},
+		}}
+	mem := Encode(spec)
+	// /old's record describes the slot's previous entity
+	qosOff := func(i int) uint64 {
+		for _, s := range (*rawHeader)(unsafe.Pointer(&mem[0])).Sections {
+			if s.Kind == SectionQoS {
+				return s.Offset + uint64(i)*s.Stride
+			}
+		}
+		t.Fatal("no QoS section")
+		return 0
+	}
+	(*rawQos)(unsafe.Pointer(&mem[qosOff(2)])).Generation = 0
+	snap, err := Parse(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := snap.Endpoints[0].QoS; got == nil || *got != *rel {
+		t.Errorf("publisher QoS %+v, want %+v", got, rel)
+	}
+	if got := snap.Endpoints[1].QoS; got == nil || got.Actual || got.Domain != -1 || got.Type != "x/msg/Y" {
+		t.Errorf("a subscription whose QoS could not be read: %+v, want QoS unknown, type known", got)
+	}
+	if snap.Endpoints[2].QoS != nil || snap.Endpoints[3].QoS != nil {
+		t.Errorf("a previous entity's record or none: %+v %+v, want nil", snap.Endpoints[2].QoS, snap.Endpoints[3].QoS)
+	}
+	if e := snap.Env; e == nil || !e.Set(EnvDomainID) || e.DomainID != "3" || e.RMW != "rmw_cyclonedds_cpp" || e.Set(EnvLocalhostOnly) {
+		t.Errorf("env %+v", snap.Env)
+	}
+	// A hostile type (no terminating NUL) is never shown.
+	r := (*rawQos)(unsafe.Pointer(&mem[qosOff(0)]))
+	for k := range r.Type {
+		r.Type[k] = 'A'
+	}
+	r.Seq += 2
+	snap, err = Parse(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := snap.Endpoints[0].QoS; q == nil || q.Type != "" || q.RMW != "" || snap.Corrupt == 0 {
+		t.Errorf("hostile type: %+v, corrupt %d", q, snap.Corrupt)
+	}
+}

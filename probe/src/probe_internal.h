@@ -49,6 +49,13 @@ static inline void *rp_real(void *_Atomic *slot, const char *name, const char *l
  */
 uint64_t rp_timer_endpoint(uintptr_t impl, bool create) RP_HIDDEN;
 
+/*
+ * Stores what the publisher (or subscription) whose rcl handle this is turned
+ * out to be (qos.c, after rcl_*_init returned), for the endpoint its
+ * tracepoint made. Init-time only; takes the probe mutex.
+ */
+void rp_describe_endpoint(bool publisher, const void *rcl_handle, struct rp_qos *facts) RP_HIDDEN;
+
 /* Names the endpoint callback belongs to by its function (rclcpp_callback_register), once. */
 void rp_name_callback(const void *callback, const char *symbol) RP_HIDDEN;
 

@@ -207,7 +207,40 @@ uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes, boo
         off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_timing));
         off = ALIGN64(off + (uint64_t)(lanes - 1) * sizeof(struct rp_thread));
     }
+    off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_qos));
     return off;
+}
+
+/* Copies an environment variable into field (NUL-terminated) and sets bit when it is set. */
+static void env_value(struct rp_env *env, const char *name, char *field, size_t size, uint32_t bit)
+{
+    const char *v = getenv(name);
+    if (v == NULL)
+        return;
+    env->flags |= bit;
+    size_t n = strnlen(v, size);
+    if (n >= size) {
+        n = size - 1;
+        env->flags |= RP_ENV_TRUNCATED;
+    }
+    memcpy(field, v, n);
+    field[n] = '\0';
+}
+
+static void read_env(struct rp_env *env)
+{
+    env_value(env, "ROS_DOMAIN_ID", env->domain_id, sizeof env->domain_id, RP_ENV_DOMAIN_ID);
+    env_value(env, "RMW_IMPLEMENTATION", env->rmw_implementation, sizeof env->rmw_implementation, RP_ENV_RMW);
+    env_value(env, "ROS_LOCALHOST_ONLY", env->localhost_only, sizeof env->localhost_only, RP_ENV_LOCALHOST_ONLY);
+    env_value(env, "ROS_AUTOMATIC_DISCOVERY_RANGE", env->discovery_range, sizeof env->discovery_range,
+              RP_ENV_DISCOVERY_RANGE);
+    env_value(env, "ROS_STATIC_PEERS", env->static_peers, sizeof env->static_peers, RP_ENV_STATIC_PEERS);
+    if (getenv("CYCLONEDDS_URI") != NULL)
+        env->flags |= RP_ENV_CYCLONEDDS_URI;
+    if (getenv("FASTRTPS_DEFAULT_PROFILES_FILE") != NULL || getenv("FASTDDS_DEFAULT_PROFILES_FILE") != NULL)
+        env->flags |= RP_ENV_FASTDDS_PROFILE;
+    if (getenv("ZENOH_SESSION_CONFIG_URI") != NULL || getenv("ZENOH_ROUTER_CONFIG_URI") != NULL)
+        env->flags |= RP_ENV_ZENOH_CONFIG;
 }
 
 bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint32_t distro)
@@ -268,6 +301,7 @@ bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint
     h->node_capacity = cfg->node_capacity;
     h->endpoint_capacity = cfg->endpoint_capacity;
     read_identity(h);
+    read_env(&h->env);
 
     uint64_t off = RP_HEADER_SIZE;
     struct rp_section *s = h->sections;
@@ -297,7 +331,10 @@ bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint
         seg->threads = (struct rp_thread *)((char *)mem + off);
         for (uint32_t i = 0; i < lanes - 1; i++)
             seg->threads[i].endpoint_index = RP_NO_NODE;
+        off = ALIGN64(off + (uint64_t)(lanes - 1) * sizeof(struct rp_thread));
     }
+    s[h->section_count++] = (struct rp_section){RP_SECTION_QOS, cfg->endpoint_capacity, off, sizeof(struct rp_qos)};
+    seg->qos = (struct rp_qos *)((char *)mem + off);
 
     seg->header = h;
     seg->nodes = (struct rp_node *)((char *)mem + s[0].offset);
@@ -458,6 +495,12 @@ bool rp_segment_clone_records(struct rp_segment *dst, const struct rp_segment *s
                               memory_order_relaxed);
         atomic_store_explicit(&d->flags, atomic_load_explicit(&((struct rp_endpoint *)s)->flags, memory_order_relaxed),
                               memory_order_relaxed);
+        if (atomic_load_explicit(&((struct rp_qos *)&src->qos[i])->seq, memory_order_acquire) % 2 == 0 &&
+            src->qos[i].generation == atomic_load_explicit(&((struct rp_endpoint *)s)->generation, memory_order_relaxed)) {
+            struct rp_qos q = src->qos[i]; /* the parent's thread is gone (fork): nobody writes it now */
+            q.generation = 0;
+            rp_segment_set_qos(dst, i, &q);
+        }
         if (dst->timing != NULL && src->timing != NULL) {
             dst->timing[i].period_ns = src->timing[i].period_ns;
             uint32_t len = atomic_load_explicit(&src->timing[i].symbol_len, memory_order_acquire);
@@ -468,4 +511,26 @@ bool rp_segment_clone_records(struct rp_segment *dst, const struct rp_segment *s
     }
     atomic_store_explicit(&dst->header->endpoint_count, ne, memory_order_release);
     return true;
+}
+
+void rp_segment_set_qos(struct rp_segment *seg, uint32_t idx, const struct rp_qos *facts)
+{
+    struct rp_qos *q = &seg->qos[idx];
+    uint32_t seq = atomic_load_explicit(&q->seq, memory_order_relaxed);
+    atomic_store_explicit(&q->seq, seq + 1, memory_order_relaxed); /* odd: being written */
+    atomic_thread_fence(memory_order_release);
+    q->generation = facts->generation;
+    q->history = facts->history;
+    q->reliability = facts->reliability;
+    q->durability = facts->durability;
+    q->liveliness = facts->liveliness;
+    q->depth = facts->depth;
+    q->deadline_ns = facts->deadline_ns;
+    q->lifespan_ns = facts->lifespan_ns;
+    q->lease_ns = facts->lease_ns;
+    q->domain_id = facts->domain_id;
+    q->flags = facts->flags;
+    memcpy(q->rmw, facts->rmw, sizeof q->rmw);
+    memcpy(q->type, facts->type, sizeof q->type);
+    atomic_store_explicit(&q->seq, seq + 2, memory_order_release); /* even: complete */
 }

@@ -34,6 +34,7 @@ struct rp_segment {
     struct rp_gap *latency; /* NULL unless latency tracking is on */
     struct rp_timing *timing;  /* NULL when timing is off */
     struct rp_thread *threads; /* one per private lane; NULL when timing is off */
+    struct rp_qos *qos;        /* one per endpoint slot (ABI 1.5) */
     uint64_t size;
     int fd;
     char path[4200];
@@ -65,6 +66,9 @@ int32_t rp_segment_reuse_endpoint(struct rp_segment *seg, uint32_t idx, uint16_t
 
 /* Stores the function name of endpoint idx's callbacks, unless it has one already (readers see it complete or not at all). */
 void rp_segment_name_callback(struct rp_segment *seg, uint32_t idx, const char *symbol);
+
+/* Stores what endpoint idx is (QoS, type, rmw, domain) under the record's seqlock. */
+void rp_segment_set_qos(struct rp_segment *seg, uint32_t idx, const struct rp_qos *facts);
 
 /* After fork: copies the parent's node and endpoint records (not counters) at the same indices. */
 bool rp_segment_clone_records(struct rp_segment *dst, const struct rp_segment *src);

@@ -27,6 +27,13 @@ int main(void)
     F(rp_thread, seq); F(rp_thread, tid); F(rp_thread, busy_ns); F(rp_thread, open_ns); F(rp_thread, callbacks);
     F(rp_thread, endpoint_index); F(rp_thread, reserved); F(rp_thread, name); F(rp_thread, wait_ns);
     F(rp_thread, wait_open_ns); F(rp_thread, waits); F(rp_thread, reserved2);
+    printf("sizeof rp_qos %zu\n", sizeof(struct rp_qos));
+    F(rp_qos, seq); F(rp_qos, generation); F(rp_qos, history); F(rp_qos, reliability); F(rp_qos, durability);
+    F(rp_qos, liveliness); F(rp_qos, depth); F(rp_qos, deadline_ns); F(rp_qos, lifespan_ns); F(rp_qos, lease_ns);
+    F(rp_qos, domain_id); F(rp_qos, flags); F(rp_qos, rmw); F(rp_qos, type); F(rp_qos, reserved);
+    printf("sizeof rp_env %zu\n", sizeof(struct rp_env));
+    F(rp_env, flags); F(rp_env, reserved); F(rp_env, domain_id); F(rp_env, rmw_implementation);
+    F(rp_env, localhost_only); F(rp_env, discovery_range); F(rp_env, static_peers);
     F(rp_section, kind); F(rp_section, count); F(rp_section, offset); F(rp_section, stride);
     F(rp_header, magic); F(rp_header, abi_major); F(rp_header, abi_minor); F(rp_header, header_size);
     F(rp_header, total_size); F(rp_header, state); F(rp_header, pid); F(rp_header, ppid);
@@ -36,7 +43,7 @@ int main(void)
     F(rp_header, endpoint_count); F(rp_header, dropped_nodes); F(rp_header, dropped_endpoints);
     F(rp_header, dropped_handles); F(rp_header, lanes_claimed); F(rp_header, cmdline_len);
     F(rp_header, cache_misses); F(rp_header, sections); F(rp_header, exe); F(rp_header, cmdline);
-    F(rp_header, reserved1);
+    F(rp_header, env); F(rp_header, reserved1);
     F(rp_node, state); F(rp_node, flags); F(rp_node, created_mono_ns); F(rp_node, name);
     F(rp_endpoint, state); F(rp_endpoint, kind); F(rp_endpoint, reserved0); F(rp_endpoint, node_index);
     F(rp_endpoint, flags); F(rp_endpoint, aux); F(rp_endpoint, created_mono_ns); F(rp_endpoint, generation);
@@ -47,7 +54,10 @@ int main(void)
     C(RP_SEGMENT_INITIALIZING); C(RP_SEGMENT_READY);
     C(RP_DISTRO_UNKNOWN); C(RP_DISTRO_HUMBLE); C(RP_DISTRO_JAZZY); C(RP_DISTRO_KILTED);
     C(RP_SECTION_NODES); C(RP_SECTION_ENDPOINTS); C(RP_SECTION_LANES); C(RP_SECTION_GAPS); C(RP_SECTION_LATENCY);
-    C(RP_SECTION_TIMING); C(RP_SECTION_THREADS); C(RP_TIME_BUCKETS); C(RP_TIME_SUB_BITS); C(RP_SYMBOL_MAX);
+    C(RP_SECTION_TIMING); C(RP_SECTION_THREADS); C(RP_SECTION_QOS); C(RP_TYPE_MAX); C(RP_RMW_MAX);
+    C(RP_NO_DOMAIN); C(RP_DURATION_INFINITE); C(RP_QOS_ACTUAL); C(RP_QOS_TYPE_TRUNCATED); C(RP_QOS_AVOID_ROS_NS);
+    C(RP_ENV_DOMAIN_ID); C(RP_ENV_RMW); C(RP_ENV_LOCALHOST_ONLY); C(RP_ENV_DISCOVERY_RANGE); C(RP_ENV_STATIC_PEERS);
+    C(RP_ENV_CYCLONEDDS_URI); C(RP_ENV_FASTDDS_PROFILE); C(RP_ENV_ZENOH_CONFIG); C(RP_ENV_TRUNCATED); C(RP_TIME_BUCKETS); C(RP_TIME_SUB_BITS); C(RP_SYMBOL_MAX);
     C(RP_GAP_BUCKETS); C(RP_GAP_SUB_BITS); C(RP_GAP_INTRA_PUBLISHER);
     C(RP_RECORD_EMPTY); C(RP_RECORD_READY);
     C(RP_KIND_PUBLISHER); C(RP_KIND_SUBSCRIPTION); C(RP_KIND_TIMER); C(RP_KIND_SERVICE);

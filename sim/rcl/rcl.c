@@ -1,5 +1,8 @@
 /*
- * Stand-in librcl.so: the two publish functions whose tracepoints differ by
+ * Stand-in librcl.so: publisher and subscription creation as rcl does it
+ * (the rmw creates its endpoint and resolves the QoS, then rcl fires its
+ * tracepoint; the actual QoS, the rmw handle and the node's domain are asked
+ * for afterwards), the two publish functions whose tracepoints differ by
  * distro (reference/tracetools-facts.md §5), and the timer calls an executor
  * makes (rcl_timer_call; rcl_timer_call_with_info from Jazzy on), with rcl's
  * own schedule: one period on from the last scheduled call, missed periods
@@ -92,6 +95,130 @@ EXPORT rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const 
 {
     (void)allocation;
     return publish(publisher, serialized_message, &ok_serialized);
+}
+
+/* ---- publishers and subscriptions */
+
+void ros_trace_rmw_publisher_init(const void *rmw_publisher_handle, const uint8_t *gid);
+void ros_trace_rcl_publisher_init(const void *publisher_handle, const void *node_handle,
+                                  const void *rmw_publisher_handle, const char *topic_name, const size_t queue_depth);
+void ros_trace_rmw_subscription_init(const void *rmw_subscription_handle, const uint8_t *gid);
+void ros_trace_rcl_subscription_init(const void *subscription_handle, const void *node_handle,
+                                     const void *rmw_subscription_handle, const char *topic_name,
+                                     const size_t queue_depth);
+
+/* The rmw this process loaded: RMW_IMPLEMENTATION, or the distros' default (rmw_implementation's rule). */
+static const char *rmw_identifier(void)
+{
+    static char id[64];
+    if (id[0] == '\0') {
+        const char *env = getenv("RMW_IMPLEMENTATION");
+        snprintf(id, sizeof id, "%s", env != NULL && *env != '\0' ? env : "rmw_fastrtps_cpp");
+    }
+    return id;
+}
+
+/* The rmw's actual QoS: what the caller left to the system default becomes the middleware's default. */
+static rp_rmw_qos_profile_t resolve_qos(rp_rmw_qos_profile_t q)
+{
+    static const rp_rmw_time_t infinite = {9223372036u, 854775807u}; /* RMW_DURATION_INFINITE */
+    if (q.history == 0)
+        q.history = 1; /* KEEP_LAST */
+    if (q.history == 1 && q.depth == 0)
+        q.depth = 1;
+    if (q.reliability == 0)
+        q.reliability = 1; /* RELIABLE */
+    if (q.durability == 0)
+        q.durability = 2; /* VOLATILE */
+    if (q.liveliness == 0)
+        q.liveliness = 1; /* AUTOMATIC */
+    if (q.deadline.sec == 0 && q.deadline.nsec == 0)
+        q.deadline = infinite;
+    if (q.lifespan.sec == 0 && q.lifespan.nsec == 0)
+        q.lifespan = infinite;
+    if (q.liveliness_lease_duration.sec == 0 && q.liveliness_lease_duration.nsec == 0)
+        q.liveliness_lease_duration = infinite;
+    return q;
+}
+
+static uint8_t sim_gid[24];
+
+/* rcl_publisher_init and rcl_subscription_init: the handle must be zero-initialised, as rcl requires. */
+static rp_rcl_ret_t endpoint_init(bool publisher, void *endpoint, const void *node, const void *type_support,
+                                  const char *topic_name, const void *options)
+{
+    struct rcl_publisher *e = endpoint;
+    const struct sim_endpoint_options *o = options;
+    if (e == NULL || node == NULL || type_support == NULL || topic_name == NULL || o == NULL)
+        return RP_RCL_RET_INVALID_ARGUMENT;
+    if (e->impl != NULL)
+        return SIM_RCL_RET_ALREADY_INIT;
+    struct sim_endpoint_impl *impl = calloc(1, sizeof *impl);
+    struct sim_rmw_endpoint *rmw = calloc(1, 48);
+    if (impl == NULL || rmw == NULL) {
+        free(impl);
+        free(rmw);
+        return 10; /* RCL_RET_BAD_ALLOC */
+    }
+    rmw->implementation_identifier = rmw_identifier();
+    rmw->topic_name = topic_name;
+    impl->rmw_handle = rmw;
+    impl->actual_qos = resolve_qos(o->qos);
+    e->impl = impl;
+    if (publisher) {
+        ros_trace_rmw_publisher_init(rmw, sim_gid);
+        ros_trace_rcl_publisher_init(endpoint, node, rmw, topic_name, o->qos.depth);
+    } else {
+        ros_trace_rmw_subscription_init(rmw, sim_gid);
+        ros_trace_rcl_subscription_init(endpoint, node, rmw, topic_name, o->qos.depth);
+    }
+    return RP_RCL_RET_OK;
+}
+
+EXPORT rp_rcl_ret_t rcl_publisher_init(void *publisher, const void *node, const void *type_support,
+                                       const char *topic_name, const void *options)
+{
+    return endpoint_init(true, publisher, node, type_support, topic_name, options);
+}
+
+EXPORT rp_rcl_ret_t rcl_subscription_init(void *subscription, const void *node, const void *type_support,
+                                          const char *topic_name, const void *options)
+{
+    return endpoint_init(false, subscription, node, type_support, topic_name, options);
+}
+
+static const rp_rmw_qos_profile_t *actual_qos(const void *endpoint)
+{
+    const struct rcl_publisher *e = endpoint;
+    return e != NULL && e->impl != NULL ? &((const struct sim_endpoint_impl *)e->impl)->actual_qos : NULL;
+}
+
+static void *rmw_handle(const void *endpoint)
+{
+    const struct rcl_publisher *e = endpoint;
+    return e != NULL && e->impl != NULL ? ((const struct sim_endpoint_impl *)e->impl)->rmw_handle : NULL;
+}
+
+EXPORT const rp_rmw_qos_profile_t *rcl_publisher_get_actual_qos(const void *publisher) { return actual_qos(publisher); }
+EXPORT const rp_rmw_qos_profile_t *rcl_subscription_get_actual_qos(const void *subscription)
+{
+    return actual_qos(subscription);
+}
+EXPORT void *rcl_publisher_get_rmw_handle(const void *publisher) { return rmw_handle(publisher); }
+EXPORT void *rcl_subscription_get_rmw_handle(const void *subscription) { return rmw_handle(subscription); }
+
+/* The domain of the node's context: ROS_DOMAIN_ID as rcl_init read it (rcl_get_default_domain_id), 0 unset. */
+EXPORT rp_rcl_ret_t rcl_node_get_domain_id(const void *node, size_t *domain_id)
+{
+    if (node == NULL || domain_id == NULL)
+        return RP_RCL_RET_INVALID_ARGUMENT;
+    const char *env = getenv("ROS_DOMAIN_ID");
+    char *end = NULL;
+    unsigned long v = env != NULL && *env != '\0' ? strtoul(env, &end, 10) : 0;
+    if (end != NULL && *end != '\0')
+        return RP_RCL_RET_ERROR; /* rcl refuses a domain id that is not a number */
+    *domain_id = v;
+    return RP_RCL_RET_OK;
 }
 
 /* ---- timers */

@@ -9,6 +9,8 @@
 #include <poll.h>
 #include <stdint.h>
 
+#include "ros2_pulse/tracetools_api.h"
+
 struct sim_timer_impl {
     int64_t period_ns;
     _Atomic int64_t next_call_ns; /* the schedule: ready once now >= next_call_ns */
@@ -22,5 +24,32 @@ struct sim_wait_set {
 };
 
 #define SIM_RCL_RET_TIMEOUT 2 /* RCL_RET_TIMEOUT */
+#define SIM_RCL_RET_ALREADY_INIT 100 /* RCL_RET_ALREADY_INIT */
+
+/*
+ * rcl_publisher_options_t / rcl_subscription_options_t begin with the QoS the
+ * caller asks for (rcl/publisher.h); the rest (allocator, rmw options) the
+ * stand-in does not read.
+ */
+struct sim_endpoint_options {
+    rp_rmw_qos_profile_t qos;
+};
+
+/*
+ * What the stand-in librcl keeps behind an rcl publisher's or subscription's
+ * impl pointer: the rmw handle first (the publish functions read it there, as
+ * real rcl keeps it inside impl), then the actual QoS the "rmw" resolved.
+ */
+struct sim_endpoint_impl {
+    void *rmw_handle;
+    rp_rmw_qos_profile_t actual_qos;
+};
+
+/* The rmw handle: rmw_publisher_t and rmw_subscription_t start with the implementation identifier. */
+struct sim_rmw_endpoint {
+    const char *implementation_identifier;
+    void *data;
+    const char *topic_name;
+};
 
 #endif

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_TOKENS 8
+#define MAX_TOKENS 16
 
 static bool parse_num(const char *s, double lo, double hi, double *out)
 {
@@ -29,6 +29,63 @@ static bool valid_name(const char *s)
     return true;
 }
 
+static void default_qos(struct g_qos *q, const char *type)
+{
+    memset(q, 0, sizeof *q);
+    q->depth = 10;
+    snprintf(q->type, sizeof q->type, "%s", type);
+}
+
+/* A "pkg/msg/Type" name: three parts of letters, digits and underscores. */
+static bool valid_type(const char *s)
+{
+    int slashes = 0;
+    if (strlen(s) >= G_NAME || *s == '/' || *s == '\0')
+        return false;
+    for (const char *p = s; *p; p++) {
+        if (*p == '/') {
+            if (p[1] == '/' || p[1] == '\0')
+                return false;
+            slashes++;
+        } else if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) {
+            return false;
+        }
+    }
+    return slashes == 2;
+}
+
+/* One QoS or type option of a pub or sub; false when tok is not one. */
+static bool qos_option(const char *tok, struct g_qos *q, bool *bad)
+{
+    double v = 0;
+    *bad = false;
+    if (strncmp(tok, "qos=", 4) == 0) {
+        q->reliability = strcmp(tok + 4, "reliable") == 0 ? 1 : strcmp(tok + 4, "best_effort") == 0 ? 2 : -1;
+    } else if (strncmp(tok, "durability=", 11) == 0) {
+        q->durability = strcmp(tok + 11, "transient_local") == 0 ? 1 : strcmp(tok + 11, "volatile") == 0 ? 2 : -1;
+    } else if (strncmp(tok, "liveliness=", 11) == 0) {
+        q->liveliness = strcmp(tok + 11, "automatic") == 0 ? 1 : strcmp(tok + 11, "manual_by_topic") == 0 ? 3 : -1;
+    } else if (strncmp(tok, "deadline=", 9) == 0) {
+        *bad = !parse_num(tok + 9, 0.001, 1e7, &q->deadline_ms);
+    } else if (strncmp(tok, "lease=", 6) == 0) {
+        *bad = !parse_num(tok + 6, 0.001, 1e7, &q->lease_ms);
+    } else if (strncmp(tok, "depth=", 6) == 0) {
+        *bad = !parse_num(tok + 6, 1, 100000, &v);
+        q->depth = (int)v;
+    } else if (strncmp(tok, "type=", 5) == 0) {
+        *bad = !valid_type(tok + 5);
+        if (!*bad)
+            snprintf(q->type, sizeof q->type, "%s", tok + 5);
+    } else {
+        return false;
+    }
+    *bad = *bad || q->reliability < 0 || q->durability < 0 || q->liveliness < 0;
+    return true;
+}
+
+#define QOS_USAGE "qos=reliable|best_effort durability=volatile|transient_local liveliness=automatic|manual_by_topic " \
+                  "deadline=MS lease=MS depth=N type=pkg/msg/Type"
+
 #define FAIL(...)                                                                                  \
     do {                                                                                           \
         int _n = snprintf(err, errlen, "line %d: ", lineno);                                       \
@@ -47,6 +104,8 @@ static int add_param_events(struct graph *g, int node)
     snprintf(p->topic, sizeof p->topic, "/parameter_events");
     p->builtin = true;
     p->reuse_at = -1;
+    default_qos(&p->qos, "rcl_interfaces/msg/ParameterEvent");
+    p->qos.depth = 1000; /* rclcpp's and rclpy's parameter events QoS */
     if (!g->nodes[node].py) { /* rclcpp's TimeSource subscribes; rclpy does not */
         if (g->nsubs >= G_MAX_SUBS)
             return -1;
@@ -55,6 +114,8 @@ static int add_param_events(struct graph *g, int node)
         s->node = node;
         s->reuse_at = -1;
         snprintf(s->topic, sizeof s->topic, "/parameter_events");
+        default_qos(&s->qos, "rcl_interfaces/msg/ParameterEvent");
+        s->qos.depth = 1000;
     }
     return 0;
 }
@@ -106,6 +167,9 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                     p->kill_at = v;
                 else if (strncmp(tok[i], "burn=", 5) == 0 && parse_num(tok[i] + 5, 0.001, 1, &v))
                     p->burn = v;
+                else if (strncmp(tok[i], "env=", 4) == 0 && strchr(tok[i] + 5, '=') != NULL && p->nenv < G_MAX_ENV &&
+                         strlen(tok[i] + 4) < G_NAME)
+                    snprintf(p->env[p->nenv++], G_NAME, "%s", tok[i] + 4);
                 else
                     FAIL("unknown process option '%s'", tok[i]);
             }
@@ -153,6 +217,7 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             memset(p, 0, sizeof *p);
             p->node = node;
             p->reuse_at = -1;
+            default_qos(&p->qos, "sim_msgs/msg/Sample");
             snprintf(p->topic, sizeof p->topic, "%s", tok[1]);
             if (strcmp(tok[reuse ? 3 : 2], "max") == 0) {
                 p->hz = 0; /* flat out: a dedicated thread publishes without sleeping */
@@ -167,7 +232,11 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                 p->thread = true;
             }
             for (int i = need; i < nt; i++) {
-                if (strcmp(tok[i], "thread") == 0)
+                bool bad;
+                if (qos_option(tok[i], &p->qos, &bad)) {
+                    if (bad)
+                        FAIL("bad QoS option '%s' (" QOS_USAGE ")", tok[i]);
+                } else if (strcmp(tok[i], "thread") == 0)
                     p->thread = true;
                 else if (strcmp(tok[i], "loaned") == 0 || strcmp(tok[i], "serialized") == 0) {
                     if (g->nodes[node].intra)
@@ -200,8 +269,15 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             memset(s, 0, sizeof *s);
             s->node = node;
             s->reuse_at = -1;
+            default_qos(&s->qos, "sim_msgs/msg/Sample");
             snprintf(s->topic, sizeof s->topic, "%s", tok[1]);
             for (int i = 2; !reuse && i < nt; i++) {
+                bool bad;
+                if (qos_option(tok[i], &s->qos, &bad)) {
+                    if (bad)
+                        FAIL("bad QoS option '%s' (" QOS_USAGE ")", tok[i]);
+                    continue;
+                }
                 if (strncmp(tok[i], "cost=", 5) == 0 && parse_num(tok[i] + 5, 0.001, 10000, &s->cost_ms))
                     continue;
                 if (strncmp(tok[i], "delay=", 6) == 0 && parse_num(tok[i] + 6, 0.001, 100000, &s->delay_ms))
@@ -280,6 +356,7 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             memset(p, 0, sizeof *p);
             p->node = node;
             p->reuse_at = -1;
+            default_qos(&p->qos, "sim_msgs/msg/Sample");
             p->forked = true;
             p->thread = true;
             snprintf(p->topic, sizeof p->topic, "%s", tok[1]);

@@ -13,6 +13,21 @@
 #define G_MAX_SERVICES 64
 #define G_MAX_CLIENTS 64
 #define G_NAME 128
+#define G_MAX_ENV 8
+
+/*
+ * What a publisher or subscription asks of the middleware (rmw_qos_profile_t
+ * values: 0 is the system default) and its message type.
+ */
+struct g_qos {
+    int reliability;    /* 1 reliable, 2 best effort */
+    int durability;     /* 1 transient local, 2 volatile */
+    int liveliness;     /* 1 automatic, 3 manual by topic */
+    double deadline_ms; /* 0: none */
+    double lease_ms;    /* 0: none */
+    int depth;          /* history depth (keep last) */
+    char type[G_NAME];  /* "pkg/msg/Type" */
+};
 
 struct g_proc {
     char name[G_NAME];
@@ -22,6 +37,8 @@ struct g_proc {
     int exit_storm; /* threads publishing flat out at exit; 0: none */
     double kill_at;  /* kill=AT_S: the process dies by SIGKILL (a crash); <0: never */
     double burn;     /* burn=FRACTION: a thread keeps this share of one core busy (a known CPU cost) */
+    int nenv;        /* env=NAME=VALUE: set in the process before it starts (domain, rmw, discovery) */
+    char env[G_MAX_ENV][G_NAME];
 };
 
 struct g_node {
@@ -51,6 +68,7 @@ struct g_pub {
     bool builtin;    /* /parameter_events: published at startup only */
     int api;         /* PUB_TYPED, or publish(LoanedMessage) / publish(SerializedMessage) through rcl */
     size_t size;
+    struct g_qos qos;
 };
 
 struct g_sub {
@@ -65,6 +83,7 @@ struct g_sub {
     int throw_every; /* throws=N: every N-th callback throws (no callback_end; the executor carries on) */
     bool reentrant;  /* reentrant: a reentrant callback group: every executor thread of the process takes its messages */
     bool spin;       /* spin: its callback spins its node's other subscriptions (nested callbacks) before returning */
+    struct g_qos qos;
 };
 
 struct g_timer {

@@ -263,24 +263,93 @@ static uint8_t fake_gid[24];
 
 #define LANG(node) (G.nodes[node].py ? "py" : "cpp") /* a truth record's client library */
 
+/*
+ * A message type support with rosidl's real shape: rclcpp passes its
+ * rosidl_typesupport_cpp dispatcher, rclpy the rosidl_typesupport_c one; each
+ * holds a map naming the per-middleware type supports' symbols.
+ */
+struct sim_type_support {
+    rp_rosidl_message_type_support_t handle;
+    rp_type_support_map_t map;
+    const char *ids[2];
+    const char *symbols[2];
+    void *data[2];
+};
+
+static const void *type_support(const char *type, bool py)
+{
+    struct sim_type_support *t = xalloc(sizeof *t);
+    char flat[G_NAME];
+    size_t n = 0;
+    for (const char *c = type; *c && n + 2 < sizeof flat; c++) {
+        if (*c == '/') {
+            flat[n++] = '_';
+            flat[n++] = '_';
+        } else {
+            flat[n++] = *c;
+        }
+    }
+    flat[n] = '\0';
+    const char *lang = py ? "c" : "cpp";
+    static const char *const kinds[2] = {"fastrtps", "introspection"};
+    for (int k = 0; k < 2; k++) {
+        char *id = xalloc(64), *sym = xalloc(2 * G_NAME);
+        snprintf(id, 64, "rosidl_typesupport_%s_%s", kinds[k], lang);
+        snprintf(sym, 2 * G_NAME, "%s__get_message_type_support_handle__%s", id, flat);
+        t->ids[k] = id;
+        t->symbols[k] = sym;
+    }
+    char *pkg = xalloc(G_NAME);
+    snprintf(pkg, G_NAME, "%.*s", (int)strcspn(type, "/"), type);
+    t->map = (rp_type_support_map_t){2, pkg, t->ids, t->symbols, t->data};
+    t->handle = (rp_rosidl_message_type_support_t){py ? "rosidl_typesupport_c" : "rosidl_typesupport_cpp", &t->map, NULL};
+    return &t->handle;
+}
+
+static rp_rmw_time_t rmw_time(double ms)
+{
+    uint64_t ns = (uint64_t)(ms * 1e6 + 0.5);
+    return (rp_rmw_time_t){ns / 1000000000u, ns % 1000000000u};
+}
+
+static struct sim_endpoint_options endpoint_options(const struct g_qos *q)
+{
+    struct sim_endpoint_options o;
+    memset(&o, 0, sizeof o);
+    o.qos.history = 1; /* KEEP_LAST */
+    o.qos.depth = (size_t)q->depth;
+    o.qos.reliability = q->reliability;
+    o.qos.durability = q->durability;
+    o.qos.liveliness = q->liveliness;
+    o.qos.deadline = rmw_time(q->deadline_ms);
+    o.qos.liveliness_lease_duration = rmw_time(q->lease_ms);
+    return o;
+}
+
+static void *rmw_of(const rcl_handle_t *h) { return ((const struct sim_endpoint_impl *)h->impl)->rmw_handle; }
+
 static void create_publisher(int i, const char *topic, bool reinit)
 {
     struct g_pub *gp = &G.pubs[i];
     struct pub_rt *p = &pubs_rt[i];
     struct node_rt *n = &nodes_rt[gp->node];
-    if (!reinit) {
-        p->handle = xalloc(sizeof *p->handle);
-        p->handle->impl = xalloc(48);
-        p->rmw = xalloc(48);
-        *(void **)p->handle->impl = p->rmw; /* rcl keeps its rmw publisher in impl (the stand-in librcl reads it) */
-        p->sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        p->scratch = gp->size > 0 ? xalloc(gp->size) : NULL;
-    }
-    /* handle reuse: the same rcl_publisher_t and impl addresses name a new topic */
     __atomic_store_n(&p->truth, truth_add("pub", LANG(gp->node), n->fq, topic), __ATOMIC_RELEASE);
     __atomic_store_n(&p->topic, topic, __ATOMIC_RELEASE);
-    ros_trace_rmw_publisher_init(p->rmw, fake_gid);
-    ros_trace_rcl_publisher_init(p->handle, n->handle, p->rmw, topic, 10);
+    if (!reinit) { /* rclcpp and rclpy create it through rcl, which fires the tracepoints */
+        p->handle = xalloc(sizeof *p->handle);
+        struct sim_endpoint_options o = endpoint_options(&gp->qos);
+        if (rcl_publisher_init(p->handle, n->handle, type_support(gp->qos.type, G.nodes[gp->node].py), topic, &o) !=
+            RP_RCL_RET_OK) {
+            fprintf(stderr, "simgraph: rcl_publisher_init failed for %s\n", topic);
+            exit(3);
+        }
+        p->rmw = rmw_of(p->handle);
+        p->sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        p->scratch = gp->size > 0 ? xalloc(gp->size) : NULL;
+    } else { /* handle reuse: the same rcl_publisher_t and impl addresses name a new topic */
+        ros_trace_rmw_publisher_init(p->rmw, fake_gid);
+        ros_trace_rcl_publisher_init(p->handle, n->handle, p->rmw, topic, 10);
+    }
     p->created_ns = now_ns(CLOCK_MONOTONIC);
 }
 
@@ -305,13 +374,15 @@ static void create_subscription(int i, const char *topic, bool reinit)
     }
     /* rcl handles are new on re-creation; rclcpp objects and callbacks are re-used (trace e) */
     s->handle = xalloc(sizeof *s->handle);
-    s->handle->impl = xalloc(48);
-    s->rmw = xalloc(48);
     s->topic = topic;
     s->truth = truth_add("sub", LANG(gs->node), nodes_rt[gs->node].fq, topic);
     void *node = nodes_rt[gs->node].handle;
-    ros_trace_rmw_subscription_init(s->rmw, fake_gid);
-    ros_trace_rcl_subscription_init(s->handle, node, s->rmw, topic, 10);
+    struct sim_endpoint_options o = endpoint_options(&gs->qos);
+    if (rcl_subscription_init(s->handle, node, type_support(gs->qos.type, gn->py), topic, &o) != RP_RCL_RET_OK) {
+        fprintf(stderr, "simgraph: rcl_subscription_init failed for %s\n", topic);
+        exit(3);
+    }
+    s->rmw = rmw_of(s->handle);
     if (gn->py)
         return; /* rclpy: no tracepoints of its own */
     char *cb = s->rclcpp_sub + 0x168;
@@ -454,6 +525,52 @@ static void create_node(int idx)
 
 /* ------------------------------------------------------------ message paths */
 
+/* A process's environment variable as the graph sets it, or NULL. */
+static const char *proc_env(int proc, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < G.procs[proc].nenv; i++)
+        if (strncmp(G.procs[proc].env[i], name, n) == 0 && G.procs[proc].env[i][n] == '=')
+            return G.procs[proc].env[i] + n + 1;
+    return NULL;
+}
+
+static bool is_zenoh(int proc)
+{
+    const char *rmw = proc_env(proc, "RMW_IMPLEMENTATION");
+    return rmw != NULL && strcmp(rmw, "rmw_zenoh_cpp") == 0;
+}
+
+/*
+ * What the stand-in middleware does: a subscription hears a publisher of its
+ * topic only on the same domain, over middlewares that speak the same
+ * protocol (Zenoh or DDS/RTPS), with discovery on (Iron+: a range of OFF
+ * discovers nobody), with the same message type, and with a compatible QoS
+ * (DDS's request/offered rules: reliability, durability, deadline,
+ * liveliness and its lease). Written from the DDS rules, not from pulse's.
+ */
+static bool middleware_matches(const struct g_pub *gp, const struct g_sub *gs)
+{
+    int pp = G.nodes[gp->node].proc, sp = G.nodes[gs->node].proc;
+    const char *pd = proc_env(pp, "ROS_DOMAIN_ID"), *sd = proc_env(sp, "ROS_DOMAIN_ID");
+    if (atoi(pd != NULL ? pd : "0") != atoi(sd != NULL ? sd : "0") || is_zenoh(pp) != is_zenoh(sp))
+        return false;
+    const char *pr = proc_env(pp, "ROS_AUTOMATIC_DISCOVERY_RANGE"), *sr = proc_env(sp, "ROS_AUTOMATIC_DISCOVERY_RANGE");
+    if (jazzy && pp != sp && ((pr != NULL && strcmp(pr, "OFF") == 0) || (sr != NULL && strcmp(sr, "OFF") == 0)))
+        return false;
+    const struct g_qos *o = &gp->qos, *r = &gs->qos;
+    if (strcmp(o->type, r->type) != 0)
+        return false;
+    int orel = o->reliability ? o->reliability : 1, rrel = r->reliability ? r->reliability : 1;
+    int odur = o->durability ? o->durability : 2, rdur = r->durability ? r->durability : 2;
+    int oliv = o->liveliness ? o->liveliness : 1, rliv = r->liveliness ? r->liveliness : 1;
+    if ((orel == 2 && rrel == 1) || (odur == 2 && rdur == 1) || (oliv == 1 && rliv == 3))
+        return false;
+    if (r->deadline_ms > 0 && (o->deadline_ms == 0 || o->deadline_ms > r->deadline_ms))
+        return false;
+    return !(r->lease_ms > 0 && (o->lease_ms == 0 || o->lease_ms > r->lease_ms));
+}
+
 static bool same_proc_intra(const struct g_pub *gp, const struct g_sub *gs)
 {
     const struct g_node *pn = &G.nodes[gp->node], *sn = &G.nodes[gs->node];
@@ -483,7 +600,8 @@ static void publish(int i)
             ros_trace_rclcpp_intra_publish(p->handle, &m);
         truth_inc(__atomic_load_n(&p->truth, __ATOMIC_ACQUIRE), TC_PUB_INTRA);
         for (int s = 0; s < G.nsubs; s++) {
-            if (strcmp(G.subs[s].topic, topic) != 0 || !same_proc_intra(gp, &G.subs[s]) || G.subs[s].deaf)
+            if (strcmp(G.subs[s].topic, topic) != 0 || !same_proc_intra(gp, &G.subs[s]) || G.subs[s].deaf ||
+                !middleware_matches(gp, &G.subs[s]))
                 continue;
             if (jazzy)
                 ros_trace_rclcpp_ring_buffer_enqueue(subs_rt[s].ipc_sub + 0x80, m.seq % 10, 1, false);
@@ -517,7 +635,7 @@ static void publish(int i)
     truth_inc(__atomic_load_n(&p->truth, __ATOMIC_ACQUIRE), TC_PUB_INTER);
     for (int s = 0; s < G.nsubs; s++) {
         const struct g_sub *gs = &G.subs[s];
-        if (gs->deaf) /* never matched: the middleware delivers it nothing */
+        if (gs->deaf || !middleware_matches(gp, gs)) /* never matched: the middleware delivers it nothing */
             continue;
         if (strcmp(gs->topic, topic) == 0 || (gs->reuse_at >= 0 && strcmp(gs->reuse_topic, topic) == 0))
             send_to(p->sock, "s", s, &m);
@@ -1118,6 +1236,8 @@ int main(int argc, char **argv)
         snprintf(idx, sizeof idx, "%d", p);
         pid_t pid = fork();
         if (pid == 0) {
+            for (int e = 0; e < G.procs[p].nenv; e++) /* the graph's env=NAME=VALUE, as a launch file would set it */
+                putenv(G.procs[p].env[e]);
             char *args[16] = {"simgraph", "--graph", (char *)graph_arg, "--child", idx, "--t0", t0s,
                               "--duration", ds, "--rundir", rundir};
             int na = 11;

@@ -12,6 +12,7 @@
  *   section RP_SECTION_NODES       node_capacity     x rp_node
  *   section RP_SECTION_ENDPOINTS   endpoint_capacity x rp_endpoint
  *   section RP_SECTION_LANES       lane_count x endpoint_capacity x RP_COUNTERS_PER_ENDPOINT x u64
+ *   optional sections (gaps, latency, timing, threads, QoS), each described in rp_header.sections
  *
  * Rules of the contract:
  *  - The probe is the only writer. Readers map the file read-only.
@@ -50,7 +51,7 @@
 
 #define RP_MAGIC UINT64_C(0x45534c5550325352) /* "RS2PULSE" read as little-endian u64 */
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 4
+#define RP_ABI_MINOR 5
 
 #define RP_HEADER_SIZE 4096u
 #define RP_MAX_SECTIONS 8u
@@ -84,6 +85,7 @@ enum rp_section_kind {
     RP_SECTION_LATENCY = 5, /* only with ROS_TOPIC_STATS_LATENCY=1: endpoint_capacity x rp_gap, see below */
     RP_SECTION_TIMING = 6,  /* ABI 1.4, unless ROS_PULSE_TIMING=0: endpoint_capacity x rp_timing */
     RP_SECTION_THREADS = 7, /* ABI 1.4, with RP_SECTION_TIMING: (lane_count - 1) x rp_thread, one per private lane */
+    RP_SECTION_QOS = 8,     /* ABI 1.5: endpoint_capacity x rp_qos */
 };
 
 /* rp_node.state and rp_endpoint.state */
@@ -220,6 +222,73 @@ struct rp_thread {
     uint8_t reserved2[40];
 };
 
+/*
+ * RP_SECTION_QOS (ABI 1.5): what a publisher or subscription is, learnt once
+ * when rcl_publisher_init / rcl_subscription_init returned: the QoS the rmw
+ * actually gave it (rcl_*_get_actual_qos), its message type (from the type
+ * support it was created with), its rmw implementation (the identifier of
+ * its rmw handle) and its node's domain (rcl_node_get_domain_id). Record i
+ * belongs to endpoint i while generation equals the endpoint's; seq is odd
+ * while the writer fills the record (0: never written), so a reader that
+ * sees it odd, or changed after reading, reads it next time. Init-time only.
+ */
+#define RP_TYPE_MAX 128u
+#define RP_RMW_MAX 32u
+#define RP_NO_DOMAIN UINT32_C(0xffffffff)
+#define RP_DURATION_INFINITE UINT64_MAX /* a QoS duration the rmw reports as infinite */
+
+/* rp_qos.flags */
+enum rp_qos_flags {
+    RP_QOS_ACTUAL = 1u << 0,         /* history .. lease_ns hold the actual QoS (else unknown) */
+    RP_QOS_TYPE_TRUNCATED = 1u << 1, /* the type name was longer than type */
+    RP_QOS_AVOID_ROS_NS = 1u << 2,   /* avoid_ros_namespace_conventions: a raw DDS topic name */
+};
+
+struct rp_qos {
+    RP_ATOMIC(uint32_t) seq;
+    uint32_t generation; /* the endpoint generation it describes */
+    uint8_t history;     /* rmw_qos_history_policy_e: 1 keep last, 2 keep all */
+    uint8_t reliability; /* rmw_qos_reliability_policy_e: 1 reliable, 2 best effort */
+    uint8_t durability;  /* rmw_qos_durability_policy_e: 1 transient local, 2 volatile */
+    uint8_t liveliness;  /* rmw_qos_liveliness_policy_e: 1 automatic, 3 manual by topic */
+    uint32_t depth;      /* history depth (saturated) */
+    uint64_t deadline_ns; /* 0: unspecified (none); RP_DURATION_INFINITE */
+    uint64_t lifespan_ns;
+    uint64_t lease_ns;    /* liveliness lease duration */
+    uint32_t domain_id;   /* RP_NO_DOMAIN: unknown */
+    uint32_t flags;       /* rp_qos_flags */
+    char rmw[RP_RMW_MAX];   /* e.g. "rmw_fastrtps_cpp"; "" unknown */
+    char type[RP_TYPE_MAX]; /* "pkg/msg/Type"; "" unknown */
+    uint8_t reserved[48];
+};
+
+/*
+ * rp_header.env (ABI 1.5): the process's ROS environment when its segment
+ * was made, as getenv saw it ("" and its bit clear: unset). Discovery and
+ * middleware settings are per process; what they decide is in rp_qos.
+ */
+enum rp_env_flags {
+    RP_ENV_DOMAIN_ID = 1u << 0,       /* ROS_DOMAIN_ID is set */
+    RP_ENV_RMW = 1u << 1,             /* RMW_IMPLEMENTATION is set */
+    RP_ENV_LOCALHOST_ONLY = 1u << 2,  /* ROS_LOCALHOST_ONLY is set */
+    RP_ENV_DISCOVERY_RANGE = 1u << 3, /* ROS_AUTOMATIC_DISCOVERY_RANGE is set */
+    RP_ENV_STATIC_PEERS = 1u << 4,    /* ROS_STATIC_PEERS is set */
+    RP_ENV_CYCLONEDDS_URI = 1u << 5,  /* a Cyclone DDS configuration */
+    RP_ENV_FASTDDS_PROFILE = 1u << 6, /* FASTRTPS_DEFAULT_PROFILES_FILE or FASTDDS_DEFAULT_PROFILES_FILE */
+    RP_ENV_ZENOH_CONFIG = 1u << 7,    /* ZENOH_SESSION_CONFIG_URI or ZENOH_ROUTER_CONFIG_URI */
+    RP_ENV_TRUNCATED = 1u << 8,       /* a value was longer than its field */
+};
+
+struct rp_env {
+    uint32_t flags;
+    uint32_t reserved;
+    char domain_id[16];
+    char rmw_implementation[40];
+    char localhost_only[8];
+    char discovery_range[24];
+    char static_peers[256];
+};
+
 struct rp_section {
     uint32_t kind;
     uint32_t count;  /* number of records */
@@ -255,7 +324,8 @@ struct rp_header {
     struct rp_section sections[RP_MAX_SECTIONS];
     char exe[RP_EXE_MAX];
     char cmdline[RP_CMDLINE_MAX];
-    uint8_t reserved1[RP_HEADER_SIZE - 320 - RP_EXE_MAX - RP_CMDLINE_MAX];
+    struct rp_env env; /* ABI 1.5 */
+    uint8_t reserved1[RP_HEADER_SIZE - 320 - RP_EXE_MAX - RP_CMDLINE_MAX - 352];
 };
 
 struct rp_node {
@@ -289,6 +359,8 @@ _Static_assert(sizeof(struct rp_endpoint) == 320, "rp_endpoint size");
 _Static_assert(sizeof(struct rp_gap) == 24 + 4 * RP_GAP_BUCKETS, "rp_gap size");
 _Static_assert(sizeof(struct rp_timing) == 48 + 8 * RP_TIME_BUCKETS + RP_SYMBOL_MAX, "rp_timing size");
 _Static_assert(sizeof(struct rp_thread) == 128, "rp_thread size");
+_Static_assert(sizeof(struct rp_qos) == 256, "rp_qos size");
+_Static_assert(sizeof(struct rp_env) == 352, "rp_env size");
 #endif
 
 #endif /* ROS2_PULSE_SEGMENT_H */

@@ -153,4 +153,59 @@ rp_rcl_ret_t rcl_timer_get_time_until_next_call(const void *timer, int64_t *time
 typedef rp_rcl_ret_t (*rp_rcl_wait_fn)(void *wait_set, int64_t timeout);
 rp_rcl_ret_t rcl_wait(void *wait_set, int64_t timeout);
 
+/*
+ * Publisher and subscription creation (rcl/publisher.h, subscription.h; the
+ * same on Humble, Jazzy and Kilted): the probe wraps the two init functions
+ * to learn, once each returned RCL_RET_OK, what the endpoint is (qos.c).
+ * Every struct is opaque except those below, which are rmw's and rosidl's
+ * public layouts (rmw/types.h, rmw/time.h, rosidl_runtime_c,
+ * rosidl_typesupport_{c,cpp}/type_support_map.h), unchanged from Humble to Kilted.
+ */
+typedef rp_rcl_ret_t (*rp_rcl_endpoint_init_fn)(void *endpoint, const void *node, const void *type_support,
+                                                const char *topic_name, const void *options);
+rp_rcl_ret_t rcl_publisher_init(void *publisher, const void *node, const void *type_support, const char *topic_name,
+                                const void *options);
+rp_rcl_ret_t rcl_subscription_init(void *subscription, const void *node, const void *type_support,
+                                   const char *topic_name, const void *options);
+
+typedef struct {
+    uint64_t sec;
+    uint64_t nsec;
+} rp_rmw_time_t;
+
+typedef struct { /* rmw_qos_profile_t */
+    int32_t history;
+    size_t depth;
+    int32_t reliability;
+    int32_t durability;
+    rp_rmw_time_t deadline;
+    rp_rmw_time_t lifespan;
+    int32_t liveliness;
+    rp_rmw_time_t liveliness_lease_duration;
+    bool avoid_ros_namespace_conventions;
+} rp_rmw_qos_profile_t;
+
+typedef const rp_rmw_qos_profile_t *(*rp_rcl_get_actual_qos_fn)(const void *endpoint);
+typedef void *(*rp_rcl_get_rmw_handle_fn)(const void *endpoint); /* rmw_publisher_t *: implementation_identifier first */
+typedef rp_rcl_ret_t (*rp_rcl_node_get_domain_id_fn)(const void *node, size_t *domain_id);
+
+typedef struct { /* rosidl_message_type_support_t: Iron+ appends hash and description functions */
+    const char *typesupport_identifier;
+    const void *data;
+    const void *func;
+} rp_rosidl_message_type_support_t;
+
+typedef struct { /* type_support_map_t: the data of the rosidl_typesupport_c / _cpp dispatchers */
+    size_t size;
+    const char *package_name;
+    const char *const *typesupport_identifier;
+    const char *const *symbol_name; /* <typesupport>__get_message_type_support_handle__<pkg>__<subfolder>__<Type> */
+    void **data;
+} rp_type_support_map_t;
+
+typedef struct { /* the first two fields of the introspection and fastrtps type supports' data */
+    const char *message_namespace; /* "std_msgs__msg" (C) or "std_msgs::msg" (C++) */
+    const char *message_name;
+} rp_message_names_t;
+
 #endif /* ROS2_PULSE_TRACETOOLS_API_H */
