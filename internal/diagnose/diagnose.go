@@ -1,0 +1,403 @@
+// Package diagnose says why a subscription hears nothing, or why nobody hears
+// a publisher, for every probed process on the machine at once: it pairs
+// each subscription with the publishers of its topic (and of near names) and
+// applies internal/compat's rules to what the probe learnt at creation
+// (domain, rmw, discovery settings, message type, actual QoS). It reads one
+// scan: nothing here depends on rates, so it works on the first scan.
+package diagnose
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"ros2_pulse/internal/compat"
+	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/window"
+)
+
+// Reason is why a pair does not meet, or what may go wrong where it does.
+type Reason string
+
+const (
+	OtherDomain     Reason = "other_domain"     // the two sides are on different ROS_DOMAIN_IDs
+	OtherRMW        Reason = "other_rmw"        // middlewares that do not speak to each other (Zenoh and DDS)
+	DiscoveryRange  Reason = "discovery_range"  // a side's discovery range lets it discover nobody (OFF)
+	TypeMismatch    Reason = "type_mismatch"    // same topic, different message types
+	QoSIncompatible Reason = "qos_incompatible" // a requested QoS the publisher does not offer
+	QoSUnknown      Reason = "qos_unknown"      // nothing rules the pair out, but a side's QoS could not be read
+	NoPublisher     Reason = "no_publisher"     // nothing on this machine publishes the topic (near names given)
+	NoSubscriber    Reason = "no_subscriber"    // nothing subscribes the topic, but near names do
+
+	// Warnings: the pair meets, but not quite as asked.
+	QoSWarning         Reason = "qos_warning"         // rmw_dds_common's "compatible with a warning"
+	CrossVendor        Reason = "cross_vendor"        // two DDS vendors: RTPS, not every feature guaranteed
+	DiscoveryUncertain Reason = "discovery_uncertain" // Humble, localhost-only on one side only: rmw-dependent
+)
+
+// order: the reason that explains most is named first.
+var order = map[Reason]int{OtherDomain: 0, OtherRMW: 1, DiscoveryRange: 2, TypeMismatch: 3, QoSIncompatible: 4, QoSUnknown: 5}
+
+// Endpoint is one live publisher or subscription with what the probe learnt of it.
+type Endpoint struct {
+	Pid      int
+	Node     string
+	Topic    string
+	Pub      bool
+	QoS      *segment.QoS // nil: nothing learnt (its creation was not wrapped)
+	Domain   int          // -1: unknown
+	RMW      string       // "": unknown
+	Range    compat.Range // "": unknown
+	Received uint64       // a subscription's messages since it was created
+	distro   segment.Distro
+}
+
+// Type is the endpoint's message type, "" when unknown.
+func (e *Endpoint) Type() string {
+	if e.QoS == nil {
+		return ""
+	}
+	return e.QoS.Type
+}
+
+func (e *Endpoint) String() string { return fmt.Sprintf("%s (pid %d)", orDash(e.Node), e.Pid) }
+
+// Peer is the other side of a finding, with what rules it out.
+type Peer struct {
+	Node   string
+	Pid    int
+	Topic  string
+	Reason Reason
+	Detail string
+}
+
+// Finding is one endpoint's diagnosis.
+type Finding struct {
+	Endpoint
+	Reason  Reason
+	Error   bool   // it meets nobody (else a warning: it meets, not quite as asked)
+	Detail  string // the policy and both sides' values, the two domains, ...
+	Fix     string // one line
+	Peers   []Peer // the publishers (or subscriptions) concerned
+	Near    []string
+	Silent  bool // a subscription that received nothing since it was created
+}
+
+// Line is the finding in one line, for doctor, top and check.
+func (f *Finding) Line() string {
+	var b strings.Builder
+	if f.Pub {
+		fmt.Fprintf(&b, "%s publishes %s", f.Endpoint.String(), f.Topic)
+	} else {
+		fmt.Fprintf(&b, "%s on %s", f.Endpoint.String(), f.Topic)
+	}
+	fmt.Fprintf(&b, ": %s", f.Reason)
+	if f.Detail != "" {
+		fmt.Fprintf(&b, " (%s)", f.Detail)
+	}
+	if f.Fix != "" {
+		fmt.Fprintf(&b, "; fix: %s", f.Fix)
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Endpoints lists the live publishers and subscriptions of a scan.
+func Endpoints(scan *segment.Scan) []Endpoint {
+	var out []Endpoint
+	for _, s := range scan.Snapshots {
+		if !s.Alive {
+			continue
+		}
+		envDomain, envRMW := -1, ""
+		if s.Env != nil {
+			envDomain = 0 // rcl's default when ROS_DOMAIN_ID is unset or empty
+			if s.Env.Set(segment.EnvDomainID) && s.Env.DomainID != "" {
+				if v, err := strconv.Atoi(strings.TrimSpace(s.Env.DomainID)); err == nil && v >= 0 {
+					envDomain = v
+				} else {
+					envDomain = -1
+				}
+			}
+			envRMW = s.Env.RMW
+		}
+		rng := compat.RangeOf(s.Distro, s.Env)
+		for i := range s.Endpoints {
+			e := &s.Endpoints[i]
+			if e.Retired() || (e.Kind != segment.KindPublisher && e.Kind != segment.KindSubscription) || window.IsBuiltin(e.Name) {
+				continue // /rosout and /parameter_events: every node's, meant for its own domain and tools
+			}
+			ep := Endpoint{Pid: s.Pid, Node: window.NodeOf(s, e), Topic: e.Name, Pub: e.Kind == segment.KindPublisher,
+				QoS: e.QoS, Domain: envDomain, RMW: envRMW, Range: rng, distro: s.Distro}
+			if e.QoS != nil {
+				if e.QoS.Domain >= 0 {
+					ep.Domain = e.QoS.Domain
+				}
+				if e.QoS.RMW != "" {
+					ep.RMW = e.QoS.RMW
+				}
+			}
+			if !ep.Pub {
+				ep.Received = e.Counts[segment.SlotInter] + e.Counts[segment.SlotIntra]
+			}
+			out = append(out, ep)
+		}
+	}
+	return out
+}
+
+// pair rates one publisher against one subscription: the error that rules
+// the pair out (most explaining first), else the warnings.
+func pair(p, s *Endpoint) (err *Peer, warns []Peer) {
+	peer := func(r Reason, detail string) Peer { // named by the publisher: the subscription's finding lists them
+		return Peer{Node: p.Node, Pid: p.Pid, Topic: p.Topic, Reason: r, Detail: detail}
+	}
+	if p.Domain >= 0 && s.Domain >= 0 && p.Domain != s.Domain {
+		e := peer(OtherDomain, fmt.Sprintf("publisher on domain %d, subscription on domain %d", p.Domain, s.Domain))
+		return &e, nil
+	}
+	switch compat.RMWsMeet(p.RMW, s.RMW) {
+	case compat.Error:
+		e := peer(OtherRMW, fmt.Sprintf("publisher on %s, subscription on %s", p.RMW, s.RMW))
+		return &e, nil
+	case compat.Warning:
+		warns = append(warns, peer(CrossVendor, fmt.Sprintf("publisher on %s, subscription on %s", p.RMW, s.RMW)))
+	}
+	if p.Pid != s.Pid {
+		distro := s.distro
+		if p.distro > distro {
+			distro = p.distro
+		}
+		switch compat.DiscoveryMeets(distro, p.Range, s.Range) {
+		case compat.Error:
+			e := peer(DiscoveryRange, fmt.Sprintf("publisher's discovery range %s, subscription's %s", p.Range, s.Range))
+			return &e, nil
+		case compat.Warning:
+			warns = append(warns, peer(DiscoveryUncertain, fmt.Sprintf("publisher %s, subscription %s", localhost(p.Range), localhost(s.Range))))
+		}
+	}
+	if pt, st := p.Type(), s.Type(); pt != "" && st != "" && pt != st {
+		e := peer(TypeMismatch, fmt.Sprintf("publisher %s, subscription %s", pt, st))
+		return &e, nil
+	}
+	if p.QoS == nil || !p.QoS.Actual || s.QoS == nil || !s.QoS.Actual {
+		e := peer(QoSUnknown, "")
+		return &e, warns // not an error that rules it out: said only where nothing meets
+	}
+	for _, f := range compat.CheckQoS(p.QoS, s.QoS) {
+		if f.Verdict == compat.Error {
+			e := peer(QoSIncompatible, f.String())
+			return &e, nil
+		}
+		warns = append(warns, peer(QoSWarning, f.String()))
+	}
+	return nil, warns
+}
+
+func localhost(r compat.Range) string {
+	if r == compat.RangeLocalhost {
+		return "ROS_LOCALHOST_ONLY=1"
+	}
+	return "not localhost-only"
+}
+
+// fixes is the one line for each reason that is not a QoS policy.
+var fixes = map[Reason]string{
+	OtherDomain:        "run both with the same ROS_DOMAIN_ID",
+	OtherRMW:           "run both with the same RMW_IMPLEMENTATION (Zenoh and DDS do not talk)",
+	DiscoveryRange:     "set ROS_AUTOMATIC_DISCOVERY_RANGE to LOCALHOST or SUBNET on both (OFF discovers nobody)",
+	TypeMismatch:       "use one message type on both sides",
+	QoSUnknown:         "check both sides' QoS with `ros2 topic info -v`",
+	CrossVendor:        "run both with one RMW_IMPLEMENTATION if a feature misbehaves",
+	DiscoveryUncertain: "set ROS_LOCALHOST_ONLY the same on both",
+	QoSWarning:         "set the policy explicitly on both sides",
+}
+
+// Diagnose returns the findings of a scan: every subscription that meets no
+// publisher of its topic though one exists here, every silent one with no
+// publisher but near names, every publisher that no subscription of its
+// topic (or of a near name) meets, and the pairs that meet with a warning.
+// Sorted by topic, then node.
+func Diagnose(scan *segment.Scan) []Finding {
+	eps := Endpoints(scan)
+	pubs, subs := map[string][]*Endpoint{}, map[string][]*Endpoint{}
+	for i := range eps {
+		e := &eps[i]
+		if e.Pub {
+			pubs[e.Topic] = append(pubs[e.Topic], e)
+		} else {
+			subs[e.Topic] = append(subs[e.Topic], e)
+		}
+	}
+	var out []Finding
+	pubMatched := map[*Endpoint]bool{}
+	pubErrs := map[*Endpoint][]Peer{}
+	for topic, ss := range subs {
+		for _, s := range ss {
+			ps := pubs[topic]
+			if len(ps) == 0 {
+				if s.Received == 0 {
+					if near := Near(topic, keys(pubs)); len(near) > 0 {
+						out = append(out, Finding{Endpoint: *s, Reason: NoPublisher, Error: true, Near: near, Silent: true,
+							Detail: "published here: " + strings.Join(near, ", "),
+							Fix:    "remap one side (" + topic + " vs " + near[0] + ") or fix its namespace"})
+					}
+				}
+				continue
+			}
+			var errs []Peer
+			matched := false
+			warned := map[Reason]int{} // a warning's finding, by reason: one per subscription, its publishers as peers
+			for _, p := range ps {
+				e, warns := pair(p, s)
+				if e == nil || e.Reason == QoSUnknown {
+					matched = matched || e == nil
+					pubMatched[p] = pubMatched[p] || e == nil
+				}
+				if e != nil {
+					errs = append(errs, *e)
+					rev := *e
+					rev.Node, rev.Pid, rev.Topic = s.Node, s.Pid, s.Topic
+					pubErrs[p] = append(pubErrs[p], rev)
+				}
+				for _, w := range warns {
+					if e != nil {
+						continue
+					}
+					if i, ok := warned[w.Reason]; ok {
+						out[i].Peers = append(out[i].Peers, w)
+						continue
+					}
+					warned[w.Reason] = len(out)
+					out = append(out, Finding{Endpoint: *s, Reason: w.Reason, Detail: w.Detail, Fix: fixes[w.Reason], Peers: []Peer{w},
+						Silent: s.Received == 0})
+				}
+			}
+			if matched {
+				continue
+			}
+			sort.SliceStable(errs, func(i, j int) bool { return order[errs[i].Reason] < order[errs[j].Reason] })
+			first := errs[0]
+			f := Finding{Endpoint: *s, Reason: first.Reason, Error: first.Reason != QoSUnknown, Detail: first.Detail, Peers: errs, Silent: s.Received == 0}
+			f.Fix = fixes[f.Reason]
+			if f.Reason == QoSIncompatible {
+				policy, _, _ := strings.Cut(first.Detail, ":")
+				f.Fix = compat.Finding{Policy: policy}.Fix()
+			}
+			out = append(out, f)
+		}
+	}
+	for topic, ps := range pubs {
+		for _, p := range ps {
+			if pubMatched[p] {
+				continue
+			}
+			if errs := pubErrs[p]; len(errs) > 0 {
+				sort.SliceStable(errs, func(i, j int) bool { return order[errs[i].Reason] < order[errs[j].Reason] })
+				if errs[0].Reason == QoSUnknown {
+					continue
+				}
+				out = append(out, Finding{Endpoint: *p, Reason: errs[0].Reason, Error: true, Detail: errs[0].Detail, Peers: errs,
+					Fix: "see its subscriptions' findings"})
+				continue
+			}
+			if len(subs[topic]) == 0 {
+				if near := Near(topic, keys(subs)); len(near) > 0 {
+					out = append(out, Finding{Endpoint: *p, Reason: NoSubscriber, Near: near,
+						Detail: "subscribed here: " + strings.Join(near, ", "),
+						Fix:    "remap one side (" + topic + " vs " + near[0] + ") or fix its namespace"})
+				}
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := &out[i], &out[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		if a.Pub != b.Pub {
+			return !a.Pub
+		}
+		if a.Node != b.Node {
+			return a.Node < b.Node
+		}
+		if a.Pid != b.Pid {
+			return a.Pid < b.Pid
+		}
+		return a.Reason < b.Reason
+	})
+	return out
+}
+
+func keys(m map[string][]*Endpoint) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Near returns the names among candidates one namespace, remap or typo away
+// from topic: the same last segment in another namespace, one name ending
+// the other at a '/', or an edit distance of at most 2 (names of 5 bytes or
+// more). Nearest first.
+func Near(topic string, candidates []string) []string {
+	type hit struct {
+		name string
+		d    int
+	}
+	var hits []hit
+	for _, c := range candidates {
+		if c == topic || window.IsBuiltin(c) {
+			continue
+		}
+		d := levenshtein(topic, c)
+		switch {
+		case path.Base(c) == path.Base(topic), strings.HasSuffix(c, topic) && strings.HasSuffix(c[:len(c)-len(topic)+1], "/"),
+			strings.HasSuffix(topic, c) && strings.HasSuffix(topic[:len(topic)-len(c)+1], "/"):
+		case d <= 2 && len(topic) >= 5 && len(c) >= 5:
+		default:
+			continue
+		}
+		hits = append(hits, hit{c, d})
+	}
+	sort.Slice(hits, func(i, j int) bool {
+		if hits[i].d != hits[j].d {
+			return hits[i].d < hits[j].d
+		}
+		return hits[i].name < hits[j].name
+	})
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.name
+	}
+	return out
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

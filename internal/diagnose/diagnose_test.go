@@ -1,0 +1,65 @@
+package diagnose
+
+import (
+	"reflect"
+	"testing"
+
+	"ros2_pulse/internal/segment"
+)
+
+func snap(pid int, node string, env *segment.Env, eps ...segment.Endpoint) *segment.Snapshot {
+	return &segment.Snapshot{Pid: pid, Alive: true, Distro: segment.DistroJazzy, Env: env, Nodes: []segment.Node{{Name: node}}, Endpoints: eps}
+}
+
+func ep(kind segment.Kind, topic string, q *segment.QoS, received uint64) segment.Endpoint {
+	return segment.Endpoint{Kind: kind, Name: topic, Node: 0, QoS: q, Counts: [4]uint64{received}}
+}
+
+func qos(rel uint8, typ string) *segment.QoS {
+	return &segment.QoS{Actual: true, History: 1, Depth: 10, Reliability: rel, Durability: 2, Liveliness: 1,
+		DeadlineNs: segment.DurationInfinite, LeaseNs: segment.DurationInfinite, Domain: 0, RMW: "rmw_fastrtps_cpp", Type: typ}
+}
+
+// A subscription whose publisher's QoS could not be read is "QoS unknown",
+// never a guess, and only where nothing else meets it; an exited process is
+// not judged; a silent subscription with no near name gets no finding (its
+// publisher may be on another host).
+func TestUnknownQoSAndExitedProcesses(t *testing.T) {
+	env := &segment.Env{}
+	unknown := &segment.QoS{Domain: 0, RMW: "rmw_fastrtps_cpp"}
+	dead := snap(3, "/dead", env, ep(segment.KindPublisher, "/a", qos(2, "p/msg/T"), 0))
+	dead.Alive = false
+	scan := &segment.Scan{Snapshots: []*segment.Snapshot{
+		snap(1, "/pub", env, ep(segment.KindPublisher, "/a", unknown, 0)),
+		snap(2, "/sub", env, ep(segment.KindSubscription, "/a", qos(1, "p/msg/T"), 0),
+			ep(segment.KindSubscription, "/lonely", qos(1, "p/msg/T"), 0)),
+		dead,
+	}}
+	got := Diagnose(scan)
+	if len(got) != 1 || got[0].Reason != QoSUnknown || got[0].Error || got[0].Node != "/sub" || got[0].Topic != "/a" {
+		t.Fatalf("%+v", got)
+	}
+}
+
+func TestNear(t *testing.T) {
+	for _, c := range []struct {
+		topic string
+		cands []string
+		want  []string
+	}{
+		{"/cmd_vel", []string{"/robot1/cmd_vel", "/odom", "/cmd_vel"}, []string{"/robot1/cmd_vel"}},
+		{"/robot1/cmd_vel", []string{"/cmd_vel", "/robot2/cmd_vel"}, []string{"/robot2/cmd_vel", "/cmd_vel"}},
+		{"/camera/image_raw", []string{"/camera/image_rect", "/camera/imag_raw"}, []string{"/camera/imag_raw"}},
+		{"/tf", []string{"/tf_static", "/rosout"}, nil}, // short names: no typo guess; builtins never
+		{"/scan", []string{"/scam"}, []string{"/scam"}}, // a typo
+		{"/scans", []string{"/scan"}, []string{"/scan"}},
+	} {
+		got := Near(c.topic, c.cands)
+		if len(got) == 0 && len(c.want) == 0 {
+			continue
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Near(%s, %v) = %v, want %v", c.topic, c.cands, got, c.want)
+		}
+	}
+}
