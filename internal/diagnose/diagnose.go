@@ -286,13 +286,8 @@ func Diagnose(scan *segment.Scan) []Finding {
 			}
 			sort.SliceStable(errs, func(i, j int) bool { return order[errs[i].Reason] < order[errs[j].Reason] })
 			first := errs[0]
-			f := Finding{Endpoint: *s, Reason: first.Reason, Error: first.Reason != QoSUnknown, Detail: first.Detail, Peers: errs, Silent: s.Received == 0}
-			f.Fix = fixes[f.Reason]
-			if f.Reason == QoSIncompatible {
-				policy, _, _ := strings.Cut(first.Detail, ":")
-				f.Fix = compat.Finding{Policy: policy}.Fix()
-			}
-			out = append(out, f)
+			out = append(out, Finding{Endpoint: *s, Reason: first.Reason, Error: first.Reason != QoSUnknown, Detail: first.Detail,
+				Fix: fixOf(first), Peers: errs, Silent: s.Received == 0})
 		}
 	}
 	for topic, ps := range pubs {
@@ -306,7 +301,7 @@ func Diagnose(scan *segment.Scan) []Finding {
 					continue
 				}
 				out = append(out, Finding{Endpoint: *p, Reason: errs[0].Reason, Error: true, Detail: errs[0].Detail, Peers: errs,
-					Fix: "see its subscriptions' findings"})
+					Fix: fixOf(errs[0])})
 				continue
 			}
 			if len(subs[topic]) == 0 {
@@ -335,6 +330,15 @@ func Diagnose(scan *segment.Scan) []Finding {
 		return a.Reason < b.Reason
 	})
 	return out
+}
+
+// fixOf is the one line for what rules a pair out.
+func fixOf(p Peer) string {
+	if p.Reason == QoSIncompatible {
+		policy, _, _ := strings.Cut(p.Detail, ":")
+		return compat.Finding{Policy: policy}.Fix()
+	}
+	return fixes[p.Reason]
 }
 
 func keys(m map[string][]*Endpoint) []string {

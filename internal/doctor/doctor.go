@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"ros2_pulse/internal/compat"
+	"ros2_pulse/internal/diagnose"
 	"slices"
 	"sort"
 	"strings"
@@ -227,7 +229,48 @@ func reportBusy(out io.Writer, r *segment.Reader, first *segment.Scan, later *la
 	return problems
 }
 
-func reportSilent(out io.Writer, r *segment.Reader, first *segment.Scan, later *laterScan) int {
+// reportWhy prints what internal/diagnose finds: each publisher or
+// subscription that can meet nobody (a problem), and each pair that meets
+// with a warning. It returns the problems and the subscriptions explained
+// (pid and topic), which the starved check below need not repeat.
+func reportWhy(out io.Writer, scan *segment.Scan) (int, map[string]bool) {
+	explained := map[string]bool{}
+	findings := diagnose.Diagnose(scan)
+	if len(findings) == 0 {
+		return 0, explained
+	}
+	fmt.Fprintf(out, "why silent (publishers and subscriptions that cannot meet, and pairs that meet with a warning)\n")
+	problems := 0
+	for i := range findings {
+		f := &findings[i]
+		level := "WARN"
+		if f.Error {
+			level = "FAIL"
+			problems++
+			if !f.Pub {
+				explained[fmt.Sprintf("%d %s", f.Pid, f.Topic)] = true
+			}
+		}
+		fmt.Fprintf(out, "  %s %s\n", level, f.Line())
+		if q := f.QoS; q != nil && (f.Reason == diagnose.QoSIncompatible || f.Reason == diagnose.QoSWarning) {
+			fmt.Fprintf(out, "         its QoS: %s\n", compat.Summary(q))
+		}
+		var peers []string
+		for _, p := range f.Peers {
+			peers = append(peers, fmt.Sprintf("%s (pid %d) %s", p.Node, p.Pid, p.Reason))
+		}
+		if len(peers) > 1 {
+			side := "publishers"
+			if f.Pub {
+				side = "subscriptions"
+			}
+			fmt.Fprintf(out, "         %s: %s\n", side, strings.Join(peers, "; "))
+		}
+	}
+	return problems, explained
+}
+
+func reportSilent(out io.Writer, r *segment.Reader, first *segment.Scan, later *laterScan, explained map[string]bool) int {
 	before, pub1 := silentSubs(first), window.PublishedByTopic(first)
 	waiting := false
 	for _, ss := range before {
@@ -251,8 +294,8 @@ func reportSilent(out io.Writer, r *segment.Reader, first *segment.Scan, later *
 	problems, headed := 0, false
 	for _, k := range keys {
 		ss := now[k]
-		if pub2[ss.topic] <= pub1[ss.topic] {
-			continue // nothing published here meanwhile: quiet is not starved
+		if pub2[ss.topic] <= pub1[ss.topic] || explained[fmt.Sprintf("%d %s", ss.pid, ss.topic)] {
+			continue // nothing published here meanwhile: quiet is not starved; or said why above
 		}
 		if !headed {
 			fmt.Fprintf(out, "subscriptions that received nothing\n")
@@ -283,7 +326,7 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 		fmt.Fprintf(out, "  FAIL %s: %v\n", lib, err)
 		problems++
 	} else {
-		fmt.Fprintf(out, "  ok   %s loads as a preload and exports its %d hooks (tracetools, rcl publish and timer calls)\n", lib, len(probe.Exports()))
+		fmt.Fprintf(out, "  ok   %s loads as a preload and exports its %d hooks (tracetools; rcl publish, timer, wait and endpoint-init calls)\n", lib, len(probe.Exports()))
 	}
 
 	fmt.Fprintf(out, "libtracetools\n")
@@ -355,7 +398,9 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 		}
 	}
 	later := &laterScan{}
-	problems += reportSilent(out, r, scan, later)
+	why, explained := reportWhy(out, scan)
+	problems += why
+	problems += reportSilent(out, r, scan, later, explained)
 	problems += reportBusy(out, r, scan, later)
 	for _, b := range bridge.ReadStatuses(dir) {
 		state := "running"
