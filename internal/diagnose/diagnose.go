@@ -76,13 +76,13 @@ type Peer struct {
 // Finding is one endpoint's diagnosis.
 type Finding struct {
 	Endpoint
-	Reason  Reason
-	Error   bool   // it meets nobody (else a warning: it meets, not quite as asked)
-	Detail  string // the policy and both sides' values, the two domains, ...
-	Fix     string // one line
-	Peers   []Peer // the publishers (or subscriptions) concerned
-	Near    []string
-	Silent  bool // a subscription that received nothing since it was created
+	Reason Reason
+	Error  bool   // it meets nobody (else a warning: it meets, not quite as asked)
+	Detail string // the policy and both sides' values, the two domains, ...
+	Fix    string // one line
+	Peers  []Peer // the publishers (or subscriptions) concerned
+	Near   []string
+	Silent bool // a subscription that received nothing since it was created
 }
 
 // Line is the finding in one line, for doctor, top and check.

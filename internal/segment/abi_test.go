@@ -119,7 +119,7 @@ func TestABIMatchesC(t *testing.T) {
 		"RP_KIND_SERVICE": KindService, "RP_EP_NAME_TRUNCATED": FlagNameTruncated, "RP_EP_RETIRED": FlagRetired,
 		"RP_EP_RCLCPP": FlagRclcpp, "RP_SLOT_INTER": SlotInter, "RP_SLOT_INTRA": SlotIntra, "RP_SLOT_TAKEN": SlotTaken,
 		"RP_SLOT_RESERVED": SlotReserved,
-		"RP_SECTION_QOS": SectionQoS, "RP_TYPE_MAX": TypeMax, "RP_RMW_MAX": RMWMax, "RP_NO_DOMAIN": NoDomain,
+		"RP_SECTION_QOS":   SectionQoS, "RP_TYPE_MAX": TypeMax, "RP_RMW_MAX": RMWMax, "RP_NO_DOMAIN": NoDomain,
 		"RP_DURATION_INFINITE": DurationInfinite, "RP_QOS_ACTUAL": QoSActual, "RP_QOS_TYPE_TRUNCATED": QoSTypeTruncated,
 		"RP_QOS_AVOID_ROS_NS": QoSAvoidRosNS, "RP_ENV_DOMAIN_ID": EnvDomainID, "RP_ENV_RMW": EnvRMW,
 		"RP_ENV_LOCALHOST_ONLY": EnvLocalhostOnly, "RP_ENV_DISCOVERY_RANGE": EnvDiscoveryRange,
