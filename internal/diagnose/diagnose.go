@@ -405,3 +405,22 @@ func levenshtein(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Unmatched is Diagnose as the window's data (what a recorder puts in each
+// window and a log carries).
+func Unmatched(scan *segment.Scan) []window.Unmatched {
+	fs := Diagnose(scan)
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]window.Unmatched, len(fs))
+	for i, f := range fs {
+		u := window.Unmatched{Topic: f.Topic, Node: f.Node, Pid: f.Pid, Pub: f.Pub, Reason: string(f.Reason), Error: f.Error,
+			Detail: f.Detail, Fix: f.Fix, Silent: f.Silent}
+		for _, p := range f.Peers {
+			u.Peers = append(u.Peers, fmt.Sprintf("%s %d", orDash(p.Node), p.Pid))
+		}
+		out[i] = u
+	}
+	return out
+}

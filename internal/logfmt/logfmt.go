@@ -390,6 +390,11 @@ func renderText(w *window.Window, opt Options) []byte {
 		}
 		b.WriteByte('\n')
 	}
+	for _, u := range w.Unmatched { // why a publisher or subscription meets nobody (ABI 1.5)
+		fmt.Fprintf(&b, "UNMATCHED %s side=%s node=%s pid=%d reason=%s level=%s silent=%s detail=%s fix=%s peers=%s\n",
+			textName(u.Topic), side(u.Pub), dash(u.Node), u.Pid, dash(u.Reason), level(u.Error), bit(u.Silent),
+			dash(u.Detail), dash(u.Fix), dash(strings.Join(u.Peers, ";")))
+	}
 	for _, n := range w.Nodes {
 		fmt.Fprintf(&b, "NODE %s\n", textName(n))
 	}
@@ -642,6 +647,30 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 		}
 		b.WriteByte('}')
 	}
+	b.WriteString(`],"unmatched":[`)
+	for i, u := range w.Unmatched {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"topic":`)
+		jsonString(&b, u.Topic)
+		fmt.Fprintf(&b, `,"side":"%s","node":`, side(u.Pub))
+		jsonString(&b, u.Node)
+		fmt.Fprintf(&b, `,"pid":%d,"reason":`, u.Pid)
+		jsonString(&b, u.Reason)
+		fmt.Fprintf(&b, `,"level":"%s","silent":%t,"detail":`, level(u.Error), u.Silent)
+		jsonString(&b, u.Detail)
+		b.WriteString(`,"fix":`)
+		jsonString(&b, u.Fix)
+		b.WriteString(`,"peers":[`)
+		for k, p := range u.Peers {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			jsonString(&b, p)
+		}
+		b.WriteString("]}")
+	}
 	b.WriteString("]")
 	// New arrays (old readers ignore unknown keys): receive latency, loss
 	// (only for topics that lost messages), period statistics per side.
@@ -711,4 +740,25 @@ func topicArray(b *strings.Builder, key string, w *window.Window, each func(t *w
 		})
 	}
 	b.WriteString("]")
+}
+
+func side(pub bool) string {
+	if pub {
+		return "pub"
+	}
+	return "sub"
+}
+
+func level(err bool) string {
+	if err {
+		return "error"
+	}
+	return "warning"
+}
+
+func bit(v bool) string {
+	if v {
+		return "1"
+	}
+	return "0"
 }

@@ -45,6 +45,11 @@ func fixture() *window.Window {
 			{Node: "/talker", Pid: 100, Pct: 1.9, Measured: true}, {Node: "/py_idle", Pid: 400}},
 		Threads: []window.Thread{{Pid: 100, Tid: 101, Name: "talker", Node: "/talker", BusyPct: 1.9, Callbacks: 19, Waiter: true, OutsideWaitPct: 2.5},
 			{Pid: 300, Tid: 301, Name: "python3", Node: "/odometry", Waiter: true, OutsideWaitPct: 41.25}},
+		Unmatched: []window.Unmatched{
+			{Topic: "/chatter", Node: "/listener", Pid: 200, Reason: "qos_incompatible", Error: true, Silent: true,
+				Detail: "reliability: publisher best_effort, subscription reliable", Fix: "make the subscription best_effort (or the publisher reliable)",
+				Peers: []string{"/talker 100", "/talker2 101"}},
+			{Topic: "/ok", Node: "/c", Pid: 300, Reason: "cross_vendor", Detail: "publisher on rmw_fastrtps_cpp, subscription on rmw_cyclonedds_cpp"}},
 		Procs: []window.Proc{
 			{Pid: 100, Exe: "/opt/ros/lib/talker", Alive: true, Nodes: []string{"/talker"}},
 			{Pid: 200, Exe: "/opt/ros/lib/listener", Alive: false, Nodes: []string{"/listener"}},

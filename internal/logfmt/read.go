@@ -337,7 +337,7 @@ func (b *builder) textLine(s string) bool {
 	switch kind {
 	case "WARN", "ALERT", "LOAN":
 		return true // verdicts are re-judged from the numbers; loans are not modelled
-	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC", "FULL", "EP", "CALLBACK", "BUSY", "THREAD":
+	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC", "FULL", "EP", "CALLBACK", "BUSY", "THREAD", "UNMATCHED":
 	default:
 		return true // a line kind from a newer writer
 	}
@@ -349,6 +349,9 @@ func (b *builder) textLine(s string) bool {
 	}
 	if kind == "THREAD" {
 		return b.threadLine(f[1:])
+	}
+	if kind == "UNMATCHED" {
+		return b.unmatchedLine(f[1:])
 	}
 	if len(f) < 2 {
 		return false
@@ -586,6 +589,32 @@ func (b *builder) threadLine(f []string) bool {
 	return true
 }
 
+// unmatchedLine reads "UNMATCHED topic side=… node=… pid=… reason=… level=… silent=… detail=… fix=… peers=…".
+func (b *builder) unmatchedLine(f []string) bool {
+	if len(f) < 2 {
+		return false
+	}
+	topic, ok := unescapeName(f[0])
+	kv, ok2 := keyvals(f[1:], "side", "node", "pid", "reason", "level")
+	pid, err := strconv.Atoi(kv["pid"])
+	if !ok || !ok2 || err != nil || (kv["side"] != "pub" && kv["side"] != "sub") || (kv["level"] != "error" && kv["level"] != "warning") {
+		return false
+	}
+	u := window.Unmatched{Topic: topic, Pid: pid, Pub: kv["side"] == "pub", Error: kv["level"] == "error", Silent: kv["silent"] == "1"}
+	for key, dst := range map[string]*string{"node": &u.Node, "reason": &u.Reason, "detail": &u.Detail, "fix": &u.Fix} {
+		v, ok := unescapeName(kv[key])
+		if kv[key] != "" && !ok {
+			return false
+		}
+		*dst = undash(v)
+	}
+	if peers, ok := unescapeName(kv["peers"]); ok && peers != "-" {
+		u.Peers = strings.Split(peers, ";")
+	}
+	b.w.Unmatched = append(b.w.Unmatched, u)
+	return true
+}
+
 func (b *builder) procLine(f []string) bool {
 	kv, ok := keyvals(f, "pid", "state")
 	if !ok {
@@ -684,6 +713,18 @@ type jsonWindow struct {
 		Callbacks uint64   `json:"callbacks"`
 		Outside   *float64 `json:"outside_wait_pct"`
 	} `json:"threads"`
+	Unmatched []struct {
+		Topic  string   `json:"topic"`
+		Side   string   `json:"side"`
+		Node   string   `json:"node"`
+		Pid    int      `json:"pid"`
+		Reason string   `json:"reason"`
+		Level  string   `json:"level"`
+		Silent bool     `json:"silent"`
+		Detail string   `json:"detail"`
+		Fix    string   `json:"fix"`
+		Peers  []string `json:"peers"`
+	} `json:"unmatched"`
 	Endpoints []struct {
 		Topic       string   `json:"topic"`
 		Side        string   `json:"side"`
@@ -836,6 +877,16 @@ func parseJSONWindow(line []byte) (*window.Window, bool) {
 			th.OutsideWaitPct, th.Waiter = nonNeg(jt.Outside, &err), true
 		}
 		b.w.Threads = append(b.w.Threads, th)
+	}
+	for _, u := range j.Unmatched {
+		if u.Topic == "" || (u.Side != "pub" && u.Side != "sub") || (u.Level != "error" && u.Level != "warning") {
+			return nil, false
+		}
+		if len(u.Peers) == 0 {
+			u.Peers = nil // as the text grammar reads "peers=-"
+		}
+		b.w.Unmatched = append(b.w.Unmatched, window.Unmatched{Topic: u.Topic, Node: u.Node, Pid: u.Pid, Pub: u.Side == "pub",
+			Reason: u.Reason, Error: u.Level == "error", Detail: u.Detail, Fix: u.Fix, Peers: u.Peers, Silent: u.Silent})
 	}
 	for _, e := range j.Endpoints {
 		ep := window.EndpointRate{Pid: e.Pid, Node: e.Node, Inter: e.InterHz, Intra: e.IntraHz, PubHidden: e.NotMeasured}

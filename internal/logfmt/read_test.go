@@ -77,6 +77,9 @@ func TestReadRoundTrip(t *testing.T) {
 				t.Errorf("%s: callback %d\n got %+v\nwant %+v", f, i, c, want)
 			}
 		}
+		if !reflect.DeepEqual(got.Unmatched, w.Unmatched) {
+			t.Errorf("%s: unmatched\n got %+v\nwant %+v", f, got.Unmatched, w.Unmatched)
+		}
 		if !reflect.DeepEqual(got.Busy, w.Busy) || !reflect.DeepEqual(got.Threads, w.Threads) {
 			t.Errorf("%s: busy %+v threads %+v", f, got.Busy, got.Threads)
 		}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"ros2_pulse/internal/diagnose"
 	"time"
 
 	"ros2_pulse/internal/health"
@@ -116,6 +117,7 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 	}
 	r.report(scan)
 	w := window.Compute(r.prev, scan, r.start, time.Now().UnixNano(), r.opt.Window)
+	w.Unmatched = diagnose.Unmatched(scan)
 	// The final window is written however short: a log's last window is
 	// always the run's final one, which offline checks skip (--skip-last)
 	// exactly as live ones do not judge it.

@@ -62,6 +62,10 @@ type EndpointRate struct {
 	// rclcpp's callbacks always fire callback_start). While it has delivered
 	// nothing, its silence is not measured: no loss, never "starved".
 	RecvHidden bool
+	// QoS: what the probe learnt of it at creation (QoS, type, rmw, domain);
+	// nil when nothing was (ABI before 1.5, an endpoint its rcl init did not
+	// announce). Shared with the snapshot: read only.
+	QoS *segment.QoS
 }
 
 // Starved reports a live subscription, whose takes the probe sees, that has
@@ -221,6 +225,24 @@ type Window struct {
 	Callbacks []Callback
 	Threads   []Thread
 	Busy      []NodeBusy
+	// Unmatched (ABI 1.5): why a publisher or subscription meets nobody, or
+	// meets with a warning, as internal/diagnose finds it in the window's
+	// last scan (the recorder fills it; a log carries it).
+	Unmatched []Unmatched
+}
+
+// Unmatched is one endpoint's diagnosis (internal/diagnose.Finding as data).
+type Unmatched struct {
+	Topic  string
+	Node   string
+	Pid    int
+	Pub    bool     // a publisher nobody hears; else a subscription
+	Reason string   // qos_incompatible, type_mismatch, other_domain, other_rmw, discovery_range, no_publisher, ...
+	Error  bool     // it meets nobody; else a warning
+	Detail string   // the policy and both sides' values, the two domains, the near names, ...
+	Fix    string   // one line
+	Peers  []string // the other side: "node pid"
+	Silent bool     // a subscription that received nothing since it was created
 }
 
 // Compute builds the window from prev to cur. prev may be nil (the first
@@ -423,6 +445,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			if e.Kind == segment.KindSubscription {
 				r.RecvHidden = RecvHidden(s, e)
 			}
+			r.QoS = e.QoS
 			t.add(e.Kind, r)
 		}
 	}
