@@ -339,7 +339,11 @@ func describe(w *health.Warning) string {
 		if w.Pid != 0 {
 			who = w.Node
 		}
-		return fmt.Sprintf("%s %s Hz outside [%g, %g]", who, hz(w.Value), w.Min, w.Max)
+		s := fmt.Sprintf("%s %s Hz outside [%g, %g]", who, hz(w.Value), w.Min, w.Max)
+		if w.Cause != "" {
+			s += ": " + w.Cause
+		}
+		return s
 	case health.TopicGap:
 		return fmt.Sprintf("%s gap %.0f ms > %g ms", w.Side, w.Value, w.Bound)
 	case health.TopicMissing:
@@ -355,6 +359,9 @@ func describe(w *health.Warning) string {
 	case health.RecvLag:
 		return fmt.Sprintf("%s receives %s of %s Hz", w.Node, hz(w.Value), hz(w.Min))
 	case health.RecvStarved:
+		if w.Cause != "" {
+			return w.Node + " hears nothing: " + w.Cause
+		}
 		return w.Node + " " + health.StarvedWords(w.Min)
 	case health.CallbackSlow:
 		return fmt.Sprintf("%s callback %s took at least %.1f ms > %g ms", w.Metric, w.Topic, w.Value, w.Bound)

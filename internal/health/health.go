@@ -82,8 +82,13 @@ type Warning struct {
 	Bound     float64 // max_gap_ms, max_latency_ms, max_loss_pct, max_ms, max_late_ms, max_overruns or max_busy_pct
 	Metric    string  // for CannotJudge: "rate", "gap", "latency", "loss", "timer", "callback", "timer_late", "timer_overrun" or "busy"
 	Reason    string  // for CannotJudge: one of the reasons above
-	Since     time.Time
-	Age       time.Duration // how long the violation has lasted, as of this window
+	// Cause: for a receive-side verdict (a rate rule, recv_lag, recv_starved),
+	// why the subscription cannot hear the topic's publishers, when
+	// internal/diagnose knows (window.Unmatched): "qos_incompatible
+	// (reliability: publisher best_effort, subscription reliable)".
+	Cause string
+	Since time.Time
+	Age   time.Duration // how long the violation has lasted, as of this window
 }
 
 // Key identifies a warning across windows, for its age.
@@ -135,6 +140,11 @@ func (e *Evaluator) Judge(w *window.Window, final bool, now time.Time) []Warning
 		out = append(out, e.timer(r, w)...)
 	}
 	out = append(out, judgeTiming(e.Spec, w)...)
+	for i := range out {
+		if o := &out[i]; o.Kind == TopicRate && o.Side == spec.Recv {
+			o.Cause = Cause(w, o.Topic, o.Node, o.Pid) // the subscription's own, or (pid 0) the topic's first
+		}
+	}
 	// Ages: a violation keeps the time of the window where it started.
 	current := map[string]bool{}
 	for i := range out {
@@ -321,4 +331,20 @@ func Sort(ws []Warning) {
 	rank := map[Kind]int{TopicRate: 0, TopicGap: 0, TopicLatency: 0, TopicLoss: 0, TopicMissing: 0, CannotJudge: 0, NodeMissing: 1, NodeBusy: 1,
 		TimerRate: 2, TimerLate: 2, TimerOverrun: 2, CallbackSlow: 3}
 	sort.SliceStable(ws, func(i, j int) bool { return rank[ws[i].Kind] < rank[ws[j].Kind] })
+}
+
+// Cause is why a subscription of topic cannot hear its publishers, from the
+// window's diagnosis: the subscription's own (node and pid given), or the
+// first of the topic's (pid 0); "" when nothing rules them out.
+func Cause(w *window.Window, topic, node string, pid int) string {
+	for _, u := range w.Unmatched {
+		if u.Pub || !u.Error || u.Topic != topic || (pid != 0 && (u.Pid != pid || u.Node != node)) {
+			continue
+		}
+		if u.Detail == "" {
+			return u.Reason
+		}
+		return u.Reason + " (" + u.Detail + ")"
+	}
+	return ""
 }

@@ -312,3 +312,38 @@ func TestTimerRuleWithoutTimers(t *testing.T) {
 		t.Errorf("an absent node's timer rule: %+v", w)
 	}
 }
+
+// A violated receive rule, and a starved subscription, carry the cause the
+// window's diagnosis found (issue 25); a healthy subscription's does not.
+func TestReceiveVerdictsCarryTheCause(t *testing.T) {
+	s := mustSpec(t, "topics:\n  /chatter: {min_hz: 15, side: recv}\n")
+	w := win([]window.Topic{{Name: "/chatter", PubInter: 20, PubAny: 20, PubCount: 1, PubInterSeen: true, SubCount: 1, RecvSeen: true, Published: 20,
+		Pubs: []window.EndpointRate{{Pid: 1, Node: "/talker", Inter: 20, Alive: true, Exposure: 1, Total: [2]uint64{40, 0}}},
+		Subs: []window.EndpointRate{{Pid: 2, Node: "/listener", Alive: true, Exposure: 1}}}}, nil, nil)
+	w.Unmatched = []window.Unmatched{
+		{Topic: "/chatter", Node: "/talker", Pid: 1, Pub: true, Reason: "qos_incompatible", Error: true, Detail: "pub side"},
+		{Topic: "/chatter", Node: "/listener", Pid: 2, Reason: "qos_incompatible", Error: true,
+			Detail: "reliability: publisher best_effort, subscription reliable"},
+	}
+	const want = "qos_incompatible (reliability: publisher best_effort, subscription reliable)"
+	ws := judge(New(s), w)
+	for _, v := range ws { // the topic's receive rate, and the subscription's own
+		if v.Kind != TopicRate || v.Cause != want {
+			t.Errorf("receive rule: %+v, want cause %q", v, want)
+		}
+	}
+	if len(ws) == 0 {
+		t.Error("the receive rule holds on a subscription that hears nothing")
+	}
+	d := NewLagDetector()
+	var starved []Warning
+	for i := 0; i < 4; i++ {
+		starved = d.Observe(w, false, time.Unix(int64(i), 0))
+	}
+	if len(starved) != 1 || starved[0].Kind != RecvStarved || starved[0].Cause != want {
+		t.Errorf("starved: %+v, want cause %q", starved, want)
+	}
+	if c := Cause(w, "/chatter", "/other", 3); c != "" {
+		t.Errorf("another subscription's cause: %q", c)
+	}
+}

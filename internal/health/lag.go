@@ -16,7 +16,8 @@ const RecvLag Kind = "recv_lag"
 // RecvStarved is a subscription that has received nothing at all, for
 // several windows in a row, while this machine's publishers of its topic
 // publish: a QoS, type, domain or name mismatch, or an executor that never
-// runs it. It needs no spec. Its cause is not visible yet.
+// runs it. It needs no spec. Its cause, where internal/diagnose finds one,
+// is in the warning's Cause.
 const RecvStarved Kind = "recv_starved"
 
 // LagDetector finds lagging subscriptions. A subscription lags when it
@@ -59,7 +60,7 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 				current[k] = true
 				if d.tick(k, now) {
 					out = append(out, Warning{Kind: RecvStarved, Topic: t.Name, Side: spec.Recv, Transport: spec.Any, Node: s.Node, Pid: s.Pid,
-						Timer: -1, Value: 0, Min: t.PubAny, Since: d.since[k], Age: now.Sub(d.since[k])})
+						Timer: -1, Value: 0, Min: t.PubAny, Since: d.since[k], Age: now.Sub(d.since[k]), Cause: Cause(w, t.Name, s.Node, s.Pid)})
 				}
 				continue
 			}

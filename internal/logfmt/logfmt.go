@@ -134,6 +134,9 @@ func alertLine(w *health.Warning) string {
 	case health.RecvStarved:
 		fmt.Fprintf(&b, " received=0 pub_hz=%s", hz(w.Min))
 	}
+	if w.Cause != "" { // why its subscriptions cannot hear the publishers (internal/diagnose)
+		fmt.Fprintf(&b, " cause=%s", textName(w.Cause))
+	}
 	fmt.Fprintf(&b, " for_s=%.1f", w.Age.Seconds())
 	return b.String()
 }
@@ -508,6 +511,10 @@ func jsonWarn(b *strings.Builder, w *health.Warning) {
 		fmt.Fprintf(b, `,"hz":%s,"pub_hz":%s`, hz(w.Value), hz(w.Min))
 	case health.RecvStarved:
 		fmt.Fprintf(b, `,"received":0,"pub_hz":%s`, hz(w.Min))
+	}
+	if w.Cause != "" {
+		b.WriteString(`,"cause":`)
+		jsonString(b, w.Cause)
 	}
 	fmt.Fprintf(b, `,"for_s":%.1f}`, w.Age.Seconds())
 }

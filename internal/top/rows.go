@@ -218,7 +218,11 @@ func describe(w *health.Warning) string {
 	}
 	switch w.Kind {
 	case health.TopicRate:
-		return fmt.Sprintf("%s %s%s %.1f Hz, expected %s", w.Topic, w.Side, who, w.Value, bounds(w.Min, w.Max))
+		s := fmt.Sprintf("%s %s%s %.1f Hz, expected %s", w.Topic, w.Side, who, w.Value, bounds(w.Min, w.Max))
+		if w.Cause != "" {
+			s += ": " + w.Cause
+		}
+		return s
 	case health.TopicGap:
 		return fmt.Sprintf("%s %s gap %.0f ms > %g ms", w.Topic, w.Side, w.Value, w.Bound)
 	case health.TopicMissing:
@@ -246,6 +250,9 @@ func describe(w *health.Warning) string {
 	case health.RecvLag:
 		return fmt.Sprintf("%s%s receives %.1f of %.1f Hz", w.Topic, who, w.Value, w.Min)
 	case health.RecvStarved:
+		if w.Cause != "" { // why, where internal/diagnose knows
+			return fmt.Sprintf("%s%s hears nothing: %s", w.Topic, who, w.Cause)
+		}
 		return fmt.Sprintf("%s%s %s", w.Topic, who, health.StarvedWords(w.Min))
 	case health.CallbackSlow:
 		what := w.Topic
