@@ -343,6 +343,14 @@ func TestReceiveVerdictsCarryTheCause(t *testing.T) {
 	if len(starved) != 1 || starved[0].Kind != RecvStarved || starved[0].Cause != want {
 		t.Errorf("starved: %+v, want cause %q", starved, want)
 	}
+	// The publisher's finding becomes a warning; the subscription's is said by recv_starved already.
+	if um := UnmatchedWarnings(w, starved); len(um) != 1 || um[0].Kind != Unmatched || um[0].Side != spec.Pub || um[0].Node != "/talker" ||
+		um[0].Reason != "qos_incompatible" {
+		t.Errorf("unmatched warnings %+v", um)
+	}
+	if um := UnmatchedWarnings(w, nil); len(um) != 2 {
+		t.Errorf("without recv_starved, both findings are warnings: %+v", um)
+	}
 	if c := Cause(w, "/chatter", "/other", 3); c != "" {
 		t.Errorf("another subscription's cause: %q", c)
 	}

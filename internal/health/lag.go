@@ -123,3 +123,34 @@ func FullSegments(w *window.Window) []Warning {
 	}
 	return out
 }
+
+// Unmatched is a publisher or subscription that meets nobody, as
+// internal/diagnose finds it in the window (a QoS, type, domain, rmw,
+// discovery or name mismatch): a machine warning that needs no spec. Its
+// Reason is the diagnosis, its Cause the detail.
+const Unmatched Kind = "unmatched"
+
+// UnmatchedWarnings turns the window's diagnoses that meet nobody into
+// warnings, except the subscriptions a recv_starved warning among others
+// already names with its cause.
+func UnmatchedWarnings(w *window.Window, others []Warning) []Warning {
+	said := map[string]bool{}
+	for _, o := range others {
+		if o.Kind == RecvStarved && o.Cause != "" {
+			said[fmt.Sprintf("%s|%d|%s", o.Topic, o.Pid, o.Node)] = true
+		}
+	}
+	var out []Warning
+	for _, u := range w.Unmatched {
+		if !u.Error || (!u.Pub && said[fmt.Sprintf("%s|%d|%s", u.Topic, u.Pid, u.Node)]) {
+			continue
+		}
+		side := spec.Recv
+		if u.Pub {
+			side = spec.Pub
+		}
+		out = append(out, Warning{Kind: Unmatched, Topic: u.Topic, Side: side, Transport: spec.Any, Node: u.Node, Pid: u.Pid,
+			Timer: -1, Reason: u.Reason, Cause: u.Detail})
+	}
+	return out
+}

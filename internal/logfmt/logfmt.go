@@ -129,6 +129,8 @@ func alertLine(w *health.Warning) string {
 			fmt.Fprintf(&b, " max_gap_ms=%s", bound(w.Bound))
 		}
 		fmt.Fprintf(&b, " reason=%s", w.Reason)
+	case health.Unmatched:
+		fmt.Fprintf(&b, " reason=%s", textName(w.Reason))
 	case health.RecvLag:
 		fmt.Fprintf(&b, " hz=%s pub_hz=%s", hz(w.Value), hz(w.Min))
 	case health.RecvStarved:
@@ -507,6 +509,9 @@ func jsonWarn(b *strings.Builder, w *health.Warning) {
 			fmt.Fprintf(b, `,"max_gap_ms":%s`, bound(w.Bound))
 		}
 		fmt.Fprintf(b, `,"reason":"%s"`, w.Reason)
+	case health.Unmatched:
+		b.WriteString(`,"reason":`)
+		jsonString(b, w.Reason)
 	case health.RecvLag:
 		fmt.Fprintf(b, `,"hz":%s,"pub_hz":%s`, hz(w.Value), hz(w.Min))
 	case health.RecvStarved:

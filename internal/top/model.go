@@ -6,6 +6,7 @@ package top
 import (
 	"fmt"
 	"math"
+	"ros2_pulse/internal/compat"
 	"sort"
 	"strings"
 	"time"
@@ -640,6 +641,8 @@ func (m Model) focusView(f *Frame, w int) []string {
 			if len(t.Pubs)+len(t.Subs) == 0 {
 				out = append(out, styleDim.Render(" (a log carries totals only, not endpoints)"))
 			}
+			out = append(out, qosLines(t, "", 0, w)...)
+			out = append(out, whyLines(f.W, name, "", 0, w)...)
 			if l := t.Latency; l.HasData && l.N > 0 {
 				out = append(out, "", cell(fmt.Sprintf(" receive latency: n %d, mean %.2f ms, p50 %.2f, p99 %.2f, max %.2f ms",
 					l.N, l.MeanMs, l.P50Ms, l.P99Ms, l.MaxMs), w, false))
@@ -662,6 +665,10 @@ func (m Model) focusView(f *Frame, w int) []string {
 					out = append(out, row("sub", t.Name, e))
 				}
 			}
+		}
+		for i := range f.W.Topics {
+			out = append(out, qosLines(&f.W.Topics[i], node, pid, w)...)
+			out = append(out, whyLines(f.W, f.W.Topics[i].Name, node, pid, w)...)
 		}
 		for _, tm := range f.W.Timers {
 			if tm.Node == node && (tm.Pid == pid || tm.Pid == 0) {
@@ -690,4 +697,57 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// qosLines are what the probe learnt of each endpoint of t at its creation
+// (of node's only, when node is given): QoS, type, rmw and domain.
+func qosLines(t *window.Topic, node string, pid int, w int) []string {
+	var out []string
+	add := func(side string, e *window.EndpointRate) {
+		if e.QoS == nil || (node != "" && (e.Node != node || e.Pid != pid)) {
+			return
+		}
+		q := e.QoS
+		s := fmt.Sprintf(" %s %s %s[%d]: %s", side, t.Name, orDash(e.Node), e.Pid, compat.Summary(q))
+		if q.Type != "" {
+			s += " · " + q.Type
+		}
+		if q.RMW != "" {
+			s += " · " + q.RMW
+		}
+		if q.Domain >= 0 {
+			s += fmt.Sprintf(" · domain %d", q.Domain)
+		}
+		out = append(out, cell(s, w, false))
+	}
+	for i := range t.Pubs {
+		add("pub", &t.Pubs[i])
+	}
+	for i := range t.Subs {
+		add("sub", &t.Subs[i])
+	}
+	return out
+}
+
+// whyLines are the window's diagnoses for topic (of node's endpoints only, when node is given).
+func whyLines(win *window.Window, topic, node string, pid int, w int) []string {
+	var out []string
+	for _, u := range win.Unmatched {
+		if u.Topic != topic || (node != "" && (u.Node != node || u.Pid != pid)) {
+			continue
+		}
+		level := "warning"
+		if u.Error {
+			level = "meets nobody"
+		}
+		s := fmt.Sprintf(" why: %s[%d] %s: %s", orDash(u.Node), u.Pid, level, u.Reason)
+		if u.Detail != "" {
+			s += " (" + u.Detail + ")"
+		}
+		out = append(out, styleWarn.Render(cell(s, w, false)))
+		if u.Fix != "" {
+			out = append(out, cell("      fix: "+u.Fix, w, false))
+		}
+	}
+	return out
 }

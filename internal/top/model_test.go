@@ -15,6 +15,7 @@ import (
 
 	"ros2_pulse/internal/cpu"
 	"ros2_pulse/internal/health"
+	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/window"
 )
 
@@ -253,6 +254,7 @@ func TestEveryWarningIsDescribed(t *testing.T) {
 		{Kind: health.NodeMissing, Node: "/n"},
 		{Kind: health.TimerRate, Node: "/n", Timer: 0, Value: 3, Min: 90},
 		{Kind: health.RecvLag, Topic: "/a", Node: "/n", Pid: 7, Value: 5, Min: 10},
+		{Kind: health.Unmatched, Topic: "/a", Side: "recv", Node: "/n", Pid: 7, Reason: "type_mismatch", Cause: "publisher a/msg/B, subscription a/msg/C"},
 		{Kind: health.CannotJudge, Topic: "/a", Metric: "gap", Reason: health.NoGapData, Bound: 200},
 		{Kind: health.CannotJudge, Topic: "/a", Metric: "latency", Reason: health.NoLatencyData, Bound: 30},
 		{Kind: health.CannotJudge, Topic: "/a", Metric: "loss", Reason: health.NoLocalPublisher, Bound: 1},
@@ -385,5 +387,31 @@ func TestStarvedByItsProcessThread(t *testing.T) {
 		Busy:     []window.NodeBusy{{Node: "/py_server", Pid: 1, Pct: 12, Measured: true, FromWait: true}}}
 	if r := nodeRows(&Frame{W: py, Live: true}); len(r) != 1 || r[0].state != "alive" {
 		t.Errorf("an rclpy server whose executor worked: %+v, want alive", r)
+	}
+}
+
+// A topic's detail shows each endpoint's QoS, type, rmw and domain, and why a
+// subscription meets nobody, with the fix (issue 25).
+func TestFocusShowsQoSAndWhy(t *testing.T) {
+	var m tea.Model = New("live 1s", false)
+	m, _ = m.Update(tea.WindowSizeMsg{Width: 140, Height: 30})
+	f := frame(1)
+	scan := &f.W.Topics[3]
+	scan.Pubs[0].QoS = &segment.QoS{Actual: true, History: 1, Depth: 5, Reliability: 2, Durability: 2, Liveliness: 1,
+		Domain: 0, RMW: "rmw_fastrtps_cpp", Type: "sensor_msgs/msg/LaserScan"}
+	scan.Subs[0].QoS = &segment.QoS{Domain: -1} // its QoS could not be read
+	f.W.Unmatched = []window.Unmatched{{Topic: "/scan", Node: "/controller", Pid: 300, Reason: "qos_incompatible", Error: true,
+		Detail: "reliability: publisher best_effort, subscription reliable", Fix: "make the subscription best_effort (or the publisher reliable)"}}
+	m, _ = m.Update(FrameMsg(f))
+	view := keysIn(m, "down", "down", "down", "enter").View()
+	for _, want := range []string{
+		"pub /scan /lidar[100]: best_effort volatile keep_last(5) · sensor_msgs/msg/LaserScan · rmw_fastrtps_cpp · domain 0",
+		"sub /scan /controller[300]: QoS unknown",
+		"why: /controller[300] meets nobody: qos_incompatible (reliability: publisher best_effort, subscription reliable)",
+		"fix: make the subscription best_effort",
+	} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the topic's detail lacks %q:\n%s", want, view)
+		}
 	}
 }

@@ -249,6 +249,16 @@ func describe(w *health.Warning) string {
 		return fmt.Sprintf("pid %d (%s): %.0f endpoints did not fit its segment and are not counted (raise ROS_PULSE_MAX_ENDPOINTS)", w.Pid, w.Node, w.Value)
 	case health.RecvLag:
 		return fmt.Sprintf("%s%s receives %.1f of %.1f Hz", w.Topic, who, w.Value, w.Min)
+	case health.Unmatched:
+		what := "hears nobody"
+		if w.Side == "pub" {
+			what = "is heard by nobody"
+		}
+		s := fmt.Sprintf("%s%s %s: %s", w.Topic, who, what, w.Reason)
+		if w.Cause != "" {
+			s += " (" + w.Cause + ")"
+		}
+		return s
 	case health.RecvStarved:
 		if w.Cause != "" { // why, where internal/diagnose knows
 			return fmt.Sprintf("%s%s hears nothing: %s", w.Topic, who, w.Cause)

@@ -17,7 +17,8 @@ import (
 
 // Hook returns a recorder OnWindow hook that turns each window into a
 // frame: the spec verdicts the recorder passed (as in record and check),
-// recv_lag, and the CPU of every live probed process; then sends it.
+// recv_lag, the publishers and subscriptions that meet nobody, and the CPU
+// of every live probed process; then sends it.
 func Hook(send func(tea.Msg)) (func(*window.Window, []health.Warning, bool), error) {
 	sampler, err := cpu.New("", false)
 	if err != nil {
@@ -28,6 +29,7 @@ func Hook(send func(tea.Msg)) (func(*window.Window, []health.Warning, bool), err
 		now := time.Unix(0, w.TsNs)
 		f := Frame{W: w, At: now, Live: true, CPU: map[int]cpu.Sample{}}
 		f.Warns = append(append(append(f.Warns, warns...), lag.Observe(w, final, now)...), health.FullSegments(w)...)
+		f.Warns = append(f.Warns, health.UnmatchedWarnings(w, f.Warns)...)
 		for _, s := range sampler.Sample(cpu.Targets(w.Procs, false, "")) {
 			f.CPU[s.Pid] = s
 		}
