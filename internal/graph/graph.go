@@ -7,9 +7,11 @@ package graph
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
+	"ros2_pulse/internal/compat"
 	"ros2_pulse/internal/window"
 )
 
@@ -66,6 +68,7 @@ type Topic struct {
 	Name   string   `json:"name"`
 	PubHz  *float64 `json:"pub_hz,omitempty"`
 	RecvHz float64  `json:"recv_hz"`
+	Types  []string `json:"types,omitempty"` // the message types its endpoints were created with (more than one: a mismatch)
 }
 
 // Edge is a publication (node -> topic) or a subscription (topic -> node).
@@ -75,10 +78,16 @@ type Edge struct {
 	From      string   `json:"from"`
 	To        string   `json:"to"`
 	Kind      string   `json:"kind"`      // "pub" or "sub"
-	Transport string   `json:"transport"` // "inter", "intra", "both", "none" (no traffic in the window), "starved" or "not_measured"
+	Transport string   `json:"transport"` // "inter", "intra", "both", "none" (no traffic in the window), "starved", "unmatched" or "not_measured"
 	InterHz   *float64 `json:"inter_hz,omitempty"`
 	IntraHz   *float64 `json:"intra_hz,omitempty"`
 	Alive     bool     `json:"alive"`
+	// What the probe learnt of the endpoint at creation, when it did.
+	QoS  string `json:"qos,omitempty"`
+	Type string `json:"type,omitempty"`
+	// Unmatched: why the endpoint meets nobody (internal/diagnose's reason), Why the detail.
+	Unmatched string `json:"unmatched,omitempty"`
+	Why       string `json:"why,omitempty"`
 }
 
 // Hz returns the edge's rate on transport "inter" or "intra", and whether it was measured.
@@ -164,6 +173,20 @@ func FromWindow(w *window.Window) *Graph {
 		}
 		g.Nodes = append(g.Nodes, n)
 	}
+	unmatched := map[string]window.Unmatched{} // side topic pid node -> the diagnosis that rules it out
+	for _, u := range w.Unmatched {
+		if u.Error {
+			unmatched[fmt.Sprintf("%t %s %d %s", u.Pub, u.Topic, u.Pid, u.Node)] = u
+		}
+	}
+	explain := func(edge *Edge, pub bool, topic string, e *window.EndpointRate) {
+		if q := e.QoS; q != nil {
+			edge.QoS, edge.Type = compat.Summary(q), q.Type
+		}
+		if u, ok := unmatched[fmt.Sprintf("%t %s %d %s", pub, topic, e.Pid, e.Node)]; ok && e.Alive {
+			edge.Transport, edge.Unmatched, edge.Why = "unmatched", u.Reason, u.Detail
+		}
+	}
 	for i := range w.Topics {
 		t := &w.Topics[i]
 		tid := fmt.Sprintf("t%d", i)
@@ -171,6 +194,14 @@ func FromWindow(w *window.Window) *Graph {
 		if t.PubMeasured("any") {
 			topic.PubHz = ptr(t.PubAny)
 		}
+		for _, side := range [][]window.EndpointRate{t.Pubs, t.Subs} {
+			for _, e := range side {
+				if e.QoS != nil && e.QoS.Type != "" && !slices.Contains(topic.Types, e.QoS.Type) {
+					topic.Types = append(topic.Types, e.QoS.Type)
+				}
+			}
+		}
+		sort.Strings(topic.Types)
 		g.Topics = append(g.Topics, topic)
 		for _, e := range t.Pubs {
 			if id, ok := ids[nk{e.Node, e.Pid}]; ok {
@@ -178,6 +209,7 @@ func FromWindow(w *window.Window) *Graph {
 				if e.PubHidden {
 					edge.Transport, edge.InterHz, edge.IntraHz = "not_measured", nil, nil
 				}
+				explain(&edge, true, t.Name, &e)
 				g.Edges = append(g.Edges, edge)
 			}
 		}
@@ -190,6 +222,7 @@ func FromWindow(w *window.Window) *Graph {
 				case e.RecvHidden && e.Alive: // silent, and its takes may fire no tracepoint
 					edge.Transport, edge.InterHz, edge.IntraHz = "not_measured", nil, nil
 				}
+				explain(&edge, false, t.Name, &e)
 				g.Edges = append(g.Edges, edge)
 			}
 		}
@@ -226,8 +259,24 @@ func (e *Edge) label() string {
 		return "not measured (Humble intra)"
 	case "starved":
 		return "starved: receives nothing"
+	case "unmatched":
+		if e.Why != "" {
+			return e.Unmatched + ": " + e.Why
+		}
+		return e.Unmatched
 	}
 	return "0 Hz"
+}
+
+// label is the topic's name and its message type, or the types that differ.
+func (t *Topic) label() string {
+	switch len(t.Types) {
+	case 0:
+		return t.Name
+	case 1:
+		return t.Name + "\n" + t.Types[0]
+	}
+	return t.Name + "\ntypes differ: " + strings.Join(t.Types, ", ")
 }
 
 // JSON renders the graph as one JSON document.
@@ -262,7 +311,7 @@ func (g *Graph) DOT() []byte {
 		fmt.Fprintf(&b, "  %s [shape=ellipse, label=%s%s];\n", n.ID, dotQuote(label), style)
 	}
 	for _, t := range g.Topics {
-		fmt.Fprintf(&b, "  %s [shape=box, label=%s];\n", t.ID, dotQuote(t.Name))
+		fmt.Fprintf(&b, "  %s [shape=box, label=%s];\n", t.ID, dotQuote(t.label()))
 	}
 	for _, e := range g.Edges {
 		style := ""
@@ -275,6 +324,8 @@ func (g *Graph) DOT() []byte {
 			style = ", style=dashed, color=orange"
 		case e.Transport == "starved":
 			style = ", style=bold, color=red, fontcolor=red"
+		case e.Transport == "unmatched": // the middleware never pairs it: why is the label
+			style = ", style=\"bold,dashed\", color=red, fontcolor=red"
 		}
 		fmt.Fprintf(&b, "  %s -> %s [label=%s%s];\n", e.From, e.To, dotQuote(e.label()), style)
 	}
@@ -303,12 +354,12 @@ func (g *Graph) Mermaid() []byte {
 		fmt.Fprintf(&b, "  %s(%s)\n", n.ID, mermaidText(label))
 	}
 	for _, t := range g.Topics {
-		fmt.Fprintf(&b, "  %s[%s]\n", t.ID, mermaidText(t.Name))
+		fmt.Fprintf(&b, "  %s[%s]\n", t.ID, mermaidText(t.label()))
 	}
 	for _, e := range g.Edges {
 		arrow := "-->"
 		switch {
-		case e.Transport == "starved":
+		case e.Transport == "starved" || e.Transport == "unmatched":
 			arrow = "==>" // thick: the edge that needs looking at
 		case e.Transport == "intra" || e.Transport == "none" || e.Transport == "not_measured" || !e.Alive:
 			arrow = "-.->"

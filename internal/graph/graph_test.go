@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/window"
 )
 
@@ -122,5 +123,45 @@ func TestNodeTimingLabels(t *testing.T) {
 	}
 	if m := string(g.Mermaid()); !strings.Contains(m, `n0("/planner pid 1 · busy 97%, slowest 41.9 ms, thread 98%")`) {
 		t.Errorf("Mermaid:\n%s", m)
+	}
+}
+
+// Each edge carries its endpoint's QoS and type; a subscription that meets
+// nobody is drawn "unmatched" with its reason, a topic whose endpoints
+// disagree on the type says so (issue 25).
+func TestUnmatchedEdgesAndQoS(t *testing.T) {
+	be := &segment.QoS{Actual: true, History: 1, Depth: 10, Reliability: 2, Durability: 2, Liveliness: 1, Domain: 0, Type: "std_msgs/msg/String"}
+	rel := &segment.QoS{Actual: true, History: 1, Depth: 10, Reliability: 1, Durability: 2, Liveliness: 1, Domain: 0, Type: "std_msgs/msg/Int32"}
+	w := &window.Window{
+		Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/talker"}}, {Pid: 2, Alive: true, Nodes: []string{"/listener"}}},
+		Topics: []window.Topic{{Name: "/chatter", PubInter: 20, PubAny: 20, PubCount: 1, SubCount: 1, Published: 20,
+			Pubs: []window.EndpointRate{{Pid: 1, Node: "/talker", Inter: 20, Alive: true, QoS: be}},
+			Subs: []window.EndpointRate{{Pid: 2, Node: "/listener", Alive: true, QoS: rel}}}},
+		Unmatched: []window.Unmatched{{Topic: "/chatter", Node: "/listener", Pid: 2, Reason: "type_mismatch", Error: true,
+			Detail: "publisher std_msgs/msg/String, subscription std_msgs/msg/Int32"}},
+	}
+	g := FromWindow(w)
+	var sub, pub *Edge
+	for i := range g.Edges {
+		if g.Edges[i].Kind == "sub" {
+			sub = &g.Edges[i]
+		} else {
+			pub = &g.Edges[i]
+		}
+	}
+	if sub == nil || sub.Transport != "unmatched" || sub.Unmatched != "type_mismatch" || sub.Type != "std_msgs/msg/Int32" ||
+		sub.QoS != "reliable volatile keep_last(10)" {
+		t.Errorf("subscription edge %+v", sub)
+	}
+	if pub == nil || pub.Transport != "inter" || pub.Unmatched != "" || pub.QoS != "best_effort volatile keep_last(10)" {
+		t.Errorf("publication edge %+v", pub)
+	}
+	dot := string(g.DOT())
+	if !strings.Contains(dot, `label="type_mismatch: publisher std_msgs/msg/String, subscription std_msgs/msg/Int32", style="bold,dashed", color=red`) ||
+		!strings.Contains(dot, `label="/chatter\ntypes differ: std_msgs/msg/Int32, std_msgs/msg/String"`) {
+		t.Errorf("DOT:\n%s", dot)
+	}
+	if j, _ := g.JSON(); !strings.Contains(string(j), `"unmatched": "type_mismatch"`) || !strings.Contains(string(j), `"qos": "best_effort volatile keep_last(10)"`) {
+		t.Errorf("JSON:\n%s", j)
 	}
 }
