@@ -49,3 +49,69 @@ func TestDoctorSaysWhySilent(t *testing.T) {
 		t.Errorf("doctor repeats an explained subscription as starved, or flags the healthy one:\n%s", out)
 	}
 }
+
+// pulse export names every unmatched endpoint of silent.graph with its reason
+// (ros2_pulse_endpoint_unmatched) and labels every endpoint with its type,
+// rmw, domain and actual QoS (ros2_pulse_endpoint_info); the healthy /ok
+// listener is not unmatched.
+func TestExportSaysWhySilent(t *testing.T) {
+	dir := t.TempDir()
+	graphFile, _ := filepath.Abs("../../internal/integration/testdata/silent.graph")
+	graph, segs := startGraph(t, dir, graphFile, "10")
+	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
+	addr := freePort(t)
+	exp := pulseCmd(t, "export", "--listen", addr)
+	exp.Env = append(exp.Env, "ROS_PULSE_DIR="+segs)
+	if err := exp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { exp.Process.Signal(os.Interrupt); exp.Wait() }()
+	cases := []struct{ node, topic, side, reason string }{ // on Jazzy: the hermit's OFF range counts
+		{"/listener", "/chatter", "recv", "qos_incompatible"},
+		{"/talker", "/chatter", "pub", "qos_incompatible"},
+		{"/listener", "/typed", "recv", "type_mismatch"},
+		{"/listener", "/robot1/cmd_vel", "recv", "no_publisher"},
+		{"/listener", "/latched", "recv", "qos_incompatible"},
+		{"/listener", "/dl", "recv", "qos_incompatible"},
+		{"/far_listener", "/far", "recv", "other_domain"},
+		{"/zen_listener", "/zen", "recv", "other_rmw"},
+		{"/hermit", "/ok", "recv", "discovery_range"},
+	}
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		missing := ""
+		for _, c := range cases {
+			if v, ok := scrapeCounter(t, addr, "ros2_pulse_endpoint_unmatched", `topic="`+c.topic+`"`, `node="`+c.node+`"`,
+				`side="`+c.side+`"`, `reason="`+c.reason+`"`); !ok || v != 1 {
+				missing += " " + c.node + " " + c.topic
+			}
+		}
+		if missing == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("unmatched series missing after 15 s:%s\n%s", missing, scrapeBody(t, addr))
+		}
+	}
+	body := scrapeBody(t, addr)
+	if regexp.MustCompile(`endpoint_unmatched\{node="/(listener|cyclone_listener)",[^}]*topic="/ok"`).MatchString(body) {
+		t.Errorf("a healthy /ok listener is unmatched:\n%s", grepLines(body, "endpoint_unmatched"))
+	}
+	// Labels in client_golang's order: alphabetical.
+	if !regexp.MustCompile(`ros2_pulse_endpoint_info\{deadline="200ms",depth="10",domain="0",durability="volatile",history="keep_last",lease="infinite",` +
+		`liveliness="automatic",node="/talker",pid="\d+",reliability="reliable",rmw="rmw_fastrtps_cpp",side="pub",topic="/dl",type="sim_msgs/msg/Sample"\} 1`).MatchString(body) {
+		t.Errorf("no endpoint_info for /talker's /dl publisher:\n%s", grepLines(body, "endpoint_info"))
+	}
+	if !regexp.MustCompile(`ros2_pulse_endpoint_info\{[^}]*domain="5"[^}]*node="/far_listener"`).MatchString(body) {
+		t.Errorf("no endpoint_info with domain 5 for /far_listener:\n%s", grepLines(body, "endpoint_info"))
+	}
+}
+
+func grepLines(body, substr string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

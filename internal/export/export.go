@@ -18,6 +18,8 @@ package export
 import (
 	"io"
 	"math"
+	"ros2_pulse/internal/compat"
+	"ros2_pulse/internal/diagnose"
 	"runtime"
 	"sort"
 	"strconv"
@@ -63,7 +65,7 @@ var (
 // descs are the metric families, one per idea.
 type descs struct {
 	messages, published, gap, latency, lastAge, nodeUp, procUp, procs, cpuSec, rss, timerFires, timerPeriod, build *prometheus.Desc
-	ruleOK, ruleUnjudgeable, specMin, specMax, dropped, starved                                                    *prometheus.Desc
+	ruleOK, ruleUnjudgeable, specMin, specMax, dropped, starved, unmatched, endpointInfo                           *prometheus.Desc
 	callbackDuration, timerLateness, timerOverruns, threadBusy, threadWait, wakeups                                *prometheus.Desc
 }
 
@@ -105,6 +107,10 @@ func newDescs(perTopic bool) descs {
 			"pid", "tid", "thread"),
 		threadWait: d("thread_wait_seconds_total", "Time a thread spent inside rcl_wait (one waiting now counts up to the scrape; any client library's executor threads): 1 - rate() is its share outside the wait, working.",
 			"pid", "tid", "thread"),
+		unmatched: d("endpoint_unmatched", "1 for a live publisher or subscription that meets nobody on this machine, with why (qos_incompatible, type_mismatch, other_domain, other_rmw, discovery_range, no_publisher); absent otherwise.",
+			"topic", "node", "pid", "side", "reason"),
+		endpointInfo: d("endpoint_info", "1 per live publisher and subscription, labelled with what the probe learnt at its creation: message type, rmw implementation, domain and the actual QoS.",
+			"topic", "node", "pid", "side", "type", "rmw", "domain", "reliability", "durability", "history", "depth", "deadline", "liveliness", "lease"),
 		starved: d("subscription_starved", "For a live subscription that has received nothing yet: 1 once this machine's publishers of its topic have published since the exporter first saw it (a QoS, type, domain or name mismatch; the cause is not visible yet), else 0.",
 			"topic", "node", "pid"),
 	}
@@ -170,7 +176,7 @@ func (c *Collector) Close() {
 // Describe sends every family's descriptor.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.d.messages, c.d.published, c.d.gap, c.d.latency, c.d.lastAge, c.d.nodeUp, c.d.procUp, c.d.procs, c.d.cpuSec, c.d.rss,
-		c.d.timerFires, c.d.timerPeriod, c.d.build, c.d.ruleOK, c.d.ruleUnjudgeable, c.d.specMin, c.d.specMax, c.d.dropped, c.d.starved,
+		c.d.timerFires, c.d.timerPeriod, c.d.build, c.d.ruleOK, c.d.ruleUnjudgeable, c.d.specMin, c.d.specMax, c.d.dropped, c.d.starved, c.d.unmatched, c.d.endpointInfo,
 		c.d.callbackDuration, c.d.timerLateness, c.d.timerOverruns, c.d.threadBusy, c.d.threadWait, c.d.wakeups} {
 		ch <- d
 	}
@@ -211,6 +217,17 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			exited++
 		}
 		c.process(ch, s, scan.Mono, now, aggs, published)
+	}
+	if !c.opt.PerTopic { // why a publisher or subscription meets nobody (per endpoint by nature)
+		for _, f := range diagnose.Diagnose(scan) {
+			if f.Error {
+				side := "recv"
+				if f.Pub {
+					side = "pub"
+				}
+				c.merge(c.d.unmatched, prometheus.GaugeValue, 1, nil, time.Time{}, f.Topic, f.Node, strconv.Itoa(f.Pid), side, string(f.Reason))
+			}
+		}
 	}
 	for id, ss := range c.silentSubs {
 		if ss.scrape != c.scrape {
@@ -331,6 +348,9 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 		}
 		side := sideOf(e.Kind)
 		id := key + "#" + strconv.Itoa(e.Index) + "." + strconv.FormatUint(uint64(e.Generation), 10) // a reused slot is another entity
+		if q := e.QoS; q != nil && s.Alive && !c.opt.PerTopic {
+			c.merge(c.d.endpointInfo, prometheus.GaugeValue, 1, nil, time.Time{}, infoLabels(e.Name, node, pid, side, q)...)
+		}
 		ages := math.NaN()
 		pubHidden := e.Kind == segment.KindPublisher && hidden[e.Name]
 		recvHidden := window.RecvHidden(s, e)
@@ -827,4 +847,18 @@ func (b *bothHistograms) Write(out *dto.Metric) error {
 	h.Schema, h.ZeroThreshold, h.ZeroCount = n.Histogram.Schema, n.Histogram.ZeroThreshold, n.Histogram.ZeroCount
 	h.PositiveSpan, h.PositiveDelta = n.Histogram.PositiveSpan, n.Histogram.PositiveDelta
 	return nil
+}
+
+// infoLabels are an endpoint_info series' labels: "" for what is unknown.
+func infoLabels(topic, node, pid, side string, q *segment.QoS) []string {
+	domain := ""
+	if q.Domain >= 0 {
+		domain = strconv.Itoa(q.Domain)
+	}
+	l := []string{topic, node, pid, side, q.Type, q.RMW, domain, "", "", "", "", "", "", ""}
+	if q.Actual {
+		l[7], l[8], l[9] = compat.Reliability(q.Reliability), compat.Durability(q.Durability), compat.History(q.History)
+		l[10], l[11], l[12], l[13] = strconv.FormatUint(uint64(q.Depth), 10), compat.Duration(q.DeadlineNs), compat.Liveliness(q.Liveliness), compat.Duration(q.LeaseNs)
+	}
+	return l
 }
