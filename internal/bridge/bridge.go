@@ -216,6 +216,25 @@ func Diagnostics(w *window.Window, s *spec.Spec, warns []health.Warning, hardwar
 			if !p.Alive {
 				st.Level, st.Message = ERROR, "process exited"
 			}
+			for _, u := range w.Unmatched { // what this node's publishers and subscriptions cannot meet, and why
+				if u.Node != n || u.Pid != p.Pid || !u.Error || !p.Alive {
+					continue
+				}
+				what := "hears nothing of "
+				if u.Pub {
+					what = "is heard by nobody on "
+				}
+				msg := what + u.Topic + ": " + u.Reason
+				if u.Detail != "" {
+					msg += " (" + u.Detail + ")"
+				}
+				st.Values = append(st.Values, KeyValue{"unmatched " + u.Topic, u.Reason})
+				if st.Level < WARN {
+					st.Level, st.Message = WARN, msg
+				} else if st.Level == WARN {
+					st.Message += "; " + msg
+				}
+			}
 			applyVerdicts(&st, byNode[n])
 			arr.Status = append(arr.Status, st)
 		}

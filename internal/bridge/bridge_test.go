@@ -305,3 +305,33 @@ func TestDiagnosticsCallbackTiming(t *testing.T) {
 		t.Errorf("the callback verdict made a topic status: %+v", byName["/map"])
 	}
 }
+
+// A node whose subscription meets nobody is a warning on /diagnostics, with
+// the reason and both sides' values; a healthy node stays OK (issue 25).
+func TestDiagnosticsSayWhySilent(t *testing.T) {
+	w := &window.Window{
+		Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/talker"}}, {Pid: 2, Alive: true, Nodes: []string{"/listener", "/calm"}}},
+		Unmatched: []window.Unmatched{
+			{Topic: "/chatter", Node: "/listener", Pid: 2, Reason: "qos_incompatible", Error: true, Detail: "reliability: publisher best_effort, subscription reliable"},
+			{Topic: "/ok", Node: "/calm", Pid: 2, Reason: "cross_vendor", Detail: "a warning only"},
+		},
+	}
+	byName := map[string]Status{}
+	for _, st := range Diagnostics(w, nil, nil, "robot").Status {
+		byName[st.Name] = st
+	}
+	l := byName["/listener"]
+	if l.Level != WARN || l.Message != "hears nothing of /chatter: qos_incompatible (reliability: publisher best_effort, subscription reliable)" {
+		t.Errorf("/listener: %+v", l)
+	}
+	found := false
+	for _, kv := range l.Values {
+		found = found || kv == KeyValue{"unmatched /chatter", "qos_incompatible"}
+	}
+	if !found {
+		t.Errorf("/listener's values %+v", l.Values)
+	}
+	if byName["/calm"].Level != OK || byName["/talker"].Level != OK {
+		t.Errorf("healthy nodes: %+v %+v", byName["/calm"], byName["/talker"])
+	}
+}
