@@ -43,7 +43,9 @@ func MakeDirectory(dir string, procs, endpoints int) error {
 				kind = segment.KindSubscription
 			}
 			spec.Endpoints = append(spec.Endpoints, segment.SyntheticEndpoint{Kind: kind, Name: fmt.Sprintf("/topic_%d", e/2),
-				Node: e / 10 % len(spec.Nodes), Aux: 10, Counts: [4]uint64{uint64(e), 0, 0, 0}})
+				Node: e / 10 % len(spec.Nodes), Aux: 10, Counts: [4]uint64{uint64(e), 0, 0, 0},
+				QoS: &segment.QoS{Actual: true, History: 1, Depth: 10, Reliability: 1, Durability: 2, Liveliness: 1, // as the probe learns it (ABI 1.5)
+					DeadlineNs: segment.DurationInfinite, LeaseNs: segment.DurationInfinite, Domain: 0, RMW: "rmw_fastrtps_cpp", Type: "std_msgs/msg/String"}})
 		}
 		if err := segment.WriteSynthetic(filepath.Join(dir, fmt.Sprintf("%d.0.pulse", spec.Pid)), spec); err != nil {
 			return err

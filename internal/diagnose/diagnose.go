@@ -241,9 +241,9 @@ func Diagnose(scan *segment.Scan) []Finding {
 	pubMatched := map[*Endpoint]bool{}
 	pubErrs := map[*Endpoint][]Peer{}
 	for topic, ss := range subs {
-		for _, s := range ss {
-			ps := pubs[topic]
-			if len(ps) == 0 {
+		ps := pubs[topic]
+		if len(ps) == 0 {
+			for _, s := range ss {
 				if s.Received == 0 {
 					if near := Near(topic, keys(pubs)); len(near) > 0 {
 						out = append(out, Finding{Endpoint: *s, Reason: NoPublisher, Error: true, Near: near, Silent: true,
@@ -251,43 +251,52 @@ func Diagnose(scan *segment.Scan) []Finding {
 							Fix:    "remap one side (" + topic + " vs " + near[0] + ") or fix its namespace"})
 					}
 				}
-				continue
 			}
+			continue
+		}
+		// Endpoints alike in everything a pairing reads are judged once, by group.
+		pgs, sgs := groupsOf(ps), groupsOf(ss)
+		for _, sg := range sgs {
 			var errs []Peer
 			matched := false
-			warned := map[Reason]int{} // a warning's finding, by reason: one per subscription, its publishers as peers
-			for _, p := range ps {
-				e, warns := pair(p, s)
-				if e == nil || e.Reason == QoSUnknown {
-					matched = matched || e == nil
+			var warnOrder []Reason
+			warnPeers := map[Reason][]Peer{} // a warning's publishers, by reason
+			for _, pg := range pgs {
+				e, warns := pair(pg[0], sg[0])
+				if e == nil {
+					matched = true
+				}
+				for _, p := range pg {
 					pubMatched[p] = pubMatched[p] || e == nil
-				}
-				if e != nil {
-					errs = append(errs, *e)
-					rev := *e
-					rev.Node, rev.Pid, rev.Topic = s.Node, s.Pid, s.Topic
-					pubErrs[p] = append(pubErrs[p], rev)
-				}
-				for _, w := range warns {
 					if e != nil {
+						errs = append(errs, Peer{Node: p.Node, Pid: p.Pid, Topic: p.Topic, Reason: e.Reason, Detail: e.Detail})
+						for _, s := range sg {
+							pubErrs[p] = append(pubErrs[p], Peer{Node: s.Node, Pid: s.Pid, Topic: s.Topic, Reason: e.Reason, Detail: e.Detail})
+						}
 						continue
 					}
-					if i, ok := warned[w.Reason]; ok {
-						out[i].Peers = append(out[i].Peers, w)
-						continue
+					for _, w := range warns {
+						if _, ok := warnPeers[w.Reason]; !ok {
+							warnOrder = append(warnOrder, w.Reason)
+						}
+						warnPeers[w.Reason] = append(warnPeers[w.Reason], Peer{Node: p.Node, Pid: p.Pid, Topic: p.Topic, Reason: w.Reason, Detail: w.Detail})
 					}
-					warned[w.Reason] = len(out)
-					out = append(out, Finding{Endpoint: *s, Reason: w.Reason, Detail: w.Detail, Fix: fixes[w.Reason], Peers: []Peer{w},
-						Silent: s.Received == 0})
 				}
 			}
-			if matched {
-				continue
+			for _, s := range sg {
+				for _, r := range warnOrder {
+					peers := warnPeers[r]
+					out = append(out, Finding{Endpoint: *s, Reason: r, Detail: peers[0].Detail, Fix: fixes[r], Peers: peers, Silent: s.Received == 0})
+				}
+				if matched {
+					continue
+				}
+				sorted := append([]Peer(nil), errs...)
+				sort.SliceStable(sorted, func(i, j int) bool { return order[sorted[i].Reason] < order[sorted[j].Reason] })
+				first := sorted[0]
+				out = append(out, Finding{Endpoint: *s, Reason: first.Reason, Error: first.Reason != QoSUnknown, Detail: first.Detail,
+					Fix: fixOf(first), Peers: sorted, Silent: s.Received == 0})
 			}
-			sort.SliceStable(errs, func(i, j int) bool { return order[errs[i].Reason] < order[errs[j].Reason] })
-			first := errs[0]
-			out = append(out, Finding{Endpoint: *s, Reason: first.Reason, Error: first.Reason != QoSUnknown, Detail: first.Detail,
-				Fix: fixOf(first), Peers: errs, Silent: s.Received == 0})
 		}
 	}
 	for topic, ps := range pubs {
@@ -339,6 +348,48 @@ func fixOf(p Peer) string {
 		return compat.Finding{Policy: policy}.Fix()
 	}
 	return fixes[p.Reason]
+}
+
+// pairKey is everything pair reads of an endpoint but its name: endpoints
+// with equal keys pair alike. The pid is part of it only for a process whose
+// discovery is OFF, the one case where being the same process matters.
+type pairKey struct {
+	domain          int
+	rmw, typ        string
+	rng             compat.Range
+	distro          segment.Distro
+	actual          bool
+	rel, dur, liv   uint8
+	deadline, lease uint64
+	pid             int
+}
+
+func keyOf(e *Endpoint) pairKey {
+	k := pairKey{domain: e.Domain, rmw: e.RMW, typ: e.Type(), rng: e.Range, distro: e.distro}
+	if q := e.QoS; q != nil && q.Actual {
+		k.actual, k.rel, k.dur, k.liv, k.deadline, k.lease = true, q.Reliability, q.Durability, q.Liveliness, q.DeadlineNs, q.LeaseNs
+	}
+	if e.Range == compat.RangeOff {
+		k.pid = e.Pid
+	}
+	return k
+}
+
+// groupsOf splits endpoints into groups that pair alike, in first-seen order.
+func groupsOf(eps []*Endpoint) [][]*Endpoint {
+	idx := map[pairKey]int{}
+	var out [][]*Endpoint
+	for _, e := range eps {
+		k := keyOf(e)
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], e)
+	}
+	return out
 }
 
 func keys(m map[string][]*Endpoint) []string {
@@ -423,4 +474,50 @@ func Unmatched(scan *segment.Scan) []window.Unmatched {
 		out[i] = u
 	}
 	return out
+}
+
+// Memo diagnoses a stream of scans, again only when something a diagnosis
+// reads changed: a process came or went, an endpoint was created, retired or
+// learnt, or a subscription received its first message. A robot's graph
+// rarely changes, so a recorder's window costs one pass over the endpoints.
+type Memo struct {
+	fp   uint64
+	done bool
+	out  []window.Unmatched
+}
+
+// Unmatched is Unmatched(scan), from the memo when nothing it reads changed.
+func (m *Memo) Unmatched(scan *segment.Scan) []window.Unmatched {
+	fp := fingerprint(scan)
+	if !m.done || fp != m.fp {
+		m.fp, m.done, m.out = fp, true, Unmatched(scan)
+	}
+	return m.out
+}
+
+// fingerprint hashes what Diagnose reads of a scan: FNV-1a, one word per
+// endpoint (slot, generation, flags, learnt, silent) and two per process.
+func fingerprint(scan *segment.Scan) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	for _, s := range scan.Snapshots {
+		alive := uint64(0)
+		if s.Alive {
+			alive = 1 << 63
+		}
+		h = (h ^ (uint64(s.Pid) | alive)) * prime
+		h = (h ^ s.StartMono) * prime
+		for i := range s.Endpoints {
+			e := &s.Endpoints[i]
+			x := uint64(e.Index)<<32 | uint64(e.Generation) ^ uint64(e.Flags)<<56
+			if e.QoS != nil {
+				x ^= 1 << 62 // learnt: its content never changes for a generation
+			}
+			if e.Kind == segment.KindSubscription && e.Counts[segment.SlotInter]+e.Counts[segment.SlotIntra] == 0 {
+				x ^= 1 << 63 // silent
+			}
+			h = (h ^ x) * prime
+		}
+	}
+	return h
 }

@@ -63,3 +63,66 @@ func TestNear(t *testing.T) {
 		}
 	}
 }
+
+// 100 processes of 50 endpoints, every topic published and subscribed in
+// every process (the reader benchmark's directory, alive): what one window's
+// diagnosis costs the recorder.
+func BenchmarkDiagnose100x50(b *testing.B) {
+	scan := &segment.Scan{}
+	for p := 0; p < 100; p++ {
+		s := &segment.Snapshot{Pid: 1000 + p, Alive: true, Distro: segment.DistroJazzy, Env: &segment.Env{}, Nodes: []segment.Node{{Name: "/n"}}}
+		for e := 0; e < 50; e++ {
+			kind := segment.Kind(segment.KindPublisher)
+			if e%2 == 1 {
+				kind = segment.KindSubscription
+			}
+			s.Endpoints = append(s.Endpoints, ep(kind, "/topic_"+string(rune('a'+e/2)), qos(1, "std_msgs/msg/String"), 5))
+		}
+		scan.Snapshots = append(scan.Snapshots, s)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if fs := Diagnose(scan); len(fs) != 0 {
+			b.Fatal(fs)
+		}
+	}
+}
+
+// The memo's answer is the same as a fresh diagnosis, recomputed when a
+// subscription hears its first message or an endpoint is learnt.
+func TestMemo(t *testing.T) {
+	env := &segment.Env{}
+	sub := ep(segment.KindSubscription, "/robot1/cmd_vel", qos(1, "p/msg/T"), 0)
+	scan := &segment.Scan{Snapshots: []*segment.Snapshot{
+		snap(1, "/pub", env, ep(segment.KindPublisher, "/cmd_vel", qos(1, "p/msg/T"), 0)),
+		snap(2, "/sub", env, sub),
+	}}
+	var m Memo
+	if got := m.Unmatched(scan); len(got) != 2 || got[1].Reason != string(NoPublisher) || got[0].Reason != string(NoSubscriber) {
+		t.Fatalf("%+v", got)
+	}
+	scan.Snapshots[1].Endpoints[0].Counts[0] = 1 // it hears someone after all (a publisher on another host)
+	if got := m.Unmatched(scan); len(got) != 1 || got[0].Reason != string(NoSubscriber) {
+		t.Errorf("after the first message: %+v", got)
+	}
+}
+
+// A recorder's window when nothing changed: the fingerprint pass alone.
+func BenchmarkMemo100x50(b *testing.B) {
+	scan := &segment.Scan{}
+	for p := 0; p < 100; p++ {
+		s := &segment.Snapshot{Pid: 1000 + p, Alive: true, Distro: segment.DistroJazzy, Env: &segment.Env{}, Nodes: []segment.Node{{Name: "/n"}}}
+		for e := 0; e < 50; e++ {
+			s.Endpoints = append(s.Endpoints, ep(segment.Kind(1+e%2), "/topic", qos(1, "std_msgs/msg/String"), 5))
+		}
+		scan.Snapshots = append(scan.Snapshots, s)
+	}
+	var m Memo
+	m.Unmatched(scan)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m.Unmatched(scan)
+	}
+}

@@ -133,16 +133,17 @@ type Collector struct {
 	d       descs
 	started uint64 // CLOCK_MONOTONIC when the exporter started
 
-	mu       sync.Mutex
-	reader   *segment.Reader
-	cpu      *cpu.Reader
-	seen     map[string]*series    // by segment key + endpoint + side
-	gone     map[string]*aggregate // per topic: what vanished endpoints had counted
-	scrape   uint64                // scrapes so far: series not read in this one are gone
-	pending  map[string]*merged    // this scrape's per-endpoint series, merged by labels
-	order    []string
-	verdicts *verdicts
-	empty    segment.EmptyNotice
+	mu        sync.Mutex
+	reader    *segment.Reader
+	cpu       *cpu.Reader
+	seen      map[string]*series    // by segment key + endpoint + side
+	gone      map[string]*aggregate // per topic: what vanished endpoints had counted
+	scrape    uint64                // scrapes so far: series not read in this one are gone
+	diagnosis diagnose.Memo         // why endpoints meet nobody, recomputed when the graph changes
+	pending   map[string]*merged    // this scrape's per-endpoint series, merged by labels
+	order     []string
+	verdicts  *verdicts
+	empty     segment.EmptyNotice
 	// silentSubs: for each subscription seen with nothing received, what its
 	// topic's publishers here had published when it was first seen so.
 	silentSubs map[string]silentSub
@@ -219,13 +220,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		c.process(ch, s, scan.Mono, now, aggs, published)
 	}
 	if !c.opt.PerTopic { // why a publisher or subscription meets nobody (per endpoint by nature)
-		for _, f := range diagnose.Diagnose(scan) {
+		for _, f := range c.diagnosis.Unmatched(scan) {
 			if f.Error {
 				side := "recv"
 				if f.Pub {
 					side = "pub"
 				}
-				c.merge(c.d.unmatched, prometheus.GaugeValue, 1, nil, time.Time{}, f.Topic, f.Node, strconv.Itoa(f.Pid), side, string(f.Reason))
+				c.merge(c.d.unmatched, prometheus.GaugeValue, 1, nil, time.Time{}, f.Topic, f.Node, strconv.Itoa(f.Pid), side, f.Reason)
 			}
 		}
 	}

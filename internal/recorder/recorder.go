@@ -53,16 +53,17 @@ type Options struct {
 
 // Recorder records one directory.
 type Recorder struct {
-	opt      Options
-	eval     *health.Evaluator
-	reader   *segment.Reader
-	prev     *segment.Scan
-	start    uint64
-	reported map[string]string
-	writeErr string
-	empty    segment.EmptyNotice
-	starved  *health.LagDetector // machine warnings that need no spec
-	headed   bool                // the run header is written
+	opt       Options
+	eval      *health.Evaluator
+	reader    *segment.Reader
+	prev      *segment.Scan
+	start     uint64
+	reported  map[string]string
+	writeErr  string
+	empty     segment.EmptyNotice
+	starved   *health.LagDetector // machine warnings that need no spec
+	diagnosis diagnose.Memo       // why endpoints meet nobody, recomputed when the graph changes
+	headed    bool                // the run header is written
 }
 
 // New starts a recorder on dir and takes its baseline scan.
@@ -117,7 +118,7 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 	}
 	r.report(scan)
 	w := window.Compute(r.prev, scan, r.start, time.Now().UnixNano(), r.opt.Window)
-	w.Unmatched = diagnose.Unmatched(scan)
+	w.Unmatched = r.diagnosis.Unmatched(scan)
 	// The final window is written however short: a log's last window is
 	// always the run's final one, which offline checks skip (--skip-last)
 	// exactly as live ones do not judge it.

@@ -221,6 +221,8 @@ type mappingCache struct {
 	nodes, endpoints []*string
 	generations      []uint32 // of the endpoint names cached: a reused slot has another name
 	qos              []cachedQoS
+	env              *Env // the header's, shared read-only by every snapshot of the mapping
+	envCorrupt       int
 	spare            []Endpoint
 }
 
@@ -354,8 +356,11 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		LanesClaimed:     load32(&h.LanesClaimed),
 		CacheMisses:      load64(&h.CacheMisses),
 	}
-	if h.AbiMinor >= 5 {
-		snap.Env = readEnv(&h.Env, &snap.Corrupt)
+	if h.AbiMinor >= 5 { // written before the segment was published, never after: read once per mapping
+		if names.env == nil {
+			names.env = readEnv(&h.Env, &names.envCorrupt)
+		}
+		snap.Env, snap.Corrupt = names.env, snap.Corrupt+names.envCorrupt
 	}
 	if exe, ok := cString(h.Exe[:]); ok {
 		snap.Exe = exe
@@ -552,15 +557,20 @@ func readThreads(mem []byte, sec *rawSection, eps []Endpoint) []Thread {
 
 // readQoS reads record i of the QoS section consistently (a record the
 // probe is writing is read again); nil when it was never written for this
-// generation of the slot or stays inconsistent. A record is written once per
-// entity, so what was read for a seq is kept in the mapping's cache and
-// shared (read-only) by later snapshots.
+// generation of the slot or stays inconsistent. The probe writes a record
+// once per entity (after its rcl init returned), so what was read for a
+// generation is kept in the mapping's cache and shared (read-only) by later
+// snapshots, and the record is not read again: a scan touches no QoS line
+// of an endpoint it already knows.
 func readQoS(mem []byte, sec *rawSection, i, gen uint32, cache *[]cachedQoS, corrupt *int) *QoS {
 	r := (*rawQos)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
 	for uint32(len(*cache)) <= i {
 		*cache = append(*cache, cachedQoS{})
 	}
 	c := &(*cache)[i]
+	if c.q != nil && c.gen == gen {
+		return c.q // the probe writes a record once per entity: no need to touch it again
+	}
 	for try := 0; try < 100; try++ {
 		s0 := load32(&r.Seq)
 		if s0 == 0 {
@@ -569,9 +579,6 @@ func readQoS(mem []byte, sec *rawSection, i, gen uint32, cache *[]cachedQoS, cor
 		if s0&1 != 0 {
 			runtime.Gosched()
 			continue
-		}
-		if c.q != nil && c.seq == s0 && c.gen == gen {
-			return c.q
 		}
 		raw := *r // the seq, read again below, says whether this copy is whole
 		if load32(&r.Seq) != s0 {
@@ -595,7 +602,7 @@ func readQoS(mem []byte, sec *rawSection, i, gen uint32, cache *[]cachedQoS, cor
 		} else {
 			q.RMW, q.Type = strings.ToValidUTF8(rmw, "\uFFFD"), strings.ToValidUTF8(typ, "\uFFFD")
 		}
-		*c = cachedQoS{seq: s0, gen: gen, q: q}
+		*c = cachedQoS{gen: gen, q: q}
 		return q
 	}
 	return nil
@@ -604,8 +611,8 @@ func readQoS(mem []byte, sec *rawSection, i, gen uint32, cache *[]cachedQoS, cor
 // cachedQoS is the QoS last read from one record, with the seq and
 // generation it was read at.
 type cachedQoS struct {
-	seq, gen uint32
-	q        *QoS
+	gen uint32
+	q   *QoS
 }
 
 // readEnv reads the header's environment record (written before the segment was published).
