@@ -23,8 +23,14 @@ func PlotHotpath(rows []HotpathRow, threads int, path string) error {
 	p.Y.Label.Text = "ns per message (log)"
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	xs := map[int]bool{}
+	for _, r := range rows {
+		xs[r.Endpoints] = true
+	}
+	if len(xs) > 1 { // a log axis needs a range: one endpoint count stays linear
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
 	var lines []any
 	for _, leg := range HotpathLegs {
 		var pts plotter.XYs

@@ -58,3 +58,12 @@ func TestSeriesIn(t *testing.T) {
 		t.Errorf("seriesIn = %d, want 3", n)
 	}
 }
+
+// A hot-path run over one endpoint count draws (a log axis needs a range:
+// it panicked before).
+func TestPlotHotpathOneEndpointCount(t *testing.T) {
+	rows := []HotpathRow{{Leg: "probe", Threads: 1, Endpoints: 1, NsPerMsg: 12.5}, {Leg: "floor", Threads: 1, Endpoints: 1, NsPerMsg: 3.2}}
+	if err := PlotHotpath(rows, 1, t.TempDir()+"/hotpath.png"); err != nil {
+		t.Fatal(err)
+	}
+}
