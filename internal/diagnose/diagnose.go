@@ -35,6 +35,7 @@ const (
 	QoSWarning         Reason = "qos_warning"         // rmw_dds_common's "compatible with a warning"
 	CrossVendor        Reason = "cross_vendor"        // two DDS vendors: RTPS, not every feature guaranteed
 	DiscoveryUncertain Reason = "discovery_uncertain" // Humble, localhost-only on one side only: rmw-dependent
+	ShallowQueue       Reason = "shallow_queue"       // a depth-1 subscription to a publisher that sends bursts
 )
 
 // order: the reason that explains most is named first.
@@ -51,6 +52,7 @@ type Endpoint struct {
 	RMW      string       // "": unknown
 	Range    compat.Range // "": unknown
 	Received uint64       // a subscription's messages since it was created
+	Bursts   uint64       // a publisher's gaps under 1 ms since it was created (gap tracking on), 0 otherwise
 	distro   segment.Distro
 }
 
@@ -145,7 +147,9 @@ func Endpoints(scan *segment.Scan) []Endpoint {
 					ep.RMW = e.QoS.RMW
 				}
 			}
-			if !ep.Pub {
+			if ep.Pub {
+				ep.Bursts = bursts(e.Gap)
+			} else {
 				ep.Received = e.Counts[segment.SlotInter] + e.Counts[segment.SlotIntra]
 			}
 			out = append(out, ep)
@@ -219,6 +223,36 @@ var fixes = map[Reason]string{
 	CrossVendor:        "run both with one RMW_IMPLEMENTATION if a feature misbehaves",
 	DiscoveryUncertain: "set ROS_LOCALHOST_ONLY the same on both",
 	QoSWarning:         "set the policy explicitly on both sides",
+	ShallowQueue:       "give the subscription a depth of at least the burst (or keep_all)",
+}
+
+// burstBuckets is how many gap buckets lie wholly under 1 ms (see rp_gap in
+// segment.h: 16 linear buckets of 1,024 ns, then 16 per octave).
+var burstBuckets = func() int {
+	low := func(b int) uint64 { // lower bound of bucket b, ns
+		if b < 16 {
+			return uint64(b) << 10
+		}
+		e, sub := b/16+3, b%16
+		return uint64(16+sub) << (e - 4) << 10
+	}
+	n := 0
+	for low(n+1) <= 1_000_000 {
+		n++
+	}
+	return n
+}()
+
+// bursts counts a publisher's gaps under 1 ms: messages sent back to back.
+func bursts(g *segment.Gap) uint64 {
+	if g == nil {
+		return 0
+	}
+	var n uint64
+	for _, c := range g.Buckets[:burstBuckets] {
+		n += uint64(c)
+	}
+	return n
 }
 
 // Diagnose returns the findings of a scan: every subscription that meets no
@@ -258,6 +292,7 @@ func Diagnose(scan *segment.Scan) []Finding {
 		pgs, sgs := groupsOf(ps), groupsOf(ss)
 		for _, sg := range sgs {
 			var errs []Peer
+			var met []*Endpoint // the publishers the group meets
 			matched := false
 			var warnOrder []Reason
 			warnPeers := map[Reason][]Peer{} // a warning's publishers, by reason
@@ -268,6 +303,9 @@ func Diagnose(scan *segment.Scan) []Finding {
 				}
 				for _, p := range pg {
 					pubMatched[p] = pubMatched[p] || e == nil
+					if e == nil {
+						met = append(met, p)
+					}
 					if e != nil {
 						errs = append(errs, Peer{Node: p.Node, Pid: p.Pid, Topic: p.Topic, Reason: e.Reason, Detail: e.Detail})
 						for _, s := range sg {
@@ -284,6 +322,16 @@ func Diagnose(scan *segment.Scan) []Finding {
 				}
 			}
 			for _, s := range sg {
+				if q := s.QoS; q != nil && q.Actual && q.History == compat.KeepLast && q.Depth == 1 {
+					for _, p := range met {
+						if p.Bursts > 0 { // its queue holds one: a burst loses all but the last
+							out = append(out, Finding{Endpoint: *s, Reason: ShallowQueue, Fix: fixes[ShallowQueue], Silent: s.Received == 0,
+								Detail: fmt.Sprintf("depth 1 against bursts: %d of the publisher's gaps under 1 ms", p.Bursts),
+								Peers:  []Peer{{Node: p.Node, Pid: p.Pid, Topic: p.Topic, Reason: ShallowQueue}}})
+							break
+						}
+					}
+				}
 				for _, r := range warnOrder {
 					peers := warnPeers[r]
 					out = append(out, Finding{Endpoint: *s, Reason: r, Detail: peers[0].Detail, Fix: fixes[r], Peers: peers, Silent: s.Received == 0})
@@ -512,6 +560,9 @@ func fingerprint(scan *segment.Scan) uint64 {
 			x := uint64(e.Index)<<32 | uint64(e.Generation) ^ uint64(e.Flags)<<56
 			if e.QoS != nil {
 				x ^= 1 << 62 // learnt: its content never changes for a generation
+			}
+			if e.Kind == segment.KindPublisher && e.Gap != nil && e.QoS != nil && bursts(e.Gap) > 0 {
+				x ^= 1 << 61 // it has sent a burst
 			}
 			if e.Kind == segment.KindSubscription && e.Counts[segment.SlotInter]+e.Counts[segment.SlotIntra] == 0 {
 				x ^= 1 << 63 // silent

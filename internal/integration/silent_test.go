@@ -16,7 +16,7 @@ import (
 func TestWhySilent(t *testing.T) {
 	for _, distro := range []string{"humble", "jazzy", "kilted"} {
 		t.Run(distro, func(t *testing.T) {
-			g := sim(t, "testdata/silent.graph", distro, 3*time.Second)
+			g := sim(t, "testdata/silent.graph", distro, 3*time.Second, "ROS_TOPIC_STATS_JITTER=1") // gaps: bursts are seen
 			time.Sleep(1500 * time.Millisecond)
 			findings := diagnose.Diagnose(scan(t, g.dir)) // while every process is alive
 			g.wait()
@@ -49,7 +49,7 @@ func TestWhySilent(t *testing.T) {
 					t.Errorf("%s: the graph delivered %d messages, the stand-in middleware should have matched nothing", key, heard[key])
 				}
 			}
-			for _, key := range []string{"/listener /ok", "/cyclone_listener /ok"} {
+			for _, key := range []string{"/listener /ok", "/cyclone_listener /ok", "/listener /burst"} {
 				if heard[key] == 0 {
 					t.Errorf("%s heard nothing: the graph is wrong", key)
 				}
@@ -82,6 +82,10 @@ func TestWhySilent(t *testing.T) {
 				t.Errorf("/cyclone_listener /ok: %+v, want a cross_vendor warning", f)
 			}
 			delete(got, "/cyclone_listener /ok")
+			if f, ok := got["/listener /burst"]; !ok || f.Reason != diagnose.ShallowQueue || f.Error || !strings.Contains(f.Detail, "depth 1 against bursts") {
+				t.Errorf("/listener /burst: %+v, want a shallow_queue warning", f)
+			}
+			delete(got, "/listener /burst")
 			for key, f := range got {
 				t.Errorf("%s: a finding where nothing is wrong: %s", key, f.Line())
 			}

@@ -245,6 +245,10 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                 }
                 else if (strncmp(tok[i], "size=", 5) == 0 && parse_num(tok[i] + 5, 0, 16e6, &v))
                     p->size = (size_t)v;
+                else if (strncmp(tok[i], "burst=", 6) == 0 && parse_num(tok[i] + 6, 1, 1000, &v)) {
+                    p->burst = (int)v;
+                    p->thread = true;
+                }
                 else if (strncmp(tok[i], "stall=", 6) == 0 && strchr(tok[i], ':') != NULL) {
                     char *colon = strchr(tok[i], ':');
                     *colon = '\0';

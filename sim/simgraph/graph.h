@@ -68,6 +68,7 @@ struct g_pub {
     bool builtin;    /* /parameter_events: published at startup only */
     int api;         /* PUB_TYPED, or publish(LoanedMessage) / publish(SerializedMessage) through rcl */
     size_t size;
+    int burst;       /* burst=N: each tick publishes N messages back to back (a burst publisher) */
     struct g_qos qos;
 };
 

@@ -920,7 +920,8 @@ static void *publisher_thread(void *argp)
             reused = true; /* destroyed (no tracepoint) and re-created at the same address */
             create_publisher(i, gp->reuse_topic, true);
         }
-        publish(i);
+        for (int b = 0; b < (gp->burst > 1 ? gp->burst : 1); b++) /* a burst: back to back */
+            publish(i);
         next += period;
     }
     flush_events();
