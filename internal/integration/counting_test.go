@@ -305,6 +305,13 @@ func TestForkWithoutExec(t *testing.T) {
 	if n := count(child, "/parent"); n != 0 {
 		t.Errorf("child counted %d /parent messages", n)
 	}
+	// What the parent learnt of its endpoints at creation, the child inherits
+	// with them (rp_segment_clone_records), for the generation it starts at.
+	for _, e := range child.Endpoints {
+		if e.Kind == segment.KindPublisher && e.Name == "/parent" && (e.QoS == nil || !e.QoS.Actual || e.QoS.Type != "sim_msgs/msg/Sample") {
+			t.Errorf("the child's copy of /parent has QoS %+v", e.QoS)
+		}
+	}
 }
 
 // stormThreads is testdata/storm.graph's exit_storm.

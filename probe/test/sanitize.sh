@@ -38,7 +38,8 @@ run() { # graph duration
 graphs=(demo stress internal/integration/testdata/selfloop.graph internal/integration/testdata/reuse.graph
         internal/integration/testdata/fork.graph internal/integration/testdata/latency.graph internal/integration/testdata/rclpy_sub.graph
         internal/integration/testdata/wide.graph internal/integration/testdata/loaned.graph
-        internal/integration/testdata/loss.graph internal/integration/testdata/timing.graph)
+        internal/integration/testdata/loss.graph internal/integration/testdata/timing.graph
+        internal/integration/testdata/silent.graph)
 for g in "${graphs[@]}"; do
   run "$g" 2 || { echo "FAIL: $lane on $g"; exit 1; }
   # and with gap and latency tracking, whose hot paths add atomics shared between threads (timing is on in both)
