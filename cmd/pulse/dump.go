@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"ros2_pulse/internal/compat"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +21,15 @@ type dumpEndpoint struct {
 	Retired bool        `json:"retired,omitempty"`
 	Counts  [4]uint64   `json:"counts"`
 	Timing  *dumpTiming `json:"timing,omitempty"`
+	QoS     *dumpQoS    `json:"qos,omitempty"`
+}
+
+// dumpQoS is what the probe learnt of a publisher or subscription at creation (ABI 1.5).
+type dumpQoS struct {
+	Summary string `json:"summary"` // the actual QoS in one line, or "QoS unknown"
+	Type    string `json:"type,omitempty"`
+	RMW     string `json:"rmw,omitempty"`
+	Domain  *int   `json:"domain,omitempty"`
 }
 
 // dumpTiming is an endpoint's cumulative callback timing (ABI 1.4).
@@ -58,6 +68,7 @@ type dumpSegment struct {
 	Dropped     uint64         `json:"dropped_endpoints"`
 	CacheMisses uint64         `json:"cache_misses"`
 	Corrupt     int            `json:"corrupt_records"`
+	Env         *segment.Env   `json:"env,omitempty"`
 }
 
 func dumpCmd() *cobra.Command {
@@ -84,7 +95,7 @@ func dumpCmd() *cobra.Command {
 			for _, s := range scan.Snapshots {
 				d := dumpSegment{Path: s.Path, Pid: s.Pid, Ppid: s.Ppid, Alive: s.Alive, Distro: s.Distro.String(), Exe: s.Exe,
 					Cmdline: s.Cmdline, Dropped: s.DroppedEndpoints, CacheMisses: s.CacheMisses, Corrupt: s.Corrupt,
-					Nodes: []string{}, Endpoints: []dumpEndpoint{}, Timing: s.Timing}
+					Nodes: []string{}, Endpoints: []dumpEndpoint{}, Timing: s.Timing, Env: s.Env}
 				for _, th := range s.Threads {
 					d.Threads = append(d.Threads, dumpThread{Lane: th.Lane, Tid: th.Tid, Name: th.Name, BusyNs: th.BusyNs, OpenNs: th.OpenNs, Callbacks: th.Callbacks})
 				}
@@ -101,6 +112,12 @@ func dumpCmd() *cobra.Command {
 							Unended: e.Timing.Unended, Overruns: e.Timing.Overruns}
 						if e.Lateness != nil {
 							de.Timing.Calls, de.Timing.LateSumNs = window.TimerLateness(nil, e.Lateness).N, e.Lateness.SumNs
+						}
+					}
+					if q := e.QoS; q != nil {
+						de.QoS = &dumpQoS{Summary: compat.Summary(q), Type: q.Type, RMW: q.RMW}
+						if q.Domain >= 0 {
+							de.QoS.Domain = &q.Domain
 						}
 					}
 					d.Endpoints = append(d.Endpoints, de)

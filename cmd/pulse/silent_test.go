@@ -40,6 +40,9 @@ func TestDoctorSaysWhySilent(t *testing.T) {
 		`FAIL /hermit \(pid \d+\) on /ok: discovery_range`,
 		`FAIL /talker \(pid \d+\) publishes /chatter: qos_incompatible`,
 		`WARN /cyclone_listener \(pid \d+\) on /ok: cross_vendor`,
+		`ROS environment: ROS_DOMAIN_ID="5"`,
+		`ROS environment: RMW_IMPLEMENTATION="rmw_zenoh_cpp"`,
+		`ROS environment: ROS_AUTOMATIC_DISCOVERY_RANGE="OFF"`,
 	} {
 		if !regexp.MustCompile(want).Match(out) {
 			t.Errorf("doctor does not say %q:\n%s", want, out)
@@ -47,6 +50,14 @@ func TestDoctorSaysWhySilent(t *testing.T) {
 	}
 	if strings.Contains(string(out), "WARN /listener") || strings.Contains(string(out), "receives nothing of /chatter") {
 		t.Errorf("doctor repeats an explained subscription as starved, or flags the healthy one:\n%s", out)
+	}
+	// pulse dump shows what each endpoint is.
+	dump := pulseCmd(t, "dump")
+	dump.Env = append(dump.Env, "ROS_PULSE_DIR="+segs)
+	raw, err := dump.Output()
+	if err != nil || !regexp.MustCompile(`"name":"/dl".*?"qos":\{"summary":"reliable volatile keep_last\(10\) deadline 200ms","type":"sim_msgs/msg/Sample","rmw":"rmw_fastrtps_cpp","domain":0\}`).Match(raw) ||
+		!strings.Contains(string(raw), `"env":{"flags":1,"ROS_DOMAIN_ID":"5"}`) {
+		t.Errorf("dump (%v) lacks the QoS of /dl or the far process's env:\n%s", err, raw)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"ros2_pulse/internal/diagnose"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -393,6 +394,9 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 		if s.DroppedEndpoints > 0 {
 			fmt.Fprintf(out, "         %d endpoints did not fit the segment (raise ROS_PULSE_MAX_ENDPOINTS)\n", s.DroppedEndpoints)
 		}
+		if line := envLine(s.Env); line != "" && s.Alive {
+			fmt.Fprintf(out, "         ROS environment: %s\n", line)
+		}
 		if !s.Timing && s.Alive {
 			fmt.Fprintf(out, "         callback timing off (ROS_PULSE_TIMING=0, or a probe before ABI 1.4): no callback durations, busy share or timer lateness\n")
 		}
@@ -418,4 +422,33 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 		problems++
 	}
 	return problems
+}
+
+// envLine is what a process set of the ROS environment that decides whom it
+// meets ("" when it set none: domain 0, the default rmw, subnet discovery).
+func envLine(e *segment.Env) string {
+	if e == nil {
+		return ""
+	}
+	var parts []string
+	for _, v := range []struct {
+		bit        uint32
+		name, text string
+	}{{segment.EnvDomainID, "ROS_DOMAIN_ID", e.DomainID}, {segment.EnvRMW, "RMW_IMPLEMENTATION", e.RMW},
+		{segment.EnvLocalhostOnly, "ROS_LOCALHOST_ONLY", e.LocalhostOnly}, {segment.EnvDiscoveryRange, "ROS_AUTOMATIC_DISCOVERY_RANGE", e.DiscoveryRange},
+		{segment.EnvStaticPeers, "ROS_STATIC_PEERS", e.StaticPeers}} {
+		if e.Set(v.bit) {
+			parts = append(parts, v.name+"="+strconv.Quote(v.text))
+		}
+	}
+	for _, v := range []struct {
+		bit  uint32
+		name string
+	}{{segment.EnvCycloneDDSURI, "a Cyclone DDS configuration (CYCLONEDDS_URI)"}, {segment.EnvFastDDSProfile, "a Fast DDS profile"},
+		{segment.EnvZenohConfig, "a Zenoh configuration"}} {
+		if e.Set(v.bit) {
+			parts = append(parts, v.name)
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -92,12 +92,12 @@ type QoS struct {
 
 // Env is a process's ROS environment when its segment was made (ABI 1.5).
 type Env struct {
-	Flags          uint32 // Env* bits: which variables were set
-	DomainID       string
-	RMW            string
-	LocalhostOnly  string
-	DiscoveryRange string
-	StaticPeers    string
+	Flags          uint32 `json:"flags"` // Env* bits: which variables were set
+	DomainID       string `json:"ROS_DOMAIN_ID,omitempty"`
+	RMW            string `json:"RMW_IMPLEMENTATION,omitempty"`
+	LocalhostOnly  string `json:"ROS_LOCALHOST_ONLY,omitempty"`
+	DiscoveryRange string `json:"ROS_AUTOMATIC_DISCOVERY_RANGE,omitempty"`
+	StaticPeers    string `json:"ROS_STATIC_PEERS,omitempty"`
 }
 
 // Set reports whether the variable of bit (EnvDomainID, ...) was set.
