@@ -2,8 +2,10 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,4 +127,35 @@ func grepLines(body, substr string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A subscription whose topic nothing probed publishes, with a ROS process
+// here that is not probed: doctor says the publisher may be in it
+// (not_probed, a warning), naming the process by its __node remap.
+func TestDoctorNamesUnprobedProcesses(t *testing.T) {
+	dir := t.TempDir()
+	graphFile := filepath.Join(dir, "lonely.graph")
+	os.WriteFile(graphFile, []byte("process lonely\n  node /lonely_listener\n    sub /ghost_topic\n"), 0o600)
+	// A shell whose command line reads as a ROS node's (argv[0] is ours to choose).
+	ghost := &exec.Cmd{Path: "/bin/sh", Args: []string{"ghost_talker", "-c", "sleep 30; true", "ghost", "--ros-args", "-r", "__node:=ghost_talker"}}
+	if err := ghost.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { ghost.Process.Kill(); ghost.Wait() }()
+	graph, segs := startGraph(t, dir, graphFile, "10")
+	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
+	for deadline := time.Now().Add(15 * time.Second); len(segmentFiles(segs)) < 1; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no segment in 15 s")
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	doc := pulseCmd(t, "doctor")
+	doc.Env = append(doc.Env, "ROS_PULSE_DIR="+segs)
+	out, _ := doc.Output()
+	want := regexp.MustCompile(`WARN /lonely_listener \(pid \d+\) on /ghost_topic: not_probed \(nothing probed publishes it; not probed here: [^)]*/ghost_talker \(pid ` +
+		strconv.Itoa(ghost.Process.Pid) + `\)`)
+	if !want.Match(out) {
+		t.Errorf("doctor does not point at the unprobed process:\n%s", out)
+	}
 }

@@ -30,6 +30,7 @@ const (
 	QoSUnknown      Reason = "qos_unknown"      // nothing rules the pair out, but a side's QoS could not be read
 	NoPublisher     Reason = "no_publisher"     // nothing on this machine publishes the topic (near names given)
 	NoSubscriber    Reason = "no_subscriber"    // nothing subscribes the topic, but near names do
+	NotProbed       Reason = "not_probed"       // nothing probed publishes the topic, and ROS processes here are not probed
 
 	// Warnings: the pair meets, but not quite as asked.
 	QoSWarning         Reason = "qos_warning"         // rmw_dds_common's "compatible with a warning"
@@ -571,4 +572,42 @@ func fingerprint(scan *segment.Scan) uint64 {
 		}
 	}
 	return h
+}
+
+// Unpublished names each silent subscription whose topic nothing on this
+// machine publishes and no near name explains (Diagnose leaves those out: a
+// publisher may be on another host, or not started yet). With ROS processes
+// here that are not probed (named in notProbed), one of them may publish
+// it: not_probed; otherwise no_publisher. Warnings, for pulse doctor.
+func Unpublished(scan *segment.Scan, notProbed []string) []Finding {
+	eps := Endpoints(scan)
+	published := map[string]bool{}
+	var pubNames []string
+	for i := range eps {
+		if eps[i].Pub && !published[eps[i].Topic] {
+			published[eps[i].Topic] = true
+			pubNames = append(pubNames, eps[i].Topic)
+		}
+	}
+	var out []Finding
+	for i := range eps {
+		s := &eps[i]
+		if s.Pub || s.Received != 0 || published[s.Topic] || len(Near(s.Topic, pubNames)) > 0 {
+			continue
+		}
+		f := Finding{Endpoint: *s, Reason: NoPublisher, Silent: true, Detail: "nothing probed on this machine publishes it (a publisher on another host?)",
+			Fix: "start its publisher, or check its name with `ros2 topic list`"}
+		if len(notProbed) > 0 {
+			f.Reason, f.Detail = NotProbed, fmt.Sprintf("nothing probed publishes it; not probed here: %s", strings.Join(notProbed, ", "))
+			f.Fix = "preload the probe into those processes too (pulse env), and look again"
+		}
+		out = append(out, f)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Pid < out[j].Pid
+	})
+	return out
 }

@@ -126,3 +126,22 @@ func BenchmarkMemo100x50(b *testing.B) {
 		m.Unmatched(scan)
 	}
 }
+
+// A silent subscription nothing here publishes: no_publisher, or not_probed
+// when ROS processes here are not probed; never for one that hears someone
+// or whose topic is published.
+func TestUnpublished(t *testing.T) {
+	env := &segment.Env{}
+	scan := &segment.Scan{Snapshots: []*segment.Snapshot{
+		snap(1, "/a", env, ep(segment.KindSubscription, "/lonely", qos(1, "p/msg/T"), 0),
+			ep(segment.KindSubscription, "/remote", qos(1, "p/msg/T"), 7),
+			ep(segment.KindSubscription, "/here", qos(1, "p/msg/T"), 0), ep(segment.KindPublisher, "/here", qos(1, "p/msg/T"), 0)),
+	}}
+	if got := Unpublished(scan, nil); len(got) != 1 || got[0].Topic != "/lonely" || got[0].Reason != NoPublisher || got[0].Error {
+		t.Errorf("%+v", got)
+	}
+	if got := Unpublished(scan, []string{"/ghost (pid 9)"}); len(got) != 1 || got[0].Reason != NotProbed ||
+		got[0].Detail != "nothing probed publishes it; not probed here: /ghost (pid 9)" {
+		t.Errorf("%+v", got)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"ros2_pulse/internal/compat"
+	"ros2_pulse/internal/cpu"
 	"ros2_pulse/internal/diagnose"
 	"slices"
 	"sort"
@@ -236,7 +237,15 @@ func reportBusy(out io.Writer, r *segment.Reader, first *segment.Scan, later *la
 // (pid and topic), which the starved check below need not repeat.
 func reportWhy(out io.Writer, scan *segment.Scan) (int, map[string]bool) {
 	explained := map[string]bool{}
-	findings := diagnose.Diagnose(scan)
+	probed := map[int]bool{}
+	for _, s := range scan.Snapshots {
+		probed[s.Pid] = probed[s.Pid] || s.Alive
+	}
+	var notProbed []string // ROS processes here without a segment (found by their command line)
+	for _, t := range cpu.Unprobed("", probed) {
+		notProbed = append(notProbed, fmt.Sprintf("%s (pid %d)", t.Name, t.Pid))
+	}
+	findings := append(diagnose.Diagnose(scan), diagnose.Unpublished(scan, notProbed)...)
 	if len(findings) == 0 {
 		return 0, explained
 	}
