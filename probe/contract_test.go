@@ -7,18 +7,19 @@ import (
 
 func TestExportsReadFromTheVersionScript(t *testing.T) {
 	got := Exports()
-	if len(got) != 23 {
+	if len(got) != 25 {
 		t.Fatalf("%d exports: %v", len(got), got)
 	}
 	seen := map[string]bool{}
 	for _, s := range got {
-		if !strings.HasPrefix(s, "ros_trace_") && !strings.HasPrefix(s, "rcl_publish_") && !strings.HasPrefix(s, "rcl_timer_call") && s != "rcl_wait" || seen[s] {
+		if !strings.HasPrefix(s, "ros_trace_") && !strings.HasPrefix(s, "rcl_publish_") && !strings.HasPrefix(s, "rcl_timer_call") && s != "rcl_wait" &&
+			s != "rcl_publisher_init" && s != "rcl_subscription_init" || seen[s] {
 			t.Errorf("bad or repeated export %q", s)
 		}
 		seen[s] = true
 	}
 	for _, must := range []string{"ros_trace_rcl_publish", "ros_trace_callback_start", "ros_trace_rclcpp_intra_publish", "ros_trace_rmw_take",
-		"rcl_publish_loaned_message", "rcl_publish_serialized_message", "ros_trace_callback_end", "rcl_timer_call", "rcl_timer_call_with_info"} {
+		"rcl_publish_loaned_message", "rcl_publish_serialized_message", "ros_trace_callback_end", "rcl_timer_call", "rcl_timer_call_with_info", "rcl_publisher_init", "rcl_subscription_init"} {
 		if !seen[must] {
 			t.Errorf("%s missing", must)
 		}
