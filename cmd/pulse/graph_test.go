@@ -57,12 +57,17 @@ func TestGraphLive(t *testing.T) {
 			t.Errorf("%s: %+v, want %s at the graph's %.3f Hz", edge, e, want.transport, did[want.truth])
 		}
 	}
-	if len(gr.Edges) != 12 {
-		t.Errorf("%d edges, want 12 (the demo's 6 publishers and 6 subscriptions)", len(gr.Edges))
+	kinds := map[string]int{}
+	for _, e := range gr.Edges {
+		kinds[e.Kind]++
+	}
+	if kinds["pub"]+kinds["sub"] != 12 || kinds["serves"] != 1 || len(gr.Services) != 1 || gr.Services[0].Name != "/controller/reset" {
+		t.Errorf("edges by kind %v, services %+v; want the demo's 6 publishers, 6 subscriptions and /controller's reset service", kinds, gr.Services)
 	}
 	dot := run("dot")
 	mmd := run("mermaid")
-	if !bytes.HasPrefix(mmd, []byte("flowchart LR\n")) || strings.Count(string(mmd), "-->")+strings.Count(string(mmd), "-.->") != 12 {
+	// every edge drawn: the 12 topic edges, and a serving edge per service while its server lives
+	if !bytes.HasPrefix(mmd, []byte("flowchart LR\n")) || strings.Count(string(mmd), "-->")+strings.Count(string(mmd), "-.->") != 12+strings.Count(string(mmd), "{{") {
 		t.Errorf("mermaid:\n%s", mmd)
 	}
 	dotBin, err := exec.LookPath("dot")

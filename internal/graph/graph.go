@@ -88,6 +88,10 @@ type Edge struct {
 	// Unmatched: why the endpoint meets nobody (internal/diagnose's reason), Why the detail.
 	Unmatched string `json:"unmatched,omitempty"`
 	Why       string `json:"why,omitempty"`
+	// A "serves" edge (a server node -> its service): how long its
+	// callbacks took at p99 and at most in the window (rclcpp).
+	HandlingP99Ms *float64 `json:"handling_p99_ms,omitempty"`
+	HandlingMaxMs *float64 `json:"handling_max_ms,omitempty"`
 }
 
 // Hz returns the edge's rate on transport "inter" or "intra", and whether it was measured.
@@ -106,15 +110,38 @@ func ptr(v float64) *float64 { return &v }
 
 // Graph is the whole picture.
 type Graph struct {
-	Nodes  []Node  `json:"nodes"`
-	Topics []Topic `json:"topics"`
-	Edges  []Edge  `json:"edges"`
+	Nodes    []Node    `json:"nodes"`
+	Topics   []Topic   `json:"topics"`
+	Services []Service `json:"services"`
+	Edges    []Edge    `json:"edges"`
+}
+
+// Service is a service with servers on this machine and its request rate
+// (nil when no server of it can be measured: rclpy servers fire no
+// tracepoint). A node's parameter services appear only while they serve.
+type Service struct {
+	ID   string   `json:"id"`
+	Name string   `json:"name"`
+	Hz   *float64 `json:"hz,omitempty"`
+}
+
+// parameterServices are the six every node serves (rclcpp and rclpy alike).
+var parameterServices = []string{"/get_parameters", "/get_parameter_types", "/set_parameters", "/set_parameters_atomically",
+	"/describe_parameters", "/list_parameters"}
+
+func isParameterService(name string) bool {
+	for _, suffix := range parameterServices {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 // FromWindow builds the graph of w. Nodes and topics get stable ids in name
 // order (n0, n1, ... and t0, t1, ...), so outputs diff cleanly.
 func FromWindow(w *window.Window) *Graph {
-	g := &Graph{Nodes: []Node{}, Topics: []Topic{}, Edges: []Edge{}} // arrays, never null, even when empty
+	g := &Graph{Nodes: []Node{}, Topics: []Topic{}, Services: []Service{}, Edges: []Edge{}} // arrays, never null, even when empty
 	type nk struct {
 		name string
 		pid  int
@@ -227,7 +254,65 @@ func FromWindow(w *window.Window) *Graph {
 			}
 		}
 	}
+	g.addServices(w, func(node string, pid int) (string, bool) {
+		id, ok := ids[nk{node, pid}]
+		return id, ok
+	})
 	return g
+}
+
+// addServices adds each served service and a "serves" edge from every
+// server node: its requests per second and, for rclcpp, its handling time.
+func (g *Graph) addServices(w *window.Window, nodeID func(string, int) (string, bool)) {
+	handling := map[string]window.Durations{}
+	for _, c := range w.Callbacks {
+		if c.Kind == "service" && c.Measured {
+			handling[fmt.Sprintf("%d %s %s", c.Pid, c.Node, c.Name)] = c.Duration
+		}
+	}
+	sids := map[string]string{}
+	var names []string
+	for _, sv := range w.Services {
+		if _, ok := sids[sv.Name]; ok || (isParameterService(sv.Name) && sv.Delta == 0) {
+			continue
+		}
+		sids[sv.Name] = ""
+		names = append(names, sv.Name)
+	}
+	sort.Strings(names)
+	hz := map[string]*float64{}
+	for i, name := range names {
+		sids[name] = fmt.Sprintf("s%d", i)
+	}
+	for _, sv := range w.Services {
+		sid := sids[sv.Name]
+		from, ok := nodeID(sv.Node, sv.Pid)
+		if sid == "" || !ok {
+			continue
+		}
+		edge := Edge{From: from, To: sid, Kind: "serves", Transport: "not_measured", Alive: true}
+		if sv.Measured {
+			rate := 0.0
+			if w.Seconds > 0 {
+				rate = float64(sv.Delta) / w.Seconds
+			}
+			edge.Transport, edge.InterHz = "inter", ptr(rate)
+			if rate == 0 {
+				edge.Transport = "none"
+			}
+			if hz[sv.Name] == nil {
+				hz[sv.Name] = ptr(0)
+			}
+			*hz[sv.Name] += rate
+			if d, ok := handling[fmt.Sprintf("%d %s %s", sv.Pid, sv.Node, sv.Name)]; ok && d.N > 0 {
+				edge.HandlingP99Ms, edge.HandlingMaxMs = ptr(d.P99Ms), ptr(d.MaxMs)
+			}
+		}
+		g.Edges = append(g.Edges, edge)
+	}
+	for _, name := range names {
+		g.Services = append(g.Services, Service{ID: sids[name], Name: name, Hz: hz[name]})
+	}
 }
 
 func transport(e window.EndpointRate) string {
@@ -245,6 +330,15 @@ func transport(e window.EndpointRate) string {
 func (e *Edge) label() string {
 	inter, _ := e.Hz("inter")
 	intra, _ := e.Hz("intra")
+	if e.Kind == "serves" {
+		switch {
+		case e.Transport == "not_measured":
+			return "not measured (rclpy server)"
+		case e.HandlingP99Ms != nil:
+			return fmt.Sprintf("%.1f req/s, p99 %.1f ms", inter, *e.HandlingP99Ms)
+		}
+		return fmt.Sprintf("%.1f req/s", inter)
+	}
 	switch e.Transport {
 	case "both":
 		return fmt.Sprintf("%.1f Hz + %.1f intra", inter, intra)
@@ -313,6 +407,9 @@ func (g *Graph) DOT() []byte {
 	for _, t := range g.Topics {
 		fmt.Fprintf(&b, "  %s [shape=box, label=%s];\n", t.ID, dotQuote(t.label()))
 	}
+	for _, sv := range g.Services {
+		fmt.Fprintf(&b, "  %s [shape=hexagon, label=%s];\n", sv.ID, dotQuote(sv.Name))
+	}
 	for _, e := range g.Edges {
 		style := ""
 		switch {
@@ -355,6 +452,9 @@ func (g *Graph) Mermaid() []byte {
 	}
 	for _, t := range g.Topics {
 		fmt.Fprintf(&b, "  %s[%s]\n", t.ID, mermaidText(t.label()))
+	}
+	for _, sv := range g.Services {
+		fmt.Fprintf(&b, "  %s{{%s}}\n", sv.ID, mermaidText(sv.Name))
 	}
 	for _, e := range g.Edges {
 		arrow := "-->"

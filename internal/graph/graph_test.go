@@ -165,3 +165,47 @@ func TestUnmatchedEdgesAndQoS(t *testing.T) {
 		t.Errorf("JSON:\n%s", j)
 	}
 }
+
+// Services a node serves are drawn with their request rate and, for rclcpp,
+// the handling time at p99; an rclpy server is not measured (never 0 req/s);
+// a parameter service appears only while it serves (issue 26, first part).
+func TestServices(t *testing.T) {
+	w := &window.Window{Seconds: 2,
+		Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/adder"}}, {Pid: 2, Alive: true, Nodes: []string{"/py_adder"}}},
+		Services: []window.Service{
+			{Node: "/adder", Pid: 1, Name: "/add_two_ints", Delta: 40, Measured: true},
+			{Node: "/adder", Pid: 1, Name: "/adder/get_parameters", Measured: true},
+			{Node: "/adder", Pid: 1, Name: "/adder/set_parameters", Delta: 2, Measured: true},
+			{Node: "/py_adder", Pid: 2, Name: "/add_two_ints"},
+		},
+		Callbacks: []window.Callback{{Pid: 1, Node: "/adder", Kind: "service", Name: "/add_two_ints", Measured: true,
+			Duration: window.Durations{N: 40, P99Ms: 5.2, MaxMs: 5.9}}},
+	}
+	g := FromWindow(w)
+	if len(g.Services) != 2 || g.Services[0].Name != "/add_two_ints" || g.Services[0].Hz == nil || *g.Services[0].Hz != 20 ||
+		g.Services[1].Name != "/adder/set_parameters" {
+		t.Fatalf("services %+v", g.Services)
+	}
+	var serves []Edge
+	for _, e := range g.Edges {
+		if e.Kind == "serves" {
+			serves = append(serves, e)
+		}
+	}
+	if len(serves) != 3 {
+		t.Fatalf("serves edges %+v", serves)
+	}
+	dot := string(g.DOT())
+	for _, want := range []string{`s0 [shape=hexagon, label="/add_two_ints"]`, `n0 -> s0 [label="20.0 req/s, p99 5.2 ms"]`,
+		`n1 -> s0 [label="not measured (rclpy server)"`, `n0 -> s1 [label="1.0 req/s"]`} {
+		if !strings.Contains(dot, want) {
+			t.Errorf("DOT lacks %q:\n%s", want, dot)
+		}
+	}
+	if strings.Contains(dot, "get_parameters") {
+		t.Errorf("an idle parameter service is drawn:\n%s", dot)
+	}
+	if m := string(g.Mermaid()); !strings.Contains(m, `s0{{"/add_two_ints"}}`) {
+		t.Errorf("Mermaid:\n%s", m)
+	}
+}
