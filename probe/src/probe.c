@@ -795,13 +795,17 @@ EXPORT void ros_trace_rclcpp_timer_callback_added(const void *timer_handle, cons
 
 void rp_describe_endpoint(bool publisher, const void *rcl_handle, struct rp_qos *facts)
 {
-    INIT_BEGIN();
-    uint64_t ep = rp_map_get(publisher ? &g_pubs : &g_subs, impl_of(rcl_handle));
-    if (ep != 0) { /* else no tracepoint announced it (tracing compiled out, a full table) */
-        facts->generation = atomic_load_explicit(&g_seg.endpoints[ep - 1].generation, memory_order_relaxed);
-        rp_segment_set_qos(&g_seg, (uint32_t)(ep - 1), facts);
+    /* Under the init mutex, but no map changes: the threads' caches stay valid (no g_gen bump). */
+    pthread_once(&g_process_once, process_init);
+    pthread_mutex_lock(&g_mutex);
+    if (ensure_segment_locked()) {
+        uint64_t ep = rp_map_get(publisher ? &g_pubs : &g_subs, impl_of(rcl_handle));
+        if (ep != 0) { /* else no tracepoint announced it (tracing compiled out, a full table) */
+            facts->generation = atomic_load_explicit(&g_seg.endpoints[ep - 1].generation, memory_order_relaxed);
+            rp_segment_set_qos(&g_seg, (uint32_t)(ep - 1), facts);
+        }
     }
-    INIT_END();
+    pthread_mutex_unlock(&g_mutex);
 }
 
 uint64_t rp_timer_endpoint(uintptr_t impl, bool create)
