@@ -343,6 +343,9 @@ func Diagnose(scan *segment.Scan) []Finding {
 				sorted := append([]Peer(nil), errs...)
 				sort.SliceStable(sorted, func(i, j int) bool { return order[sorted[i].Reason] < order[sorted[j].Reason] })
 				first := sorted[0]
+				if first.Reason == QoSUnknown && s.Received > 0 {
+					continue // it hears someone: an unknown QoS is no finding
+				}
 				out = append(out, Finding{Endpoint: *s, Reason: first.Reason, Error: first.Reason != QoSUnknown, Detail: first.Detail,
 					Fix: fixOf(first), Peers: sorted, Silent: s.Received == 0})
 			}

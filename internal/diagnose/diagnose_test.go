@@ -145,3 +145,15 @@ func TestUnpublished(t *testing.T) {
 		t.Errorf("%+v", got)
 	}
 }
+
+// A subscription that hears its publisher is no finding, whatever is unknown of the publisher.
+func TestUnknownQoSOfAHeardPublisher(t *testing.T) {
+	env := &segment.Env{}
+	scan := &segment.Scan{Snapshots: []*segment.Snapshot{
+		snap(1, "/pub", env, ep(segment.KindPublisher, "/a", nil, 0)),
+		snap(2, "/sub", env, ep(segment.KindSubscription, "/a", qos(1, "p/msg/T"), 12)),
+	}}
+	if got := Diagnose(scan); len(got) != 0 {
+		t.Errorf("%+v", got)
+	}
+}
