@@ -80,19 +80,14 @@ func (c *Collector) mergeTiming(d *prometheus.Desc, vals []float64, created time
 // where it ran callbacks the probe times (rclpy's threads never do: no busy
 // series, never a 0), and its time inside rcl_wait where it waits.
 func (c *Collector) threads(ch chan<- prometheus.Metric, s *segment.Snapshot, mono uint64, pid string) {
-	upTo := func(sum, open uint64) float64 {
-		if open != 0 && mono > open {
-			sum += mono - open
-		}
-		return float64(sum) / 1e9
-	}
-	for _, th := range s.Threads {
+	for i := range s.Threads {
+		th := &s.Threads[i]
 		tid := strconv.Itoa(th.Tid)
 		if th.Callbacks > 0 || th.OpenNs != 0 {
-			emit(ch, c.d.threadBusy, prometheus.CounterValue, upTo(th.BusyNs, th.OpenNs), time.Time{}, pid, tid, th.Name)
+			emit(ch, c.d.threadBusy, prometheus.CounterValue, float64(th.BusyAt(mono))/1e9, time.Time{}, pid, tid, th.Name)
 		}
-		if th.Waits > 0 || th.WaitOpen != 0 {
-			emit(ch, c.d.threadWait, prometheus.CounterValue, upTo(th.WaitNs, th.WaitOpen), time.Time{}, pid, tid, th.Name)
+		if th.Waiter() {
+			emit(ch, c.d.threadWait, prometheus.CounterValue, float64(th.WaitAt(mono))/1e9, time.Time{}, pid, tid, th.Name)
 		}
 	}
 }

@@ -134,6 +134,24 @@ type Thread struct {
 	Waits     uint64 // rcl_wait calls ended
 }
 
+// BusyAt is the thread's time inside outermost callbacks as of mono
+// (CLOCK_MONOTONIC ns), the callback running now counted up to then.
+func (t *Thread) BusyAt(mono uint64) uint64 { return upTo(t.BusyNs, t.OpenNs, mono) }
+
+// WaitAt is the thread's time inside rcl_wait as of mono, the wait running now counted up to then.
+func (t *Thread) WaitAt(mono uint64) uint64 { return upTo(t.WaitNs, t.WaitOpen, mono) }
+
+// Waiter reports whether the thread waits through rcl_wait (an executor thread, any client library).
+func (t *Thread) Waiter() bool { return t.Waits > 0 || t.WaitOpen != 0 }
+
+// upTo adds to sum the part of an interval open since open (0: none) that lies before mono.
+func upTo(sum, open, mono uint64) uint64 {
+	if open != 0 && mono > open {
+		return sum + (mono - open)
+	}
+	return sum
+}
+
 // Gap is an endpoint's inter-arrival histogram (see rp_gap in segment.h).
 type Gap struct {
 	LastMono       uint64 // CLOCK_MONOTONIC of the last message; 0 = none yet

@@ -155,10 +155,11 @@ func ProcessBusy(threads []Thread) map[int]ProcBusy {
 	out := map[int]ProcBusy{}
 	for _, t := range threads {
 		p, seen := out[t.Pid]
+		l := t.Load()
 		p.Pid = t.Pid
 		p.Threads++
-		p.TotalPct += t.Load()
-		if l := t.Load(); !seen || l > p.BusiestPct {
+		p.TotalPct += l
+		if !seen || l > p.BusiestPct {
 			p.BusiestPct, p.BusiestTid, p.BusiestName = l, t.Tid, t.Name
 		}
 		out[t.Pid] = p
@@ -294,18 +295,6 @@ func threadsOf(s, old *segment.Snapshot, t1, t2 uint64) []Thread {
 	if old == nil || !s.Alive || t2 <= t1 {
 		return nil
 	}
-	busyAt := func(th *segment.Thread, at uint64) uint64 {
-		if th.OpenNs != 0 && at > th.OpenNs {
-			return th.BusyNs + (at - th.OpenNs)
-		}
-		return th.BusyNs
-	}
-	waitAt := func(th *segment.Thread, at uint64) uint64 {
-		if th.WaitOpen != 0 && at > th.WaitOpen {
-			return th.WaitNs + (at - th.WaitOpen)
-		}
-		return th.WaitNs
-	}
 	var out []Thread
 	for i := range s.Threads {
 		th := &s.Threads[i]
@@ -318,14 +307,14 @@ func threadsOf(s, old *segment.Snapshot, t1, t2 uint64) []Thread {
 		if was == nil {
 			continue
 		}
-		busy := sub(busyAt(th, t2), busyAt(was, t1))
+		busy := sub(th.BusyAt(t2), was.BusyAt(t1))
 		t := Thread{Pid: s.Pid, Tid: th.Tid, Name: th.Name, Callbacks: sub(th.Callbacks, was.Callbacks),
 			BusyPct: math.Min(100, 100*float64(busy)/float64(t2-t1))}
 		if th.Node >= 0 && th.Node < len(s.Nodes) {
 			t.Node = s.Nodes[th.Node].Name
 		}
-		if t.Waiter = th.Waits > 0 || th.WaitOpen != 0; t.Waiter { // a thread in one long callback waits no more, and is 100 % out
-			wait := sub(waitAt(th, t2), waitAt(was, t1))
+		if t.Waiter = th.Waiter(); t.Waiter { // a thread in one long callback waits no more, and is 100 % out
+			wait := sub(th.WaitAt(t2), was.WaitAt(t1))
 			t.OutsideWaitPct = math.Max(0, 100-100*float64(wait)/float64(t2-t1))
 		}
 		if t.Node == "" && len(s.Nodes) == 1 { // an rclpy executor: its process's one node
