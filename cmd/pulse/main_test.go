@@ -579,13 +579,7 @@ func TestStarvedSaidByExportAndDoctor(t *testing.T) {
 	graphFile, _ := filepath.Abs("../../internal/integration/testdata/starved.graph")
 	graph, segs := startGraph(t, dir, graphFile, "12")
 	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
-	addr := freePort(t)
-	exp := pulseCmd(t, "export", "--listen", addr)
-	exp.Env = append(exp.Env, "ROS_PULSE_DIR="+segs)
-	if err := exp.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { exp.Process.Signal(os.Interrupt); exp.Wait() }()
+	addr := startExport(t, segs)
 	// Wait for the starved gauges, not for the clock: the exporter first sees
 	// each silent subscription, then the publishers publish.
 	want := map[string]float64{"/near_listener": 1, "/far_listener": 1, "/py_listener": 1}
@@ -681,6 +675,20 @@ func TestDoctorNamesASaturatedThread(t *testing.T) {
 	if strings.Count(string(out2), "callback timing off (ROS_PULSE_TIMING=0") != 3 || strings.Contains(string(out2), "no time left") {
 		t.Errorf("doctor with timing off:\n%s", out2)
 	}
+}
+
+// startExport runs pulse export on segs at a free port, stopped when the test
+// ends, and returns its address.
+func startExport(t *testing.T, segs string) string {
+	t.Helper()
+	addr := freePort(t)
+	exp := pulseCmd(t, "export", "--listen", addr)
+	exp.Env = append(exp.Env, "ROS_PULSE_DIR="+segs)
+	if err := exp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { exp.Process.Signal(os.Interrupt); exp.Wait() })
+	return addr
 }
 
 // scanSnapshots is a scan's snapshots, none when the scan failed.

@@ -72,13 +72,7 @@ func TestExportSaysWhySilent(t *testing.T) {
 	graphFile, _ := filepath.Abs("../../internal/integration/testdata/silent.graph")
 	graph, segs := startGraph(t, dir, graphFile, "10")
 	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
-	addr := freePort(t)
-	exp := pulseCmd(t, "export", "--listen", addr)
-	exp.Env = append(exp.Env, "ROS_PULSE_DIR="+segs)
-	if err := exp.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { exp.Process.Signal(os.Interrupt); exp.Wait() }()
+	addr := startExport(t, segs)
 	cases := []struct{ node, topic, side, reason string }{ // on Jazzy: the hermit's OFF range counts
 		{"/listener", "/chatter", "recv", "qos_incompatible"},
 		{"/talker", "/chatter", "pub", "qos_incompatible"},
