@@ -275,12 +275,13 @@ func Diagnose(scan *segment.Scan) []Finding {
 	var out []Finding
 	pubMatched := map[*Endpoint]bool{}
 	pubErrs := map[*Endpoint][]Peer{}
+	pubNames, subNames := keys(pubs), keys(subs) // the candidates of near names
 	for topic, ss := range subs {
 		ps := pubs[topic]
 		if len(ps) == 0 {
 			for _, s := range ss {
 				if s.Received == 0 {
-					if near := Near(topic, keys(pubs)); len(near) > 0 {
+					if near := Near(topic, pubNames); len(near) > 0 {
 						out = append(out, Finding{Endpoint: *s, Reason: NoPublisher, Error: true, Near: near, Silent: true,
 							Detail: "published here: " + strings.Join(near, ", "),
 							Fix:    "remap one side (" + topic + " vs " + near[0] + ") or fix its namespace"})
@@ -366,7 +367,7 @@ func Diagnose(scan *segment.Scan) []Finding {
 				continue
 			}
 			if len(subs[topic]) == 0 {
-				if near := Near(topic, keys(subs)); len(near) > 0 {
+				if near := Near(topic, subNames); len(near) > 0 {
 					out = append(out, Finding{Endpoint: *p, Reason: NoSubscriber, Near: near,
 						Detail: "subscribed here: " + strings.Join(near, ", "),
 						Fix:    "remap one side (" + topic + " vs " + near[0] + ") or fix its namespace"})
