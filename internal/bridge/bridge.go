@@ -224,10 +224,7 @@ func Diagnostics(w *window.Window, s *spec.Spec, warns []health.Warning, hardwar
 				if u.Pub {
 					what = "is heard by nobody on "
 				}
-				msg := what + u.Topic + ": " + u.Reason
-				if u.Detail != "" {
-					msg += " (" + u.Detail + ")"
-				}
+				msg := what + u.Topic + ": " + u.Why()
 				st.Values = append(st.Values, KeyValue{"unmatched " + u.Topic, u.Reason})
 				if st.Level < WARN {
 					st.Level, st.Message = WARN, msg

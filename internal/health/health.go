@@ -337,14 +337,12 @@ func Sort(ws []Warning) {
 // window's diagnosis: the subscription's own (node and pid given), or the
 // first of the topic's (pid 0); "" when nothing rules them out.
 func Cause(w *window.Window, topic, node string, pid int) string {
-	for _, u := range w.Unmatched {
+	for i := range w.Unmatched {
+		u := &w.Unmatched[i]
 		if u.Pub || !u.Error || u.Topic != topic || (pid != 0 && (u.Pid != pid || u.Node != node)) {
 			continue
 		}
-		if u.Detail == "" {
-			return u.Reason
-		}
-		return u.Reason + " (" + u.Detail + ")"
+		return u.Why()
 	}
 	return ""
 }

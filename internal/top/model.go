@@ -740,11 +740,7 @@ func whyLines(win *window.Window, topic, node string, pid int, w int) []string {
 		if u.Error {
 			level = "meets nobody"
 		}
-		s := fmt.Sprintf(" why: %s[%d] %s: %s", orDash(u.Node), u.Pid, level, u.Reason)
-		if u.Detail != "" {
-			s += " (" + u.Detail + ")"
-		}
-		out = append(out, styleWarn.Render(cell(s, w, false)))
+		out = append(out, styleWarn.Render(cell(fmt.Sprintf(" why: %s[%d] %s: %s", orDash(u.Node), u.Pid, level, u.Why()), w, false)))
 		if u.Fix != "" {
 			out = append(out, cell("      fix: "+u.Fix, w, false))
 		}

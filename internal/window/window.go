@@ -245,6 +245,14 @@ type Unmatched struct {
 	Silent bool     // a subscription that received nothing since it was created
 }
 
+// Why is the reason with its detail: "qos_incompatible (reliability: publisher best_effort, subscription reliable)".
+func (u *Unmatched) Why() string {
+	if u.Detail == "" {
+		return u.Reason
+	}
+	return u.Reason + " (" + u.Detail + ")"
+}
+
 // Compute builds the window from prev to cur. prev may be nil (the first
 // window of a reader that has just started): then every count is taken from
 // zero and every endpoint is measured from its creation.
