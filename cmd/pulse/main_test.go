@@ -631,22 +631,24 @@ func TestDoctorNamesASaturatedThread(t *testing.T) {
 			t.Fatal("no segments in 15 s")
 		}
 	}
-	// Wait for /hot's thread record to show callbacks, not for the clock.
+	// Wait for /hot's thread record to show callbacks, and /pyhot's to show
+	// waits (the rclpy one has no callback times), not for the clock.
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		r := segment.NewReader(segs)
 		scan, err := r.Scan()
-		ran := false
+		ran, waited := false, false
 		for _, s := range scanSnapshots(scan, err) {
 			for _, th := range s.Threads {
 				ran = ran || th.Callbacks > 0 && len(s.Nodes) == 1 && s.Nodes[0].Name == "/hot"
+				waited = waited || th.Waits > 0 && len(s.Nodes) == 1 && s.Nodes[0].Name == "/pyhot"
 			}
 		}
 		r.Close()
-		if ran {
+		if ran && waited {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("/hot's thread ran no callback in 15 s")
+			t.Fatalf("in 15 s: /hot's thread ran a callback %v, /pyhot's waited %v", ran, waited)
 		}
 	}
 	doc := pulseCmd(t, "doctor")

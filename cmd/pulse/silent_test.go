@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"ros2_pulse/internal/simtruth"
 )
 
 // pulse doctor says why each staged subscription of silent.graph hears
@@ -20,12 +22,9 @@ func TestDoctorSaysWhySilent(t *testing.T) {
 	graphFile, _ := filepath.Abs("../../internal/integration/testdata/silent.graph")
 	graph, segs := startGraph(t, dir, graphFile, "10")
 	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
-	for deadline := time.Now().Add(15 * time.Second); len(segmentFiles(segs)) < 6; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("fewer than 6 segments in 15 s")
-		}
+	if _, err := simtruth.WaitLearnt(segs, graphFile, 15*time.Second); err != nil { // every endpoint created
+		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond) // every endpoint created (they are, before the graph's start instant)
 	doc := pulseCmd(t, "doctor")
 	doc.Env = append(doc.Env, "ROS_PULSE_DIR="+segs)
 	out, err := doc.Output()
@@ -138,12 +137,9 @@ func TestDoctorNamesUnprobedProcesses(t *testing.T) {
 	defer func() { ghost.Process.Kill(); ghost.Wait() }()
 	graph, segs := startGraph(t, dir, graphFile, "10")
 	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
-	for deadline := time.Now().Add(15 * time.Second); len(segmentFiles(segs)) < 1; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no segment in 15 s")
-		}
+	if _, err := simtruth.WaitLearnt(segs, graphFile, 15*time.Second); err != nil {
+		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
 	doc := pulseCmd(t, "doctor")
 	doc.Env = append(doc.Env, "ROS_PULSE_DIR="+segs)
 	out, _ := doc.Output()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"ros2_pulse/internal/diagnose"
+	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/simtruth"
 )
 
@@ -17,7 +18,23 @@ func TestWhySilent(t *testing.T) {
 	for _, distro := range []string{"humble", "jazzy", "kilted"} {
 		t.Run(distro, func(t *testing.T) {
 			g := sim(t, "testdata/silent.graph", distro, 3*time.Second, "ROS_TOPIC_STATS_JITTER=1") // gaps: bursts are seen
-			time.Sleep(1500 * time.Millisecond)
+			waitLearnt(t, g.dir, "testdata/silent.graph")
+			// The shallow queue needs a burst sent: wait for the graph's own count
+			// of /burst to reach one burst (a truth read before the scan bounds it).
+			for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				sent, tr := uint64(0), g.truth()
+				for _, k := range tr.Keys() {
+					if k.Kind == "pub" && k.Topic == "/burst" {
+						sent = tr.Get(k)[simtruth.PubInter]
+					}
+				}
+				if sent >= 5 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("/burst sent %d messages in 15 s, not one burst of 5", sent)
+				}
+			}
 			findings := diagnose.Diagnose(scan(t, g.dir)) // while every process is alive
 			g.wait()
 			truth := g.truth()
@@ -97,10 +114,19 @@ func TestWhySilent(t *testing.T) {
 func TestNoFalseReasons(t *testing.T) {
 	for _, c := range []struct{ graph, distro string }{{"demo", "humble"}, {"demo", "kilted"}, {"stress", "jazzy"}} {
 		g := sim(t, c.graph, c.distro, 3*time.Second)
-		time.Sleep(1500 * time.Millisecond)
-		for _, f := range diagnose.Diagnose(scan(t, g.dir)) {
+		for _, f := range diagnose.Diagnose(waitLearnt(t, g.dir, "../../sim/graphs/"+c.graph+".graph")) {
 			t.Errorf("%s on %s: %s", c.graph, c.distro, f.Line())
 		}
 		g.wait()
 	}
+}
+
+// waitLearnt is simtruth.WaitLearnt, failing the test when it times out.
+func waitLearnt(t *testing.T, dir, graphFile string) *segment.Scan {
+	t.Helper()
+	s, err := simtruth.WaitLearnt(dir, graphFile, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

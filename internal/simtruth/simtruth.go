@@ -17,9 +17,13 @@ import (
 	"path/filepath"
 	"sort"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/window"
 )
 
 // The layout of truth.h.
@@ -188,4 +192,54 @@ func cstring(b []byte) string {
 		b = b[:i]
 	}
 	return string(b)
+}
+
+// DeclaredEndpoints counts the publishers and subscriptions a graph file
+// declares (its pub and sub lines; the graphs declare none on /rosout or
+// /parameter_events).
+func DeclaredEndpoints(graphFile string) (int, error) {
+	b, err := os.ReadFile(graphFile)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if f := bytes.Fields(line); len(f) > 0 && (string(f[0]) == "pub" || string(f[0]) == "sub") {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// WaitLearnt scans dir until the probe has learnt (ABI 1.5) every publisher
+// and subscription graphFile declares, that is until each was created, and
+// returns that scan: what a test of a diagnosis waits for rather than sleeping.
+func WaitLearnt(dir, graphFile string, timeout time.Duration) (*segment.Scan, error) {
+	want, err := DeclaredEndpoints(graphFile)
+	if err != nil {
+		return nil, err
+	}
+	r := segment.NewReader(dir)
+	defer r.Close()
+	for deadline := time.Now().Add(timeout); ; time.Sleep(50 * time.Millisecond) {
+		s, err := r.Scan()
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for _, snap := range s.Snapshots {
+			for i := range snap.Endpoints {
+				e := &snap.Endpoints[i]
+				if snap.Alive && e.QoS != nil && !window.IsBuiltin(e.Name) && (e.Kind == segment.KindPublisher || e.Kind == segment.KindSubscription) {
+					n++
+				}
+			}
+		}
+		if n >= want {
+			return s, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the probe learnt %d of the %d publishers and subscriptions %s declares in %v", n, want, graphFile, timeout)
+		}
+	}
 }
