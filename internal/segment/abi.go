@@ -11,7 +11,7 @@ package segment
 const (
 	Magic                 = 0x45534c5550325352 // "RS2PULSE" as a little-endian u64
 	ABIMajor              = 1
-	ABIMinor              = 5
+	ABIMinor              = 6
 	HeaderSize            = 4096
 	MaxSections           = 8
 	ExeMax                = 256
@@ -33,6 +33,8 @@ const (
 	SectionTiming         = 6 // callback durations and timer lateness (ABI 1.4)
 	SectionThreads        = 7 // one record per private lane: busy time (ABI 1.4)
 	SectionQoS            = 8 // per endpoint: actual QoS, type, rmw, domain (ABI 1.5)
+	SectionCalls          = 9 // per service or client: requests, answers, durations, open calls (ABI 1.6)
+	CallRing              = 32
 	TypeMax               = 128
 	RMWMax                = 32
 	NoDomain              = 0xffffffff
@@ -61,6 +63,7 @@ const (
 	KindSubscription      = 2
 	KindTimer             = 3
 	KindService           = 4
+	KindClient            = 5 // ABI 1.6
 	FlagNameTruncated     = 1 << 0
 	FlagRetired           = 1 << 1
 	FlagRclcpp            = 1 << 2
@@ -68,7 +71,7 @@ const (
 	SlotIntra             = 1
 	SlotTaken             = 2
 	SlotReserved          = 3
-	headerReserved1Length = HeaderSize - 320 - ExeMax - CmdlineMax - 352
+	headerReserved1Length = HeaderSize - 320 - ExeMax - CmdlineMax - 352 - 8 - 24*MaxSections
 )
 
 // rawSection mirrors struct rp_section.
@@ -110,6 +113,9 @@ type rawHeader struct {
 	Exe              [ExeMax]byte
 	Cmdline          [CmdlineMax]byte
 	Env              rawEnv // ABI 1.5
+	ExtSectionCount  uint32 // ABI 1.6: sections beyond the eight of Sections
+	ReservedExt      uint32
+	ExtSections      [MaxSections]rawSection
 	Reserved1        [headerReserved1Length]byte
 }
 
@@ -141,6 +147,25 @@ type rawQos struct {
 	Rmw         [RMWMax]byte
 	Type        [TypeMax]byte
 	Reserved    [48]byte
+}
+
+// rawCall mirrors struct rp_call: one open call (Id 0: none), read id, start, id.
+type rawCall struct {
+	Id      uint64
+	StartNs uint64
+}
+
+// rawCalls mirrors struct rp_calls (ABI 1.6): one service's or client's calls.
+type rawCalls struct {
+	Started   uint64
+	Answered  uint64
+	Unmatched uint64
+	Evicted   uint64
+	SumNs     uint64
+	Reserved  [24]byte
+	Buckets   [TimeBuckets]uint32
+	Ring      [CallRing]rawCall
+	Reserved2 [32]byte
 }
 
 // rawGap mirrors struct rp_gap (present only when the process runs with gap tracking).

@@ -77,6 +77,8 @@ func TestABIMatchesC(t *testing.T) {
 		"rp_thread":   reflect.TypeOf(rawThread{}),
 		"rp_qos":      reflect.TypeOf(rawQos{}),
 		"rp_env":      reflect.TypeOf(rawEnv{}),
+		"rp_call":     reflect.TypeOf(rawCall{}),
+		"rp_calls":    reflect.TypeOf(rawCalls{}),
 	}
 	for cname, typ := range structs {
 		if uint64(typ.Size()) != sizes[cname] {
@@ -125,6 +127,7 @@ func TestABIMatchesC(t *testing.T) {
 		"RP_ENV_LOCALHOST_ONLY": EnvLocalhostOnly, "RP_ENV_DISCOVERY_RANGE": EnvDiscoveryRange,
 		"RP_ENV_STATIC_PEERS": EnvStaticPeers, "RP_ENV_CYCLONEDDS_URI": EnvCycloneDDSURI,
 		"RP_ENV_FASTDDS_PROFILE": EnvFastDDSProfile, "RP_ENV_ZENOH_CONFIG": EnvZenohConfig, "RP_ENV_TRUNCATED": EnvTruncated,
+		"RP_SECTION_CALLS": SectionCalls, "RP_CALL_RING": CallRing, "RP_KIND_CLIENT": KindClient,
 	}
 	for name, v := range consts {
 		gv, ok := goConsts[name]

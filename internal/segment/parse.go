@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,8 @@ func (k Kind) String() string {
 		return "timer"
 	case KindService:
 		return "service"
+	case KindClient:
+		return "client"
 	}
 	return fmt.Sprintf("kind(%d)", uint16(k))
 }
@@ -69,6 +72,21 @@ type Endpoint struct {
 	Timing      *Timing                     // a subscription's, timer's or service's callback durations; nil when timing is off (ABI 1.4)
 	Lateness    *Lateness                   // a timer's calls against its schedule; nil when timing is off
 	QoS         *QoS                        // a publisher's or subscription's QoS, type, rmw and domain; nil when not learnt (ABI 1.5)
+	Calls       *Calls                      // a service's or client's calls; nil when timing is off or before ABI 1.6
+}
+
+// Calls are a service server's or client's calls (see rp_calls in
+// segment.h): server, requests taken and answered, handling time from take
+// to response; client, requests sent and answered, round trip. Counts are
+// monotonic; bucket counts wrap modulo 2^32.
+type Calls struct {
+	Started   uint64
+	Answered  uint64
+	Unmatched uint64 // responses whose call was not (or no longer) open
+	Evicted   uint64 // calls still open when a newer call took their ring entry
+	SumNs     uint64
+	Buckets   [TimeBuckets]uint32
+	Open      []uint64 // CLOCK_MONOTONIC starts of the calls open now (at most CallRing), oldest first
 }
 
 // QoS is what the probe learnt of a publisher or subscription when rcl
@@ -288,12 +306,19 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 	if h.SectionCount > MaxSections {
 		return nil, fmt.Errorf("section count %d exceeds %d", h.SectionCount, MaxSections)
 	}
+	sections := h.Sections[:h.SectionCount]
+	if h.AbiMinor >= 6 { // ABI 1.6: the sections that did not fit in Sections
+		if h.ExtSectionCount > MaxSections {
+			return nil, fmt.Errorf("extension section count %d exceeds %d", h.ExtSectionCount, MaxSections)
+		}
+		sections = append(sections[:len(sections):len(sections)], h.ExtSections[:h.ExtSectionCount]...)
+	}
 
-	var nodesSec, epSec, laneSec, gapSec, latSec, timingSec, threadSec, qosSec *rawSection
+	var nodesSec, epSec, laneSec, gapSec, latSec, timingSec, threadSec, qosSec, callsSec *rawSection
 	type span struct{ lo, hi uint64 }
 	var spans []span
-	for i := uint32(0); i < h.SectionCount; i++ {
-		s := &h.Sections[i]
+	for i := range sections {
+		s := &sections[i]
 		if s.Offset < HeaderSize || s.Offset%8 != 0 || s.Stride%8 != 0 {
 			return nil, fmt.Errorf("section %d (kind %d): misplaced at offset %d stride %d", i, s.Kind, s.Offset, s.Stride)
 		}
@@ -325,6 +350,8 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 			slot = &threadSec
 		case SectionQoS:
 			slot = &qosSec
+		case SectionCalls:
+			slot = &callsSec
 		default:
 			continue // a later minor version's section: not ours to read
 		}
@@ -359,6 +386,9 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 	}
 	if qosSec != nil && (qosSec.Count != h.EndpointCapacity || qosSec.Stride < uint64(unsafe.Sizeof(rawQos{}))) {
 		return nil, errors.New("QoS section does not match the endpoint table")
+	}
+	if callsSec != nil && (callsSec.Count != h.EndpointCapacity || callsSec.Stride < uint64(unsafe.Sizeof(rawCalls{}))) {
+		return nil, errors.New("calls section does not match the endpoint table")
 	}
 
 	snap := &Snapshot{
@@ -482,6 +512,9 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		if timingSec != nil && ep.Kind != KindPublisher {
 			ep.Timing, ep.Lateness = readTiming(mem, timingSec, i, ep.Kind == KindTimer)
 		}
+		if callsSec != nil && (ep.Kind == KindService || ep.Kind == KindClient) {
+			ep.Calls = readCalls(mem, callsSec, i)
+		}
 		if qosSec != nil && (ep.Kind == KindPublisher || ep.Kind == KindSubscription) {
 			ep.QoS = readQoS(mem, qosSec, i, gen, &names.qos, &snap.Corrupt)
 		}
@@ -532,6 +565,29 @@ func readTiming(mem []byte, sec *rawSection, i uint32, timer bool) (*Timing, *La
 		l.Buckets[b] = load32(&r.LateBuckets[b])
 	}
 	return t, l
+}
+
+// readCalls copies record i of the calls section. An open call is read id,
+// start, id: one whose entry changed meanwhile (answered, or replaced) is left out.
+func readCalls(mem []byte, sec *rawSection, i uint32) *Calls {
+	r := (*rawCalls)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
+	c := &Calls{Started: load64(&r.Started), Answered: load64(&r.Answered), Unmatched: load64(&r.Unmatched),
+		Evicted: load64(&r.Evicted), SumNs: load64(&r.SumNs)}
+	for b := range c.Buckets {
+		c.Buckets[b] = load32(&r.Buckets[b])
+	}
+	for k := range r.Ring {
+		e := &r.Ring[k]
+		id := load64(&e.Id)
+		if id == 0 {
+			continue
+		}
+		if start := load64(&e.StartNs); start != 0 && load64(&e.Id) == id {
+			c.Open = append(c.Open, start)
+		}
+	}
+	slices.Sort(c.Open)
+	return c
 }
 
 // readThreads reads every claimed thread record, each consistently: a

@@ -141,15 +141,6 @@ static __thread _Atomic uint64_t *tls_stack_lanes;
 static __thread struct rp_thread *tls_thread;
 static __thread _Atomic uint64_t *tls_thread_lanes;
 
-static inline uint32_t time_bucket(uint64_t d)
-{
-    uint64_t u = d >> 10; /* ~microseconds; see rp_timing in segment.h */
-    if (u < 8)
-        return (uint32_t)u;
-    uint32_t e = 63u - (uint32_t)__builtin_clzll(u);
-    uint32_t b = (e - 2) * 8 + (uint32_t)((u >> (e - RP_TIME_SUB_BITS)) & 7);
-    return b < RP_TIME_BUCKETS ? b : RP_TIME_BUCKETS - 1;
-}
 
 /* ---------------------------------------------------------------- thread records (single writer: seqlock) */
 
@@ -268,7 +259,7 @@ static void timing_end(const void *callback)
         struct rp_timing *t = tls_stack[i].timing;
         uint64_t d = now > tls_stack[i].start_ns ? now - tls_stack[i].start_ns : 0;
         atomic_fetch_add_explicit(&t->sum_ns, d, memory_order_relaxed);
-        atomic_fetch_add_explicit(&t->buckets[time_bucket(d)], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&t->buckets[rp_time_bucket(d)], 1, memory_order_relaxed);
         if (t->period_ns != 0 && d > t->period_ns)
             atomic_fetch_add_explicit(&t->overruns, 1, memory_order_relaxed);
         tls_depth = i;
@@ -377,7 +368,7 @@ static void timer_called(uint64_t ep, int64_t late_ns)
     struct rp_timing *t = &g_seg.timing[ep - 1];
     uint64_t late = late_ns > 0 ? (uint64_t)late_ns : 0;
     atomic_fetch_add_explicit(&t->late_sum_ns, late, memory_order_relaxed);
-    atomic_fetch_add_explicit(&t->late_buckets[time_bucket(late)], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->late_buckets[rp_time_bucket(late)], 1, memory_order_relaxed);
 }
 
 EXPORT rp_rcl_ret_t rcl_timer_call(void *timer)

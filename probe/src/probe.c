@@ -75,6 +75,7 @@ static struct rp_map g_rclcpp_subs; /* rclcpp (or intra-process) subscription ->
 static struct rp_map g_callbacks;   /* callback -> owner | CB_TAG_* */
 static struct rp_map g_timers;      /* rcl timer impl -> endpoint + 1 */
 static struct rp_map g_services;    /* rcl service impl -> endpoint + 1 */
+static struct rp_map g_clients;     /* rcl client impl -> endpoint + 1 */
 static struct rp_map g_nodes;       /* rcl node handle -> node index + 1 */
 
 enum { CB_TAG_SUB = 1, CB_TAG_TIMER = 2, CB_TAG_SERVICE = 3, CB_TAG_MASK = 3 };
@@ -622,7 +623,7 @@ static void retire_locked(uint32_t ep)
 /* Forgets every handle that still names slot ep, in all maps: a reused slot counts only for its new entity. */
 static void forget_slot_locked(uint32_t ep)
 {
-    struct rp_map *maps[] = {&g_pubs, &g_subs, &g_rmw_subs, &g_timers, &g_services};
+    struct rp_map *maps[] = {&g_pubs, &g_subs, &g_rmw_subs, &g_timers, &g_services, &g_clients};
     for (size_t m = 0; m < sizeof maps / sizeof maps[0]; m++)
         rp_map_forget_value(maps[m], (uint64_t)ep + 1);
     for (uint32_t i = 0; i < g_pending_count;) {
@@ -881,6 +882,25 @@ EXPORT void ros_trace_rclcpp_service_callback_added(const void *service_handle, 
         INIT_END();
     }
     FORWARD(rclcpp_service_callback_added, (const void *, const void *), (service_handle, callback));
+}
+
+/* rclcpp and rclpy clients alike: rcl_client_init fires it on every distro (tracetools-facts §3). */
+EXPORT void ros_trace_rcl_client_init(const void *client_handle, const void *node_handle,
+                                      const void *rmw_client_handle, const char *service_name)
+{
+    if (client_handle != NULL) {
+        INIT_BEGIN();
+        add_endpoint_locked(&g_clients, impl_of(client_handle), RP_KIND_CLIENT, service_name, 0,
+                            (uintptr_t)node_handle);
+        INIT_END();
+    }
+    FORWARD(rcl_client_init, (const void *, const void *, const void *, const char *),
+            (client_handle, node_handle, rmw_client_handle, service_name));
+}
+
+uint64_t rp_call_endpoint(const void *rcl_handle, bool client)
+{
+    return rp_map_get(client ? &g_clients : &g_services, impl_of(rcl_handle));
 }
 
 /* ---- per-message hooks: no lock, no allocation, no syscall on a cache hit */

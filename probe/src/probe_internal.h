@@ -27,6 +27,17 @@ int32_t rp_private_lane(void) RP_HIDDEN;
 
 uint64_t rp_mono_ns(void) RP_HIDDEN;
 
+/* The rp_timing bucket of a duration of d ns (segment.h). */
+static inline uint32_t rp_time_bucket(uint64_t d)
+{
+    uint64_t u = d >> 10; /* ~microseconds */
+    if (u < 8)
+        return (uint32_t)u;
+    uint32_t e = 63u - (uint32_t)__builtin_clzll(u);
+    uint32_t b = (e - 2) * 8 + (uint32_t)((u >> (e - RP_TIME_SUB_BITS)) & 7);
+    return b < RP_TIME_BUCKETS ? b : RP_TIME_BUCKETS - 1;
+}
+
 /* name in the next object, else in lib if already loaded (Python loads libraries RTLD_LOCAL). */
 void *rp_resolve_real(const char *name, const char *lib) RP_HIDDEN;
 
@@ -55,6 +66,12 @@ uint64_t rp_timer_endpoint(uintptr_t impl, bool create) RP_HIDDEN;
  * tracepoint made. Init-time only; takes the probe mutex.
  */
 void rp_describe_endpoint(bool publisher, const void *rcl_handle, struct rp_qos *facts) RP_HIDDEN;
+
+/*
+ * The endpoint (index + 1) of an rcl service (client false) or client
+ * handle, or 0: one lock-free map lookup, for services.c's wrappers.
+ */
+uint64_t rp_call_endpoint(const void *rcl_handle, bool client) RP_HIDDEN;
 
 /* Names the endpoint callback belongs to by its function (rclcpp_callback_register), once. */
 void rp_name_callback(const void *callback, const char *symbol) RP_HIDDEN;

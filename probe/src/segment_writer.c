@@ -208,6 +208,8 @@ uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes, boo
         off = ALIGN64(off + (uint64_t)(lanes - 1) * sizeof(struct rp_thread));
     }
     off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_qos));
+    if (timing)
+        off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_calls));
     return off;
 }
 
@@ -335,6 +337,16 @@ bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint
     }
     s[h->section_count++] = (struct rp_section){RP_SECTION_QOS, cfg->endpoint_capacity, off, sizeof(struct rp_qos)};
     seg->qos = (struct rp_qos *)((char *)mem + off);
+    off = ALIGN64(off + (uint64_t)cfg->endpoint_capacity * sizeof(struct rp_qos));
+    if (cfg->timing) {
+        /* Beyond sections[]'s eight places go the ABI 1.6 extension's (older readers do not look there). */
+        struct rp_section calls = {RP_SECTION_CALLS, cfg->endpoint_capacity, off, sizeof(struct rp_calls)};
+        if (h->section_count < RP_MAX_SECTIONS)
+            s[h->section_count++] = calls;
+        else
+            h->ext_sections[h->ext_section_count++] = calls;
+        seg->calls = (struct rp_calls *)((char *)mem + off);
+    }
 
     seg->header = h;
     seg->nodes = (struct rp_node *)((char *)mem + s[0].offset);
@@ -446,6 +458,8 @@ int32_t rp_segment_reuse_endpoint(struct rp_segment *seg, uint32_t idx, uint16_t
         memset(&seg->timing[idx], 0, sizeof seg->timing[idx]);
         seg->timing[idx].period_ns = kind == RP_KIND_TIMER ? aux : 0;
     }
+    if (seg->calls != NULL)
+        memset(&seg->calls[idx], 0, sizeof seg->calls[idx]);
     atomic_store_explicit(&e->node_index, node_index, memory_order_relaxed);
     atomic_store_explicit(&e->flags, truncated ? RP_EP_NAME_TRUNCATED : 0u, memory_order_relaxed);
     atomic_fetch_add_explicit(&e->generation, 1, memory_order_relaxed);

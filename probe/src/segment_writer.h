@@ -35,6 +35,7 @@ struct rp_segment {
     struct rp_timing *timing;  /* NULL when timing is off */
     struct rp_thread *threads; /* one per private lane; NULL when timing is off */
     struct rp_qos *qos;        /* one per endpoint slot (ABI 1.5) */
+    struct rp_calls *calls;    /* one per endpoint slot (ABI 1.6); NULL when timing is off */
     uint64_t size;
     int fd;
     char path[4200];

@@ -31,6 +31,11 @@ int main(void)
     F(rp_qos, seq); F(rp_qos, generation); F(rp_qos, history); F(rp_qos, reliability); F(rp_qos, durability);
     F(rp_qos, liveliness); F(rp_qos, depth); F(rp_qos, deadline_ns); F(rp_qos, lifespan_ns); F(rp_qos, lease_ns);
     F(rp_qos, domain_id); F(rp_qos, flags); F(rp_qos, rmw); F(rp_qos, type); F(rp_qos, reserved);
+    printf("sizeof rp_call %zu\n", sizeof(struct rp_call));
+    F(rp_call, id); F(rp_call, start_ns);
+    printf("sizeof rp_calls %zu\n", sizeof(struct rp_calls));
+    F(rp_calls, started); F(rp_calls, answered); F(rp_calls, unmatched); F(rp_calls, evicted); F(rp_calls, sum_ns);
+    F(rp_calls, reserved); F(rp_calls, buckets); F(rp_calls, ring); F(rp_calls, reserved2);
     printf("sizeof rp_env %zu\n", sizeof(struct rp_env));
     F(rp_env, flags); F(rp_env, reserved); F(rp_env, domain_id); F(rp_env, rmw_implementation);
     F(rp_env, localhost_only); F(rp_env, discovery_range); F(rp_env, static_peers);
@@ -43,7 +48,8 @@ int main(void)
     F(rp_header, endpoint_count); F(rp_header, dropped_nodes); F(rp_header, dropped_endpoints);
     F(rp_header, dropped_handles); F(rp_header, lanes_claimed); F(rp_header, cmdline_len);
     F(rp_header, cache_misses); F(rp_header, sections); F(rp_header, exe); F(rp_header, cmdline);
-    F(rp_header, env); F(rp_header, reserved1);
+    F(rp_header, env); F(rp_header, ext_section_count); F(rp_header, reserved_ext);
+    F(rp_header, ext_sections); F(rp_header, reserved1);
     F(rp_node, state); F(rp_node, flags); F(rp_node, created_mono_ns); F(rp_node, name);
     F(rp_endpoint, state); F(rp_endpoint, kind); F(rp_endpoint, reserved0); F(rp_endpoint, node_index);
     F(rp_endpoint, flags); F(rp_endpoint, aux); F(rp_endpoint, created_mono_ns); F(rp_endpoint, generation);
@@ -54,13 +60,13 @@ int main(void)
     C(RP_SEGMENT_INITIALIZING); C(RP_SEGMENT_READY);
     C(RP_DISTRO_UNKNOWN); C(RP_DISTRO_HUMBLE); C(RP_DISTRO_JAZZY); C(RP_DISTRO_KILTED);
     C(RP_SECTION_NODES); C(RP_SECTION_ENDPOINTS); C(RP_SECTION_LANES); C(RP_SECTION_GAPS); C(RP_SECTION_LATENCY);
-    C(RP_SECTION_TIMING); C(RP_SECTION_THREADS); C(RP_SECTION_QOS); C(RP_TYPE_MAX); C(RP_RMW_MAX);
+    C(RP_SECTION_TIMING); C(RP_SECTION_THREADS); C(RP_SECTION_QOS); C(RP_SECTION_CALLS); C(RP_CALL_RING); C(RP_TYPE_MAX); C(RP_RMW_MAX);
     C(RP_NO_DOMAIN); C(RP_DURATION_INFINITE); C(RP_QOS_ACTUAL); C(RP_QOS_TYPE_TRUNCATED); C(RP_QOS_AVOID_ROS_NS);
     C(RP_ENV_DOMAIN_ID); C(RP_ENV_RMW); C(RP_ENV_LOCALHOST_ONLY); C(RP_ENV_DISCOVERY_RANGE); C(RP_ENV_STATIC_PEERS);
     C(RP_ENV_CYCLONEDDS_URI); C(RP_ENV_FASTDDS_PROFILE); C(RP_ENV_ZENOH_CONFIG); C(RP_ENV_TRUNCATED); C(RP_TIME_BUCKETS); C(RP_TIME_SUB_BITS); C(RP_SYMBOL_MAX);
     C(RP_GAP_BUCKETS); C(RP_GAP_SUB_BITS); C(RP_GAP_INTRA_PUBLISHER);
     C(RP_RECORD_EMPTY); C(RP_RECORD_READY);
-    C(RP_KIND_PUBLISHER); C(RP_KIND_SUBSCRIPTION); C(RP_KIND_TIMER); C(RP_KIND_SERVICE);
+    C(RP_KIND_PUBLISHER); C(RP_KIND_SUBSCRIPTION); C(RP_KIND_TIMER); C(RP_KIND_SERVICE); C(RP_KIND_CLIENT);
     C(RP_EP_NAME_TRUNCATED); C(RP_EP_RETIRED); C(RP_EP_RCLCPP);
     C(RP_SLOT_INTER); C(RP_SLOT_INTRA); C(RP_SLOT_TAKEN); C(RP_SLOT_RESERVED);
     return 0;

@@ -12,7 +12,7 @@
  *   section RP_SECTION_NODES       node_capacity     x rp_node
  *   section RP_SECTION_ENDPOINTS   endpoint_capacity x rp_endpoint
  *   section RP_SECTION_LANES       lane_count x endpoint_capacity x RP_COUNTERS_PER_ENDPOINT x u64
- *   optional sections (gaps, latency, timing, threads, QoS), each described in rp_header.sections
+ *   optional sections (gaps, latency, timing, threads, QoS, calls), each described in rp_header.sections
  *
  * Rules of the contract:
  *  - The probe is the only writer. Readers map the file read-only.
@@ -51,7 +51,7 @@
 
 #define RP_MAGIC UINT64_C(0x45534c5550325352) /* "RS2PULSE" read as little-endian u64 */
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 5
+#define RP_ABI_MINOR 6
 
 #define RP_HEADER_SIZE 4096u
 #define RP_MAX_SECTIONS 8u
@@ -86,6 +86,7 @@ enum rp_section_kind {
     RP_SECTION_TIMING = 6,  /* ABI 1.4, unless ROS_PULSE_TIMING=0: endpoint_capacity x rp_timing */
     RP_SECTION_THREADS = 7, /* ABI 1.4, with RP_SECTION_TIMING: (lane_count - 1) x rp_thread, one per private lane */
     RP_SECTION_QOS = 8,     /* ABI 1.5: endpoint_capacity x rp_qos */
+    RP_SECTION_CALLS = 9,   /* ABI 1.6, with RP_SECTION_TIMING: endpoint_capacity x rp_calls */
 };
 
 /* rp_node.state and rp_endpoint.state */
@@ -100,6 +101,7 @@ enum rp_endpoint_kind {
     RP_KIND_SUBSCRIPTION = 2,
     RP_KIND_TIMER = 3,   /* name is empty; aux is the period in ns */
     RP_KIND_SERVICE = 4, /* name is the service name */
+    RP_KIND_CLIENT = 5,  /* ABI 1.6: a service client; name is the service name */
 };
 
 /* rp_endpoint.flags (set before publication, except RP_EP_RETIRED and RP_EP_RCLCPP) */
@@ -263,6 +265,45 @@ struct rp_qos {
 };
 
 /*
+ * RP_SECTION_CALLS (ABI 1.6): the calls of a service server or client, for
+ * every client library, from the rcl functions both rclcpp and rclpy call.
+ * Record i belongs to endpoint i (a service or a client; others stay zero)
+ * and starts afresh when the slot is reused, like the histograms.
+ *   server: started = requests taken (rcl_take_request[_with_info]),
+ *           answered = responses sent for a request it took, the duration
+ *           from take to send (handling time, matched by request id);
+ *   client: started = requests sent (rcl_send_request), answered =
+ *           responses taken for a call it sent, the duration from send to
+ *           take (round trip, matched by sequence number).
+ * unmatched counts responses whose call was not (or no longer) in the ring;
+ * evicted counts calls still outstanding when a newer call took their ring
+ * entry (their end is never timed). Outstanding calls are the ring entries
+ * with a non-zero id: a writer stores id 0, then start_ns, then the id
+ * (release), and clears the id when the call is answered; a reader loads the
+ * id (acquire), start_ns, and the id again, and skips the entry if it changed.
+ * Multi-writer (any executor thread), every field atomic, nothing reset.
+ * Durations use the rp_timing buckets.
+ */
+#define RP_CALL_RING 32u
+
+struct rp_call {
+    RP_ATOMIC(uint64_t) id;       /* client: sequence number; server: request id digest; 0 = free */
+    RP_ATOMIC(uint64_t) start_ns; /* CLOCK_MONOTONIC when the request was sent (client) or taken (server) */
+};
+
+struct rp_calls {
+    RP_ATOMIC(uint64_t) started;
+    RP_ATOMIC(uint64_t) answered;
+    RP_ATOMIC(uint64_t) unmatched;
+    RP_ATOMIC(uint64_t) evicted;
+    RP_ATOMIC(uint64_t) sum_ns; /* sum of the answered calls' durations */
+    uint8_t reserved[24];
+    RP_ATOMIC(uint32_t) buckets[RP_TIME_BUCKETS]; /* answered calls' durations (wrap modulo 2^32) */
+    struct rp_call ring[RP_CALL_RING];
+    uint8_t reserved2[32];
+};
+
+/*
  * rp_header.env (ABI 1.5): the process's ROS environment when its segment
  * was made, as getenv saw it ("" and its bit clear: unset). Discovery and
  * middleware settings are per process; what they decide is in rp_qos.
@@ -325,7 +366,11 @@ struct rp_header {
     char exe[RP_EXE_MAX];
     char cmdline[RP_CMDLINE_MAX];
     struct rp_env env; /* ABI 1.5 */
-    uint8_t reserved1[RP_HEADER_SIZE - 320 - RP_EXE_MAX - RP_CMDLINE_MAX - 352];
+    /* ABI 1.6: sections beyond the RP_MAX_SECTIONS in sections[] (readers of 1.5 and before see those only) */
+    uint32_t ext_section_count;
+    uint32_t reserved_ext;
+    struct rp_section ext_sections[RP_MAX_SECTIONS];
+    uint8_t reserved1[RP_HEADER_SIZE - 320 - RP_EXE_MAX - RP_CMDLINE_MAX - 352 - 8 - 24 * RP_MAX_SECTIONS];
 };
 
 struct rp_node {
@@ -361,6 +406,7 @@ _Static_assert(sizeof(struct rp_timing) == 48 + 8 * RP_TIME_BUCKETS + RP_SYMBOL_
 _Static_assert(sizeof(struct rp_thread) == 128, "rp_thread size");
 _Static_assert(sizeof(struct rp_qos) == 256, "rp_qos size");
 _Static_assert(sizeof(struct rp_env) == 352, "rp_env size");
+_Static_assert(sizeof(struct rp_calls) == 64 + 4 * RP_TIME_BUCKETS + 16 * RP_CALL_RING + 32, "rp_calls size");
 #endif
 
 #endif /* ROS2_PULSE_SEGMENT_H */

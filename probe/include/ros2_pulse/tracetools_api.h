@@ -208,4 +208,41 @@ typedef struct { /* the first two fields of the introspection and fastrtps type 
     const char *message_name;
 } rp_message_names_t;
 
+/*
+ * Service calls (rcl/service.h, rcl/client.h; the same on Humble, Jazzy and
+ * Kilted). rclcpp and rclpy call these librcl functions for every request
+ * and response; the probe wraps them (services.c). rcl_take_request and
+ * rcl_take_response call their _with_info twin inside librcl. The request
+ * id's layout is rmw's: a 16-byte writer GUID (int8_t[16] on Humble,
+ * uint8_t[RMW_GID_STORAGE_SIZE] = 16 from Iron on), then the sequence number.
+ */
+#define RP_RCL_RET_CLIENT_TAKE_FAILED 501
+#define RP_RCL_RET_SERVICE_TAKE_FAILED 601
+
+typedef struct { /* rmw_request_id_t */
+    uint8_t writer_guid[16];
+    int64_t sequence_number;
+} rp_rmw_request_id_t;
+
+typedef struct { /* rmw_service_info_t */
+    int64_t source_timestamp;
+    int64_t received_timestamp;
+    rp_rmw_request_id_t request_id;
+} rp_rmw_service_info_t;
+
+typedef rp_rcl_ret_t (*rp_rcl_take_request_fn)(const void *service, rp_rmw_request_id_t *header, void *request);
+typedef rp_rcl_ret_t (*rp_rcl_take_request_with_info_fn)(const void *service, rp_rmw_service_info_t *header,
+                                                         void *request);
+typedef rp_rcl_ret_t (*rp_rcl_send_response_fn)(const void *service, rp_rmw_request_id_t *header, void *response);
+typedef rp_rcl_ret_t (*rp_rcl_send_request_fn)(const void *client, const void *request, int64_t *sequence_number);
+typedef rp_rcl_ret_t (*rp_rcl_take_response_fn)(const void *client, rp_rmw_request_id_t *header, void *response);
+typedef rp_rcl_ret_t (*rp_rcl_take_response_with_info_fn)(const void *client, rp_rmw_service_info_t *header,
+                                                          void *response);
+rp_rcl_ret_t rcl_take_request(const void *service, rp_rmw_request_id_t *header, void *request);
+rp_rcl_ret_t rcl_take_request_with_info(const void *service, rp_rmw_service_info_t *header, void *request);
+rp_rcl_ret_t rcl_send_response(const void *service, rp_rmw_request_id_t *header, void *response);
+rp_rcl_ret_t rcl_send_request(const void *client, const void *request, int64_t *sequence_number);
+rp_rcl_ret_t rcl_take_response(const void *client, rp_rmw_request_id_t *header, void *response);
+rp_rcl_ret_t rcl_take_response_with_info(const void *client, rp_rmw_service_info_t *header, void *response);
+
 #endif /* ROS2_PULSE_TRACETOOLS_API_H */

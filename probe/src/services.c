@@ -1,0 +1,214 @@
+/*
+ * Service calls, server and client, for every client library (issue 26).
+ *
+ * rclcpp and rclpy both take requests, send responses, send requests and take
+ * responses through librcl (rcl_take_request[_with_info], rcl_send_response,
+ * rcl_send_request, rcl_take_response[_with_info]); the probe wraps those
+ * exports, so one mechanism times rclcpp and rclpy alike on Humble, Jazzy and
+ * Kilted. Kilted's rmw_* service tracepoints are not interposed: they fire
+ * inside these calls (where the rmw fires them at all), and counting there
+ * too would count each call twice.
+ *
+ * A server's handling time runs from the take of a request to the send of
+ * its response, matched by request id (writer GUID and sequence number: a
+ * deferred response or a response from another thread matches too); a
+ * client's round trip from the send of a request to the take of its
+ * response, matched by sequence number. Open calls wait in a 32-entry ring
+ * in the segment, where readers see how many are outstanding and since when.
+ *
+ * Only these calls pay (one clock read, one lock-free map lookup, a few
+ * atomics); the topic hot path is untouched. Without timing
+ * (ROS_PULSE_TIMING=0) the wrappers only forward.
+ */
+#define _GNU_SOURCE
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "probe_internal.h"
+#include "ros2_pulse/segment.h"
+#include "ros2_pulse/tracetools_api.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* rcl_take_request calls rcl_take_request_with_info (and so for responses): only the outermost call counts. */
+static __thread bool tls_in_call;
+
+/* The calls record of handle's endpoint, or NULL (not ours, no segment, timing off). */
+static struct rp_calls *calls_of(const void *handle, bool client)
+{
+    if (handle == NULL || rp_lanes() == NULL || g_seg.calls == NULL) /* rp_lanes() publishes g_seg */
+        return NULL;
+    uint64_t ep = rp_call_endpoint(handle, client);
+    return ep != 0 ? &g_seg.calls[ep - 1] : NULL;
+}
+
+/* A server's key for a request: its sequence number mixed with its client's GUID, never 0. */
+static uint64_t request_key(const rp_rmw_request_id_t *id)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a over the GUID, then the sequence number */
+    for (size_t i = 0; i < sizeof id->writer_guid; i++)
+        h = (h ^ id->writer_guid[i]) * UINT64_C(0x100000001b3);
+    h ^= (uint64_t)id->sequence_number * UINT64_C(0x9E3779B97F4A7C15);
+    return h != 0 ? h : 1;
+}
+
+/*
+ * A call opens. It takes the ring entry of its sequence number (client) or
+ * of its place in the order of requests (server: two threads taking at once
+ * get two entries); an outstanding call there is evicted, its end never timed.
+ */
+static void call_open(struct rp_calls *c, const int64_t *client_seq, uint64_t key)
+{
+    uint64_t now = rp_mono_ns();
+    uint64_t nth = atomic_fetch_add_explicit(&c->started, 1, memory_order_relaxed);
+    struct rp_call *e = &c->ring[(client_seq != NULL ? (uint64_t)*client_seq : nth) % RP_CALL_RING];
+    if (atomic_exchange_explicit(&e->id, 0, memory_order_acq_rel) != 0)
+        atomic_fetch_add_explicit(&c->evicted, 1, memory_order_relaxed);
+    /* release: whoever reads this start also sees the id cleared before it */
+    atomic_store_explicit(&e->start_ns, now, memory_order_release);
+    atomic_store_explicit(&e->id, key, memory_order_release);
+}
+
+/* A call is answered: its entry (looked for at hint first) is freed and its duration counted. */
+static void call_close(struct rp_calls *c, uint32_t hint, uint64_t key)
+{
+    uint64_t now = rp_mono_ns();
+    for (uint32_t i = 0; i < RP_CALL_RING; i++) {
+        struct rp_call *e = &c->ring[(hint + i) % RP_CALL_RING];
+        uint64_t start = atomic_load_explicit(&e->start_ns, memory_order_acquire);
+        uint64_t want = key;
+        if (atomic_load_explicit(&e->id, memory_order_acquire) != key ||
+            !atomic_compare_exchange_strong_explicit(&e->id, &want, 0, memory_order_acq_rel, memory_order_relaxed))
+            continue; /* not this call's, or another thread answered it just now */
+        uint64_t d = now > start ? now - start : 0;
+        atomic_fetch_add_explicit(&c->sum_ns, d, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c->buckets[rp_time_bucket(d)], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c->answered, 1, memory_order_relaxed);
+        return;
+    }
+    atomic_fetch_add_explicit(&c->unmatched, 1, memory_order_relaxed);
+}
+
+/* ---------------------------------------------------------------- server */
+
+static void request_taken(const void *service, const rp_rmw_request_id_t *id)
+{
+    struct rp_calls *c = calls_of(service, false);
+    if (c != NULL)
+        call_open(c, NULL, request_key(id));
+}
+
+EXPORT rp_rcl_ret_t rcl_take_request_with_info(const void *service, rp_rmw_service_info_t *header, void *request)
+{
+    static void *_Atomic real_fn = RP_UNRESOLVED;
+    void *fn = rp_real(&real_fn, "rcl_take_request_with_info", "librcl.so");
+    if (fn == NULL)
+        return RP_RCL_RET_ERROR; /* no librcl in this process */
+    rp_rcl_take_request_with_info_fn real = (rp_rcl_take_request_with_info_fn)fn;
+    if (tls_in_call || header == NULL)
+        return real(service, header, request);
+    tls_in_call = true;
+    rp_rcl_ret_t ret = real(service, header, request);
+    tls_in_call = false;
+    if (ret == RP_RCL_RET_OK)
+        request_taken(service, &header->request_id);
+    return ret;
+}
+
+EXPORT rp_rcl_ret_t rcl_take_request(const void *service, rp_rmw_request_id_t *header, void *request)
+{
+    static void *_Atomic real_fn = RP_UNRESOLVED;
+    void *fn = rp_real(&real_fn, "rcl_take_request", "librcl.so");
+    if (fn == NULL)
+        return RP_RCL_RET_ERROR;
+    rp_rcl_take_request_fn real = (rp_rcl_take_request_fn)fn;
+    if (tls_in_call || header == NULL)
+        return real(service, header, request);
+    tls_in_call = true;
+    rp_rcl_ret_t ret = real(service, header, request);
+    tls_in_call = false;
+    if (ret == RP_RCL_RET_OK)
+        request_taken(service, header);
+    return ret;
+}
+
+EXPORT rp_rcl_ret_t rcl_send_response(const void *service, rp_rmw_request_id_t *header, void *response)
+{
+    static void *_Atomic real_fn = RP_UNRESOLVED;
+    void *fn = rp_real(&real_fn, "rcl_send_response", "librcl.so");
+    if (fn == NULL)
+        return RP_RCL_RET_ERROR;
+    uint64_t key = header != NULL ? request_key(header) : 0; /* before the call: rcl may not touch it, but it could */
+    rp_rcl_ret_t ret = ((rp_rcl_send_response_fn)fn)(service, header, response);
+    if (ret == RP_RCL_RET_OK && key != 0) {
+        struct rp_calls *c = calls_of(service, false);
+        if (c != NULL) /* most servers answer in the order they took: search from the oldest open entry */
+            call_close(c, (uint32_t)atomic_load_explicit(&c->answered, memory_order_relaxed), key);
+    }
+    return ret;
+}
+
+/* ---------------------------------------------------------------- client */
+
+/* A client's key: its sequence number, never 0 (rmw numbers from 1; a 0 would read as a free entry). */
+static uint64_t sequence_key(int64_t seq) { return seq != 0 ? (uint64_t)seq : UINT64_MAX; }
+
+EXPORT rp_rcl_ret_t rcl_send_request(const void *client, const void *request, int64_t *sequence_number)
+{
+    static void *_Atomic real_fn = RP_UNRESOLVED;
+    void *fn = rp_real(&real_fn, "rcl_send_request", "librcl.so");
+    if (fn == NULL)
+        return RP_RCL_RET_ERROR;
+    rp_rcl_ret_t ret = ((rp_rcl_send_request_fn)fn)(client, request, sequence_number);
+    /* The call opens once rcl returns: its sequence number is known only then (a response cannot be
+     * taken before: the same client's take waits for this thread's executor or another's wait set). */
+    if (ret == RP_RCL_RET_OK && sequence_number != NULL) {
+        struct rp_calls *c = calls_of(client, true);
+        if (c != NULL)
+            call_open(c, sequence_number, sequence_key(*sequence_number));
+    }
+    return ret;
+}
+
+static void response_taken(const void *client, int64_t seq)
+{
+    struct rp_calls *c = calls_of(client, true);
+    if (c != NULL)
+        call_close(c, (uint32_t)seq, sequence_key(seq));
+}
+
+EXPORT rp_rcl_ret_t rcl_take_response_with_info(const void *client, rp_rmw_service_info_t *header, void *response)
+{
+    static void *_Atomic real_fn = RP_UNRESOLVED;
+    void *fn = rp_real(&real_fn, "rcl_take_response_with_info", "librcl.so");
+    if (fn == NULL)
+        return RP_RCL_RET_ERROR;
+    rp_rcl_take_response_with_info_fn real = (rp_rcl_take_response_with_info_fn)fn;
+    if (tls_in_call || header == NULL)
+        return real(client, header, response);
+    tls_in_call = true;
+    rp_rcl_ret_t ret = real(client, header, response);
+    tls_in_call = false;
+    if (ret == RP_RCL_RET_OK)
+        response_taken(client, header->request_id.sequence_number);
+    return ret;
+}
+
+EXPORT rp_rcl_ret_t rcl_take_response(const void *client, rp_rmw_request_id_t *header, void *response)
+{
+    static void *_Atomic real_fn = RP_UNRESOLVED;
+    void *fn = rp_real(&real_fn, "rcl_take_response", "librcl.so");
+    if (fn == NULL)
+        return RP_RCL_RET_ERROR;
+    rp_rcl_take_response_fn real = (rp_rcl_take_response_fn)fn;
+    if (tls_in_call || header == NULL)
+        return real(client, header, response);
+    tls_in_call = true;
+    rp_rcl_ret_t ret = real(client, header, response);
+    tls_in_call = false;
+    if (ret == RP_RCL_RET_OK)
+        response_taken(client, header->sequence_number);
+    return ret;
+}
