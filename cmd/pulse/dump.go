@@ -22,6 +22,7 @@ type dumpEndpoint struct {
 	Counts  [4]uint64   `json:"counts"`
 	Timing  *dumpTiming `json:"timing,omitempty"`
 	QoS     *dumpQoS    `json:"qos,omitempty"`
+	Calls   *dumpCalls  `json:"calls,omitempty"`
 }
 
 // dumpQoS is what the probe learnt of a publisher or subscription at creation (ABI 1.5).
@@ -30,6 +31,16 @@ type dumpQoS struct {
 	Type    string `json:"type,omitempty"`
 	RMW     string `json:"rmw,omitempty"`
 	Domain  *int   `json:"domain,omitempty"`
+}
+
+// dumpCalls is a service's or client's cumulative calls (ABI 1.6).
+type dumpCalls struct {
+	Started   uint64 `json:"started"` // server: requests taken; client: requests sent
+	Answered  uint64 `json:"answered"`
+	Unmatched uint64 `json:"unmatched,omitempty"`
+	Evicted   uint64 `json:"evicted,omitempty"`
+	SumNs     uint64 `json:"sum_ns"`
+	Open      int    `json:"open"`
 }
 
 // dumpTiming is an endpoint's cumulative callback timing (ABI 1.4).
@@ -113,6 +124,9 @@ func dumpCmd() *cobra.Command {
 						if e.Lateness != nil {
 							de.Timing.Calls, de.Timing.LateSumNs = window.TimerLateness(nil, e.Lateness).N, e.Lateness.SumNs
 						}
+					}
+					if c := e.Calls; c != nil {
+						de.Calls = &dumpCalls{Started: c.Started, Answered: c.Answered, Unmatched: c.Unmatched, Evicted: c.Evicted, SumNs: c.SumNs, Open: len(c.Open)}
 					}
 					if q := e.QoS; q != nil {
 						de.QoS = &dumpQoS{Summary: compat.Summary(q), Type: q.Type, RMW: q.RMW}

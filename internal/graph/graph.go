@@ -125,19 +125,6 @@ type Service struct {
 	Hz   *float64 `json:"hz,omitempty"`
 }
 
-// parameterServices are the six every node serves (rclcpp and rclpy alike).
-var parameterServices = []string{"/get_parameters", "/get_parameter_types", "/set_parameters", "/set_parameters_atomically",
-	"/describe_parameters", "/list_parameters"}
-
-func isParameterService(name string) bool {
-	for _, suffix := range parameterServices {
-		if strings.HasSuffix(name, suffix) {
-			return true
-		}
-	}
-	return false
-}
-
 // FromWindow builds the graph of w. Nodes and topics get stable ids in name
 // order (n0, n1, ... and t0, t1, ...), so outputs diff cleanly.
 func FromWindow(w *window.Window) *Graph {
@@ -273,7 +260,7 @@ func (g *Graph) addServices(w *window.Window, nodeID func(string, int) (string, 
 	sids := map[string]string{}
 	var names []string
 	for _, sv := range w.Services {
-		if _, ok := sids[sv.Name]; ok || (isParameterService(sv.Name) && sv.Delta == 0) {
+		if _, ok := sids[sv.Name]; ok || (window.IsParameterService(sv.Name) && sv.Delta == 0) {
 			continue
 		}
 		sids[sv.Name] = ""

@@ -481,7 +481,7 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		names.generations[i] = gen
 		kind := Kind(r.Kind)
 		name, ok := cached(&names.endpoints, i, func() (string, bool) { return cString(r.Name[:]) })
-		if !ok || kind < KindPublisher || kind > KindService {
+		if !ok || kind < KindPublisher || kind > KindClient {
 			snap.Corrupt++
 			continue
 		}

@@ -171,7 +171,7 @@ func FuzzParse(f *testing.F) {
 		}
 		// Whatever parses must be internally consistent.
 		for _, e := range s.Endpoints {
-			if e.Node >= len(s.Nodes) || e.Kind < KindPublisher || e.Kind > KindService || len(e.Name) >= NameMax {
+			if e.Node >= len(s.Nodes) || e.Kind < KindPublisher || e.Kind > KindClient || len(e.Name) >= NameMax {
 				t.Fatalf("inconsistent endpoint %+v", e)
 			}
 		}

@@ -43,7 +43,7 @@ const (
 // its durations bracket the probe's.
 type Timing struct {
 	CallbackNs, Callbacks, CallbackMaxNs, Overruns uint64
-	LateNs, Lates, LateMaxNs                       uint64
+	LateNs, Lates, LateMaxNs                       uint64 // timer: lateness; service: take to response; client: round trip (truth.h TT_CALL_*)
 	Thrown                                         uint64 // callbacks that threw: started, never ended
 }
 
@@ -55,7 +55,9 @@ const (
 	SubIntra = 1 // sub: intra-process messages that reached the callback
 	SubTaken = 2 // sub: rmw_take calls that took a message
 	SubLost  = 3 // sub: samples a best-effort reader never got
-	Fires    = 0 // timer: callbacks; service: requests handled; client: requests sent
+	Fires    = 0 // timer: callbacks; service: requests taken; client: requests sent
+	Answered = 1 // service: responses sent; client: responses taken
+	Late     = 2 // client: responses taken later than its timeout=
 )
 
 // Key names what one or more records count: the same key on the probe's side

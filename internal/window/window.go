@@ -220,6 +220,9 @@ type Window struct {
 	// Services: live processes' service servers, in segment order. Every
 	// callback the probe sees is a sign of life (pulse top's node state).
 	Services []Service
+	// Calls (ABI 1.6): live processes' service servers and clients with
+	// their calls, in segment order (parameter services only while called).
+	Calls []Call
 	// Timing (ABI 1.4): live processes' callbacks (builtin topics and idle
 	// services left out), their threads' busy share, and each node's.
 	Callbacks []Callback
@@ -408,6 +411,14 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 				}
 				w.Services = append(w.Services, sv)
 			}
+			if (e.Kind == segment.KindService || e.Kind == segment.KindClient) && e.Calls != nil && !e.Retired() {
+				// An exited process's calls are shown in the window it exited in, for what it did before.
+				c := callOf(s, e, base, exposure, t2)
+				busy := c.Started+c.Answered+c.Evicted+c.Unmatched > 0
+				if s.Alive && (!IsParameterService(e.Name) || busy || len(c.Open) > 0) || !s.Alive && busy {
+					w.Calls = append(w.Calls, c)
+				}
+			}
 			if e.Kind != segment.KindPublisher && e.Kind != segment.KindSubscription {
 				continue
 			}
@@ -457,6 +468,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			t.add(e.Kind, r)
 		}
 	}
+	linkServers(w.Calls)
 	for _, v := range vanished {
 		s := cur.Snapshots[v.snap]
 		old := before[s.Key()]

@@ -26,6 +26,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 
 #include "ros2_pulse/tracetools_api.h"
@@ -296,4 +299,149 @@ EXPORT rp_rcl_ret_t rcl_wait(void *wait_set, int64_t timeout)
     if (n > 0)
         return RP_RCL_RET_OK;
     return n == 0 ? SIM_RCL_RET_TIMEOUT : RP_RCL_RET_ERROR;
+}
+
+/*
+ * ---- service calls, as rcl/src/rcl/service.c and client.c make them: the
+ * take functions without info call their _with_info twin through the PLT
+ * (rcl_take_request -> rcl_take_request_with_info), a take with nothing
+ * waiting fails with *_TAKE_FAILED, and on Kilted the rmw fires its service
+ * tracepoints inside (rmw_take_request, rmw_send_response, rmw_send_request,
+ * rmw_take_response; tracetools-facts.md §3). rcl_send_request returns OK
+ * whether or not a server exists, as a DDS write does.
+ */
+struct rcl_call_entity {
+    struct sim_call_impl *impl;
+};
+
+#if SIM_DISTRO >= 3
+void ros_trace_rmw_take_request(const void *rmw_service_handle, const void *request, const uint8_t *client_gid,
+                                int64_t sequence_number, const bool taken);
+void ros_trace_rmw_send_response(const void *rmw_service_handle, const void *response, const uint8_t *client_gid,
+                                 int64_t sequence_number, int64_t timestamp);
+void ros_trace_rmw_send_request(const void *rmw_client_handle, const void *request, int64_t sequence_number);
+void ros_trace_rmw_take_response(const void *rmw_client_handle, const void *response, int64_t sequence_number,
+                                 int64_t source_timestamp, const bool taken);
+#endif
+
+static int64_t real_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static struct sim_call_impl *call_impl(const void *entity)
+{
+    const struct rcl_call_entity *e = entity;
+    return e != NULL ? e->impl : NULL;
+}
+
+/* One datagram from impl's socket into info; false when none is waiting. */
+static bool take_call(struct sim_call_impl *impl, rp_rmw_service_info_t *info)
+{
+    struct sim_call_msg m;
+    if (recv(impl->sock, &m, sizeof m, MSG_DONTWAIT) != (ssize_t)sizeof m)
+        return false;
+    info->source_timestamp = m.src_real_ns;
+    info->received_timestamp = real_now();
+    info->request_id = m.id;
+    return true;
+}
+
+static void send_call(struct sim_call_impl *impl, const char *path, const rp_rmw_request_id_t *id)
+{
+    struct sim_call_msg m = {*id, real_now()};
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    /* best effort, like a DDS write to a reader that is gone: the call is simply never answered */
+    (void)sendto(impl->sock, &m, sizeof m, MSG_DONTWAIT, (struct sockaddr *)&a, sizeof a);
+}
+
+EXPORT rp_rcl_ret_t rcl_take_request_with_info(const void *service, rp_rmw_service_info_t *header, void *request)
+{
+    struct sim_call_impl *impl = call_impl(service);
+    if (impl == NULL)
+        return 600; /* RCL_RET_SERVICE_INVALID */
+    if (header == NULL || request == NULL)
+        return RP_RCL_RET_INVALID_ARGUMENT;
+    bool taken = take_call(impl, header);
+#if SIM_DISTRO >= 3
+    ros_trace_rmw_take_request(impl->rmw_handle, request, header->request_id.writer_guid,
+                               header->request_id.sequence_number, taken);
+#endif
+    return taken ? RP_RCL_RET_OK : RP_RCL_RET_SERVICE_TAKE_FAILED;
+}
+
+EXPORT rp_rcl_ret_t rcl_take_request(const void *service, rp_rmw_request_id_t *header, void *request)
+{
+    rp_rmw_service_info_t info = {0};
+    if (header != NULL)
+        info.request_id = *header;
+    rp_rcl_ret_t ret = rcl_take_request_with_info(service, &info, request);
+    if (header != NULL)
+        *header = info.request_id;
+    return ret;
+}
+
+EXPORT rp_rcl_ret_t rcl_send_response(const void *service, rp_rmw_request_id_t *header, void *response)
+{
+    struct sim_call_impl *impl = call_impl(service);
+    if (impl == NULL)
+        return 600;
+    if (header == NULL || response == NULL)
+        return RP_RCL_RET_INVALID_ARGUMENT;
+    uint32_t client;
+    memcpy(&client, header->writer_guid, sizeof client);
+    char path[160];
+    snprintf(path, sizeof path, "%s/c%u.sock", impl->peer_path, client);
+    send_call(impl, path, header);
+#if SIM_DISTRO >= 3
+    ros_trace_rmw_send_response(impl->rmw_handle, response, header->writer_guid, header->sequence_number, real_now());
+#endif
+    return RP_RCL_RET_OK;
+}
+
+EXPORT rp_rcl_ret_t rcl_send_request(const void *client, const void *request, int64_t *sequence_number)
+{
+    struct sim_call_impl *impl = call_impl(client);
+    if (impl == NULL)
+        return 500; /* RCL_RET_CLIENT_INVALID */
+    if (request == NULL || sequence_number == NULL)
+        return RP_RCL_RET_INVALID_ARGUMENT;
+    rp_rmw_request_id_t id;
+    memcpy(id.writer_guid, impl->gid, sizeof id.writer_guid);
+    id.sequence_number = atomic_fetch_add(&impl->seq, 1) + 1;
+    send_call(impl, impl->peer_path, &id);
+#if SIM_DISTRO >= 3
+    ros_trace_rmw_send_request(impl->rmw_handle, request, id.sequence_number);
+#endif
+    *sequence_number = id.sequence_number;
+    return RP_RCL_RET_OK;
+}
+
+EXPORT rp_rcl_ret_t rcl_take_response_with_info(const void *client, rp_rmw_service_info_t *header, void *response)
+{
+    struct sim_call_impl *impl = call_impl(client);
+    if (impl == NULL)
+        return 500;
+    if (header == NULL || response == NULL)
+        return RP_RCL_RET_INVALID_ARGUMENT;
+    bool taken = take_call(impl, header);
+#if SIM_DISTRO >= 3
+    ros_trace_rmw_take_response(impl->rmw_handle, response, header->request_id.sequence_number,
+                                header->source_timestamp, taken);
+#endif
+    return taken ? RP_RCL_RET_OK : RP_RCL_RET_CLIENT_TAKE_FAILED;
+}
+
+EXPORT rp_rcl_ret_t rcl_take_response(const void *client, rp_rmw_request_id_t *header, void *response)
+{
+    rp_rmw_service_info_t info = {0};
+    if (header != NULL)
+        info.request_id = *header;
+    rp_rcl_ret_t ret = rcl_take_response_with_info(client, &info, response);
+    if (header != NULL)
+        *header = info.request_id;
+    return ret;
 }

@@ -52,4 +52,24 @@ struct sim_rmw_endpoint {
     const char *topic_name;
 };
 
+/* A service request or response on the wire: the request id as rmw keeps it. */
+struct sim_call_msg {
+    rp_rmw_request_id_t id; /* the client's GUID and the call's sequence number */
+    int64_t src_real_ns;    /* CLOCK_REALTIME when it was sent */
+};
+
+/*
+ * What the stand-in librcl keeps behind an rcl_service_t's or rcl_client_t's
+ * impl pointer (real rcl keeps its rmw handle there): a bound, non-blocking
+ * datagram socket where its requests (service) or responses (client)
+ * arrive, and where it sends its own.
+ */
+struct sim_call_impl {
+    void *rmw_handle;
+    int sock;
+    _Atomic int64_t seq;  /* client: the last sequence number it sent (rmw numbers from 1) */
+    uint8_t gid[16];      /* client: its writer GUID; bytes 0-3 hold its socket's index */
+    char peer_path[108];  /* client: the service's socket; service: the directory of the clients' "c<index>.sock" */
+};
+
 #endif

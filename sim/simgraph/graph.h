@@ -99,13 +99,15 @@ struct g_service {
     int node;
     char name[G_NAME];
     double cost_ms; /* cost=MS: each request takes MS ms to handle */
+    int drop_every; /* drop=N: every N-th request is taken and never answered */
 };
 
 struct g_client {
     int node;
-    int service; /* index into services, resolved after parsing */
+    int service; /* index into services, resolved after parsing; -1: no node serves it */
     char name[G_NAME];
     double hz;
+    double timeout_ms; /* timeout=MS: the graph counts the answers that came later (its own timeout) */
 };
 
 struct graph {

@@ -79,7 +79,6 @@ struct msg {
     int32_t proc;
     int32_t pub;
     int32_t intra; /* published by an intra-process-enabled publisher */
-    int32_t request; /* a service request */
 };
 
 struct node_rt {
@@ -133,10 +132,21 @@ struct timer_rt {
 };
 
 struct service_rt {
-    rcl_handle_t *handle;
+    rcl_handle_t *handle; /* its impl is the stand-in librcl's struct sim_call_impl */
+    struct sim_call_impl *impl;
     char *callback; /* AnyServiceCallback */
     double cost_ms;
     int sock;
+    uint64_t taken; /* for drop= */
+    int truth;
+};
+
+/* A client: requests go out through rcl_send_request, responses come back to its own socket. */
+#define CLIENT_RING 4096u /* send times by sequence number, for the graph's own round trips */
+struct client_rt {
+    rcl_handle_t *handle;
+    struct sim_call_impl *impl;
+    _Atomic uint64_t sent_ns[CLIENT_RING];
     int truth;
 };
 
@@ -153,8 +163,7 @@ static int ntimers_rt;
 static struct service_rt services_rt[G_MAX_SERVICES];
 static _Atomic int stop_flag; /* set by SIGINT/SIGTERM, read by every thread */
 static pthread_mutex_t reuse_mutex = PTHREAD_MUTEX_INITIALIZER; /* guards re-created subscriptions */
-static int client_sock = -1;
-static int client_truth[G_MAX_CLIENTS];
+static struct client_rt clients_rt[G_MAX_CLIENTS];
 static void *discovery_reader; /* the rmw's own graph reader: takes on a handle rcl never announces */
 static _Atomic unsigned long events;     /* publishes + deliveries, reported with --rusage */
 static _Thread_local unsigned long my_events; /* per thread: no shared cache line per message */
@@ -583,7 +592,7 @@ static void publish(int i)
     struct g_pub *gp = &G.pubs[i];
     struct pub_rt *p = &pubs_rt[i];
     struct g_node *gn = &G.nodes[gp->node];
-    struct msg m = {(int64_t)now_ns(CLOCK_REALTIME), ++p->seq, self_proc, i, gn->intra, 0};
+    struct msg m = {(int64_t)now_ns(CLOCK_REALTIME), ++p->seq, self_proc, i, gn->intra};
     if (p->scratch != NULL) /* the serialization work of a large message */
         memset(p->scratch, (int)(p->seq & 0xff), gp->size);
 
@@ -740,6 +749,8 @@ static void deliver_intra(int s)
 }
 
 /* The executor calls the timer through rcl (Jazzy on: with info), then runs its callback. */
+static void call(int c);
+
 static void fire_timer(int t)
 {
     struct timer_rt *tr = &timers_rt[t];
@@ -767,11 +778,8 @@ static void fire_timer(int t)
         publish(tr->pub);
     if (tr->node_log >= 0)
         publish_rosout(tr->node_log);
-    if (tr->client >= 0) {
-        struct msg m = {(int64_t)now_ns(CLOCK_REALTIME), 0, self_proc, -1, 0, 1};
-        send_to(client_sock, "v", G.clients[tr->client].service, &m);
-        truth_inc(client_truth[tr->client], TC_FIRES);
-    }
+    if (tr->client >= 0)
+        call(tr->client);
     if (tr->cost_ms > 0 && ++tr->fires % (uint64_t)tr->cost_every == 0) /* a slow control loop */
         sleep_until(t0 + (uint64_t)(tr->cost_ms * 1e6));
     if (!py) {
@@ -780,19 +788,81 @@ static void fire_timer(int t)
     }
 }
 
+/*
+ * Requests waiting at service v, as rclcpp and rclpy take them: rclcpp's
+ * Service::take_request calls rcl_take_request and its callback fires
+ * callback_start/end; rclpy takes with rcl_take_request_with_info and fires
+ * no callback tracepoint. Both answer with rcl_send_response; drop=N leaves
+ * every N-th request unanswered.
+ */
 static void serve(int v)
 {
     struct service_rt *sv = &services_rt[v];
     bool cpp = !G.nodes[G.services[v].node].py;
+    char request[16], response[16] = {0};
+    while (running()) { /* a backlog left at the end stays unanswered, as when a server stops */
+        rp_rmw_request_id_t id = {0};
+        rp_rmw_service_info_t info = {0};
+        rp_rcl_ret_t ret = cpp ? rcl_take_request(sv->handle, &id, request)
+                               : rcl_take_request_with_info(sv->handle, &info, request);
+        if (ret != RP_RCL_RET_OK)
+            return;
+        if (!cpp)
+            id = info.request_id;
+        uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+        truth_inc(sv->truth, TC_FIRES);
+        if (cpp)
+            ros_trace_callback_start(sv->callback, false);
+        if (sv->cost_ms > 0)
+            sleep_until(t0 + (uint64_t)(sv->cost_ms * 1e6));
+        if (cpp) {
+            ros_trace_callback_end(sv->callback);
+            truth_callback(sv->truth, now_ns(CLOCK_MONOTONIC) - t0, 0);
+        }
+        if (G.services[v].drop_every > 0 && ++sv->taken % (uint64_t)G.services[v].drop_every == 0)
+            continue; /* taken, never answered */
+        if (rcl_send_response(sv->handle, &id, response) == RP_RCL_RET_OK) {
+            truth_call(sv->truth, now_ns(CLOCK_MONOTONIC) - t0);
+            truth_inc(sv->truth, TC_ANSWERED);
+        }
+    }
+}
+
+/* Client c calls its service once (rclcpp's async_send_request and rclpy's call_async both end in rcl_send_request). */
+static void call(int c)
+{
+    struct client_rt *cl = &clients_rt[c];
+    char request[16] = {0};
+    int64_t seq = 0;
     uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-    if (cpp)
-        ros_trace_callback_start(sv->callback, false);
-    truth_inc(sv->truth, TC_FIRES);
-    if (sv->cost_ms > 0)
-        sleep_until(t0 + (uint64_t)(sv->cost_ms * 1e6));
-    if (cpp) {
-        ros_trace_callback_end(sv->callback);
-        truth_callback(sv->truth, now_ns(CLOCK_MONOTONIC) - t0, 0);
+    if (rcl_send_request(cl->handle, request, &seq) != RP_RCL_RET_OK)
+        return;
+    atomic_store(&cl->sent_ns[(uint64_t)seq % CLIENT_RING], t0);
+    truth_inc(cl->truth, TC_FIRES);
+}
+
+/* Responses waiting at client c: rclcpp takes with rcl_take_response, rclpy with rcl_take_response_with_info. */
+static void answered(int c)
+{
+    struct client_rt *cl = &clients_rt[c];
+    bool cpp = !G.nodes[G.clients[c].node].py;
+    char response[16];
+    while (running()) {
+        rp_rmw_request_id_t id = {0};
+        rp_rmw_service_info_t info = {0};
+        rp_rcl_ret_t ret = cpp ? rcl_take_response(cl->handle, &id, response)
+                               : rcl_take_response_with_info(cl->handle, &info, response);
+        if (ret != RP_RCL_RET_OK)
+            return;
+        int64_t seq = cpp ? id.sequence_number : info.request_id.sequence_number;
+        uint64_t sent = atomic_exchange(&cl->sent_ns[(uint64_t)seq % CLIENT_RING], 0);
+        if (sent == 0)
+            continue; /* not a call of ours (rclcpp: "Received invalid sequence number. Ignoring...") */
+        uint64_t rtt = now_ns(CLOCK_MONOTONIC) - sent;
+        truth_call(cl->truth, rtt);
+        if (G.clients[c].timeout_ms > 0 && rtt > (uint64_t)(G.clients[c].timeout_ms * 1e6))
+            truth_inc(cl->truth, TC_LATE);
+        truth_inc(cl->truth, TC_ANSWERED);
     }
 }
 
@@ -805,8 +875,8 @@ struct executor_arg {
 static void *executor_thread(void *argp)
 {
     struct executor_arg *arg = argp;
-    struct pollfd fds[2 * G_MAX_SUBS + G_MAX_SERVICES];
-    int kind[2 * G_MAX_SUBS + G_MAX_SERVICES], which[2 * G_MAX_SUBS + G_MAX_SERVICES];
+    struct pollfd fds[2 * G_MAX_SUBS + G_MAX_SERVICES + G_MAX_CLIENTS];
+    int kind[2 * G_MAX_SUBS + G_MAX_SERVICES + G_MAX_CLIENTS], which[2 * G_MAX_SUBS + G_MAX_SERVICES + G_MAX_CLIENTS];
     int nfds = 0, slot = 0;
     for (int s = 0; s < G.nsubs; s++) {
         if (G.nodes[G.subs[s].node].proc != self_proc)
@@ -826,6 +896,12 @@ static void *executor_thread(void *argp)
             continue;
         fds[nfds] = (struct pollfd){services_rt[v].sock, POLLIN, 0};
         kind[nfds] = 2, which[nfds++] = v;
+    }
+    for (int c = 0; c < G.nclients; c++) {
+        if (G.nodes[G.clients[c].node].proc != self_proc || slot++ % arg->count != arg->index)
+            continue;
+        fds[nfds] = (struct pollfd){clients_rt[c].impl->sock, POLLIN, 0};
+        kind[nfds] = 3, which[nfds++] = c;
     }
     bool has_work = false;
     for (int t = 0; t < ntimers_rt; t++)
@@ -854,14 +930,20 @@ static void *executor_thread(void *argp)
         for (int f = 0; f < nfds; f++) {
             if (!(fds[f].revents & POLLIN))
                 continue;
+            if (kind[f] == 2) { /* requests: the rcl take calls read them */
+                serve(which[f]);
+                continue;
+            }
+            if (kind[f] == 3) { /* responses */
+                answered(which[f]);
+                continue;
+            }
             struct msg m;
             while (read(fds[f].fd, &m, sizeof m) == (ssize_t)sizeof m) {
                 if (kind[f] == 0)
                     deliver_socket(which[f], &m);
-                else if (kind[f] == 1)
+                else
                     deliver_intra(which[f]);
-                else /* a request: rclcpp's callback fires its tracepoints, rclpy's none */
-                    serve(which[f]);
             }
         }
         now = now_ns(CLOCK_MONOTONIC);
@@ -993,6 +1075,17 @@ static int run_process(int proc, int64_t duration_ns)
     for (int v = 0; v < G.nservices; v++)
         if (G.nodes[G.services[v].node].proc == proc)
             services_rt[v].sock = bind_socket("v", v);
+    for (int c = 0; c < G.nclients; c++) {
+        if (G.nodes[G.clients[c].node].proc != proc)
+            continue;
+        struct client_rt *cl = &clients_rt[c];
+        cl->impl = xalloc(sizeof *cl->impl);
+        cl->impl->sock = bind_socket("c", c);
+        memcpy(cl->impl->gid, &c, sizeof c);
+        struct sockaddr_un a; /* a service no node serves: its socket never exists */
+        sock_path(&a, "v", G.clients[c].service >= 0 ? G.clients[c].service : 9999);
+        snprintf(cl->impl->peer_path, sizeof cl->impl->peer_path, "%s", a.sun_path);
+    }
 
     /*
      * Every process creates its entities at the common start instant, and its
@@ -1001,7 +1094,6 @@ static int run_process(int proc, int64_t duration_ns)
      */
     sleep_until(t0_ns);
 
-    client_sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     static char context[64];
     ros_trace_rcl_init(context);
     discovery_reader = xalloc(48);
@@ -1038,12 +1130,17 @@ static int run_process(int proc, int64_t duration_ns)
         for (int v = 0; v < G.nservices; v++) {
             if (G.services[v].node != n)
                 continue;
+            struct sim_call_impl *impl = xalloc(sizeof *impl);
+            impl->rmw_handle = xalloc(48);
+            impl->sock = services_rt[v].sock;
+            snprintf(impl->peer_path, sizeof impl->peer_path, "%s", rundir);
+            services_rt[v].impl = impl;
             services_rt[v].handle = xalloc(sizeof(rcl_handle_t));
-            services_rt[v].handle->impl = xalloc(48);
+            services_rt[v].handle->impl = impl;
             services_rt[v].callback = xalloc(128);
             services_rt[v].cost_ms = G.services[v].cost_ms;
             services_rt[v].truth = truth_add("service", LANG(n), nodes_rt[n].fq, G.services[v].name);
-            ros_trace_rcl_service_init(services_rt[v].handle, nodes_rt[n].handle, xalloc(48), G.services[v].name);
+            ros_trace_rcl_service_init(services_rt[v].handle, nodes_rt[n].handle, impl->rmw_handle, G.services[v].name);
             if (!G.nodes[n].py) {
                 ros_trace_rclcpp_service_callback_added(services_rt[v].handle, services_rt[v].callback);
                 callback_register(services_rt[v].callback, "on_request", G.services[v].name, nodes_rt[n].fq);
@@ -1052,8 +1149,12 @@ static int run_process(int proc, int64_t duration_ns)
         for (int c = 0; c < G.nclients; c++) {
             if (G.clients[c].node != n)
                 continue;
-            ros_trace_rcl_client_init(xalloc(16), nodes_rt[n].handle, xalloc(48), G.clients[c].name);
-            client_truth[c] = truth_add("client", LANG(n), nodes_rt[n].fq, G.clients[c].name);
+            struct client_rt *cl = &clients_rt[c];
+            cl->impl->rmw_handle = xalloc(48);
+            cl->handle = xalloc(sizeof(rcl_handle_t));
+            cl->handle->impl = cl->impl;
+            cl->truth = truth_add("client", LANG(n), nodes_rt[n].fq, G.clients[c].name);
+            ros_trace_rcl_client_init(cl->handle, nodes_rt[n].handle, cl->impl->rmw_handle, G.clients[c].name);
             add_timer(n, G.clients[c].hz, -1, -1, c);
         }
         for (int p = 0; p < G.npubs; p++)

@@ -29,7 +29,9 @@ enum truth_count {
     TC_SUB_INTRA = 1, /* sub: intra-process messages that reached the callback */
     TC_SUB_TAKEN = 2, /* sub: rmw_take calls that took a message (includes discarded own intra copies) */
     TC_SUB_LOST = 3,  /* sub: samples the best-effort reader never got (drop=) */
-    TC_FIRES = 0,     /* timer: callbacks run; service: requests handled; client: requests sent */
+    TC_FIRES = 0,     /* timer: callbacks run; service: requests taken; client: requests sent */
+    TC_ANSWERED = 1,  /* service: responses sent; client: responses taken */
+    TC_LATE = 2,      /* client: responses taken later than its timeout= */
 };
 
 /* What a record's timing[] holds: the graph's own clock around each callback
@@ -44,6 +46,9 @@ enum truth_timing {
     TT_LATE_N = 5,       /* timer: calls */
     TT_LATE_MAX = 6,     /* timer: the latest call */
     TT_THROWN = 7,       /* callbacks that threw: started, never ended */
+    TT_CALL_NS = 4,      /* service: sum of take-to-response times; client: sum of round trips */
+    TT_CALL_N = 5,       /* service, client: calls answered and timed */
+    TT_CALL_MAX = 6,     /* service, client: the longest */
 };
 
 struct truth_header {
@@ -79,6 +84,8 @@ void truth_callback(int slot, uint64_t d_ns, uint64_t period_ns);
 void truth_thrown(int slot);
 /* One timer call of slot, late_ns after its scheduled time. */
 void truth_late(int slot, uint64_t late_ns);
+/* One answered call of slot's service (take to response) or client (round trip) that took d_ns. */
+void truth_call(int slot, uint64_t d_ns);
 /* The process is returning normally: its counts are final. */
 void truth_exit(void);
 
