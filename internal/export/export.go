@@ -64,9 +64,10 @@ var (
 
 // descs are the metric families, one per idea.
 type descs struct {
-	messages, published, gap, latency, lastAge, nodeUp, procUp, procs, cpuSec, rss, timerFires, timerPeriod, build *prometheus.Desc
-	ruleOK, ruleUnjudgeable, specMin, specMax, dropped, starved, unmatched, endpointInfo                           *prometheus.Desc
-	callbackDuration, timerLateness, timerOverruns, threadBusy, threadWait, wakeups                                *prometheus.Desc
+	messages, published, gap, latency, lastAge, nodeUp, procUp, procs, cpuSec, rss, timerFires, timerPeriod, build         *prometheus.Desc
+	ruleOK, ruleUnjudgeable, specMin, specMax, dropped, starved, unmatched, endpointInfo                                   *prometheus.Desc
+	callbackDuration, timerLateness, timerOverruns, threadBusy, threadWait, wakeups                                        *prometheus.Desc
+	serviceRequests, serviceResponses, serviceAbandoned, serviceResponse, serviceOutstanding, serviceOldest, serverMissing *prometheus.Desc
 }
 
 func newDescs(perTopic bool) descs {
@@ -111,6 +112,20 @@ func newDescs(perTopic bool) descs {
 			"topic", "node", "pid", "side", "reason"),
 		endpointInfo: d("endpoint_info", "1 per live publisher and subscription, labelled with what the probe learnt at its creation: message type, rmw implementation, domain and the actual QoS.",
 			"topic", "node", "pid", "side", "type", "rmw", "domain", "reliability", "durability", "history", "depth", "deadline", "liveliness", "lease"),
+		serviceRequests: d("service_requests_total", "Service calls by any client library (ABI 1.6): side=server, requests its server took (rcl_take_request); side=client, requests its client sent (rcl_send_request). action parts are services named <action>/_action/send_goal, get_result, cancel_goal.",
+			callLabels...),
+		serviceResponses: d("service_responses_total", "Service calls answered: side=server, responses sent for a request it took; side=client, responses taken for a call it sent. requests - responses is what is still open or was never answered.",
+			callLabels...),
+		serviceAbandoned: d("service_abandoned_total", "Calls still unanswered when 32 newer calls had been made (the probe stops waiting for them: never answered, or answered too late to be matched).",
+			callLabels...),
+		serviceResponse: d("service_response_seconds", "Time of each answered call: side=server, from taking the request to sending its response (handling); side=client, from sending the request to taking its response (round trip).",
+			callLabels...),
+		serviceOutstanding: d("service_outstanding", "Calls open now: side=server, requests taken and not yet answered; side=client, requests sent and not yet answered (at most 32 are tracked).",
+			callLabels...),
+		serviceOldest: d("service_oldest_outstanding_seconds", "Age of the oldest call open now (0 when none): a client's call past its timeout has timed out.",
+			callLabels...),
+		serverMissing: d("service_server_missing", "1 for a live client whose service no live process on this machine serves (a server on another host is not seen), else 0.",
+			"service", "node", "pid"),
 		starved: d("subscription_starved", "For a live subscription that has received nothing yet: 1 once this machine's publishers of its topic have published since the exporter first saw it (a QoS, type, domain or name mismatch; the cause is not visible yet), else 0.",
 			"topic", "node", "pid"),
 	}
@@ -178,7 +193,8 @@ func (c *Collector) Close() {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.d.messages, c.d.published, c.d.gap, c.d.latency, c.d.lastAge, c.d.nodeUp, c.d.procUp, c.d.procs, c.d.cpuSec, c.d.rss,
 		c.d.timerFires, c.d.timerPeriod, c.d.build, c.d.ruleOK, c.d.ruleUnjudgeable, c.d.specMin, c.d.specMax, c.d.dropped, c.d.starved, c.d.unmatched, c.d.endpointInfo,
-		c.d.callbackDuration, c.d.timerLateness, c.d.timerOverruns, c.d.threadBusy, c.d.threadWait, c.d.wakeups} {
+		c.d.callbackDuration, c.d.timerLateness, c.d.timerOverruns, c.d.threadBusy, c.d.threadWait, c.d.wakeups,
+		c.d.serviceRequests, c.d.serviceResponses, c.d.serviceAbandoned, c.d.serviceResponse, c.d.serviceOutstanding, c.d.serviceOldest, c.d.serverMissing} {
 		ch <- d
 	}
 }
@@ -209,6 +225,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.empty.Observe(scan, c.opt.Warn)
 	c.verdicts.collect(c, ch)
 	published := window.PublishedByTopic(scan)
+	served := servedHere(scan)
 	alive, exited := 0, 0
 	aggs := map[string]*aggregate{}
 	for _, s := range scan.Snapshots { // exited longer than Retain ago: left out by the reader (and removed)
@@ -217,7 +234,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		} else {
 			exited++
 		}
-		c.process(ch, s, scan.Mono, now, aggs, published)
+		c.process(ch, s, scan.Mono, now, aggs, published, served)
 	}
 	if !c.opt.PerTopic { // why a publisher or subscription meets nobody (per endpoint by nature)
 		for _, f := range c.diagnosis.Unmatched(scan) {
@@ -299,7 +316,7 @@ func (c *Collector) track(id string, vals []float64, preexisting bool, agg *aggr
 
 // process sends one segment's metrics, or adds them to the per-topic aggregates.
 func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mono uint64, now time.Time, aggs map[string]*aggregate,
-	published map[string]uint64) {
+	published map[string]uint64, served map[string]bool) {
 	pid := strconv.Itoa(s.Pid)
 	up := 0.0
 	if s.Alive {
@@ -336,6 +353,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 		node := window.NodeOf(s, e)
 		if e.Kind != segment.KindPublisher && !e.Retired() && !c.opt.PerTopic {
 			c.timing(e, key, node, pid, timerOrd[e.Node], created(e), preexisting)
+			c.calls(e, key, node, pid, mono, s.Alive, created(e), preexisting, served)
 		}
 		if e.Kind == segment.KindTimer {
 			ord := strconv.Itoa(timerOrd[e.Node])

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"ros2_pulse/internal/simtruth"
+)
+
+// pulse export carries issue 26's service families for calls.graph: while
+// the graph runs, the client of a service nobody serves is said to have no
+// server (and its calls stay open), the others have theirs; once the graph
+// has exited, every server's and client's requests and responses equal the
+// graph's own counts, and each answered call is in the response histogram.
+func TestExportServiceCalls(t *testing.T) {
+	dir := t.TempDir()
+	graphFile, _ := filepath.Abs("../../internal/integration/testdata/calls.graph")
+	graph, segs := startGraph(t, dir, graphFile, "3")
+	done := make(chan error, 1)
+	go func() { done <- graph.Wait() }()
+	defer func() { graph.Process.Signal(os.Interrupt); <-done }()
+	addr := startExport(t, segs)
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		lonely, ok1 := scrapeCounter(t, addr, "ros2_pulse_service_server_missing", `node="/lonely_caller"`)
+		fast, ok2 := scrapeCounter(t, addr, "ros2_pulse_service_server_missing", `node="/fast_caller"`)
+		open, ok3 := scrapeCounter(t, addr, "ros2_pulse_service_outstanding", `node="/lonely_caller"`)
+		if ok1 && ok2 && ok3 && open > 0 {
+			body := scrapeBody(t, addr)
+			if lonely != 1 || fast != 0 {
+				t.Errorf("server missing: /lonely_caller %v, /fast_caller %v; want 1 and 0", lonely, fast)
+			}
+			if strings.Contains(body, `service="/fast_server/get_parameters"`) {
+				t.Errorf("a parameter service nobody called has series")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no service series with an open call of /lonely_caller in 15 s (%v %v %v %v)", ok1, ok2, ok3, open)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	done <- nil
+	truth, err := simtruth.Read(filepath.Join(dir, "truth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, k := range truth.Keys() {
+		side := map[string]string{"service": "server", "client": "client"}[k.Kind]
+		if side == "" {
+			continue
+		}
+		checked++
+		c := truth.Get(k)
+		match := []string{`service="` + k.Topic + `"`, `node="` + k.Node + `"`, `side="` + side + `"`}
+		req, _ := scrapeCounter(t, addr, "ros2_pulse_service_requests_total", match...)
+		resp, _ := scrapeCounter(t, addr, "ros2_pulse_service_responses_total", match...)
+		timed, _ := scrapeCounter(t, addr, "ros2_pulse_service_response_seconds_count", match...)
+		if uint64(req) != c[simtruth.Fires] || uint64(resp) != c[simtruth.Answered] || timed != resp {
+			t.Errorf("%s: requests %v responses %v timed %v, the graph %d and %d", k, req, resp, timed, c[simtruth.Fires], c[simtruth.Answered])
+		}
+	}
+	if checked != 8 {
+		t.Errorf("%d services and clients in the truth, want 8", checked)
+	}
+}
