@@ -88,10 +88,18 @@ type Edge struct {
 	// Unmatched: why the endpoint meets nobody (internal/diagnose's reason), Why the detail.
 	Unmatched string `json:"unmatched,omitempty"`
 	Why       string `json:"why,omitempty"`
-	// A "serves" edge (a server node -> its service): how long its
-	// callbacks took at p99 and at most in the window (rclcpp).
+	// A "serves" edge (a server node -> its service) and a "calls" edge (a
+	// client node -> the service): calls per second in InterHz; the answered
+	// calls' time at p99 and at most in the window (server: handling; client:
+	// round trip); the calls open at the window's end.
 	HandlingP99Ms *float64 `json:"handling_p99_ms,omitempty"`
 	HandlingMaxMs *float64 `json:"handling_max_ms,omitempty"`
+	Outstanding   int      `json:"outstanding,omitempty"`
+	// An action's edges: goals per second in InterHz, the time to accept a
+	// goal (send_goal) and to its result (get_result) at p99, cancels.
+	AcceptP99Ms *float64 `json:"accept_p99_ms,omitempty"`
+	ResultP99Ms *float64 `json:"result_p99_ms,omitempty"`
+	Cancels     uint64   `json:"cancels,omitempty"`
 }
 
 // Hz returns the edge's rate on transport "inter" or "intra", and whether it was measured.
@@ -116,12 +124,14 @@ type Graph struct {
 	Edges    []Edge    `json:"edges"`
 }
 
-// Service is a service with servers on this machine and its request rate
-// (nil when no server of it can be measured: rclpy servers fire no
-// tracepoint). A node's parameter services appear only while they serve.
+// Service is a service (or an action: its three services drawn as one) with
+// servers or clients on this machine, and the requests its servers took per
+// second (an action's: goals; nil when no server of it is measured). A
+// node's parameter services appear only while they are called.
 type Service struct {
 	ID   string   `json:"id"`
 	Name string   `json:"name"`
+	Kind string   `json:"kind"` // "service" or "action"
 	Hz   *float64 `json:"hz,omitempty"`
 }
 
@@ -248,57 +258,146 @@ func FromWindow(w *window.Window) *Graph {
 	return g
 }
 
-// addServices adds each served service and a "serves" edge from every
-// server node: its requests per second and, for rclcpp, its handling time.
+// addServices adds each service and action, with a "serves" edge from every
+// server node and a "calls" edge from every client node. Where the probe
+// times calls (ABI 1.6, any client library) the edges carry the window's
+// calls per second and their time (handling; round trip) and what is still
+// open; else a server's rate comes from rclcpp's callbacks (an rclpy server
+// is then not measured). An action's three services are drawn as the one
+// action, its edges with goals per second, time to accept and to result.
 func (g *Graph) addServices(w *window.Window, nodeID func(string, int) (string, bool)) {
+	type endpoint struct {
+		node, name string
+		pid        int
+		client     bool
+	}
+	edges := map[endpoint]*Edge{}
+	var order []endpoint
+	hz := map[string]*float64{}
+	edgeOf := func(k endpoint) *Edge {
+		if e := edges[k]; e != nil {
+			return e
+		}
+		e := &Edge{Kind: "serves", Transport: "none", Alive: true}
+		if k.client {
+			e.Kind = "calls"
+		}
+		edges[k] = e
+		order = append(order, k)
+		return e
+	}
+	addRate := func(name string, r float64) {
+		if hz[name] == nil {
+			hz[name] = ptr(0)
+		}
+		*hz[name] += r
+	}
+	timed := map[endpoint]bool{}
+	for i := range w.Calls {
+		c := &w.Calls[i]
+		if !c.Alive || window.IsParameterService(c.Name) && c.Started+c.Answered == 0 && len(c.Open) == 0 {
+			continue
+		}
+		name, part, isAction := window.ActionOf(c.Name)
+		if !isAction {
+			name = c.Name
+		}
+		k := endpoint{c.Node, name, c.Pid, c.Client}
+		e := edgeOf(k)
+		timed[endpoint{c.Node, c.Name, c.Pid, c.Client}] = true
+		e.Transport = "inter"
+		if c.Open != nil {
+			e.Outstanding += len(c.Open)
+		}
+		switch {
+		case !isAction:
+			e.InterHz = ptr(c.Hz)
+			if c.Time.N > 0 {
+				e.HandlingP99Ms, e.HandlingMaxMs = ptr(c.Time.P99Ms), ptr(c.Time.MaxMs)
+			}
+			if !c.Client {
+				addRate(name, c.Hz)
+			}
+		case part == "send_goal":
+			e.InterHz = ptr(c.Hz) // goals per second
+			if c.Time.N > 0 {
+				e.AcceptP99Ms = ptr(c.Time.P99Ms)
+			}
+			if !c.Client {
+				addRate(name, c.Hz)
+			}
+		case part == "get_result":
+			if c.Time.N > 0 {
+				e.ResultP99Ms = ptr(c.Time.P99Ms)
+			}
+		case part == "cancel_goal":
+			e.Cancels += c.Started
+		}
+		if c.Client && !c.HasServer {
+			e.Transport, e.Unmatched, e.Why = "unmatched", "no_server", "nothing here serves "+name
+		}
+	}
+	// Servers the probe does not time calls of (an older probe, timing off): rclcpp's callbacks.
 	handling := map[string]window.Durations{}
 	for _, c := range w.Callbacks {
 		if c.Kind == "service" && c.Measured {
 			handling[fmt.Sprintf("%d %s %s", c.Pid, c.Node, c.Name)] = c.Duration
 		}
 	}
-	sids := map[string]string{}
-	var names []string
 	for _, sv := range w.Services {
-		if _, ok := sids[sv.Name]; ok || (window.IsParameterService(sv.Name) && sv.Delta == 0) {
+		k := endpoint{sv.Node, sv.Name, sv.Pid, false}
+		if timed[k] || window.IsParameterService(sv.Name) && sv.Delta == 0 {
 			continue
 		}
-		sids[sv.Name] = ""
-		names = append(names, sv.Name)
-	}
-	sort.Strings(names)
-	hz := map[string]*float64{}
-	for i, name := range names {
-		sids[name] = fmt.Sprintf("s%d", i)
-	}
-	for _, sv := range w.Services {
-		sid := sids[sv.Name]
-		from, ok := nodeID(sv.Node, sv.Pid)
-		if sid == "" || !ok {
-			continue
+		if _, _, isAction := window.ActionOf(sv.Name); isAction {
+			continue // an action server's services are rcl's, never rclcpp callbacks
 		}
-		edge := Edge{From: from, To: sid, Kind: "serves", Transport: "not_measured", Alive: true}
+		e := edgeOf(k)
+		e.Transport = "not_measured"
 		if sv.Measured {
 			rate := 0.0
 			if w.Seconds > 0 {
 				rate = float64(sv.Delta) / w.Seconds
 			}
-			edge.Transport, edge.InterHz = "inter", ptr(rate)
-			if rate == 0 {
-				edge.Transport = "none"
-			}
-			if hz[sv.Name] == nil {
-				hz[sv.Name] = ptr(0)
-			}
-			*hz[sv.Name] += rate
+			e.Transport, e.InterHz = "inter", ptr(rate)
+			addRate(sv.Name, rate)
 			if d, ok := handling[fmt.Sprintf("%d %s %s", sv.Pid, sv.Node, sv.Name)]; ok && d.N > 0 {
-				edge.HandlingP99Ms, edge.HandlingMaxMs = ptr(d.P99Ms), ptr(d.MaxMs)
+				e.HandlingP99Ms, e.HandlingMaxMs = ptr(d.P99Ms), ptr(d.MaxMs)
 			}
 		}
-		g.Edges = append(g.Edges, edge)
 	}
-	for _, name := range names {
-		g.Services = append(g.Services, Service{ID: sids[name], Name: name, Hz: hz[name]})
+	for _, e := range edges {
+		if e.Transport == "inter" && e.InterHz != nil && *e.InterHz == 0 && e.Outstanding == 0 {
+			e.Transport = "none"
+		}
+	}
+	kinds := map[string]string{}
+	var names []string
+	for _, k := range order {
+		if _, ok := kinds[k.name]; !ok {
+			names = append(names, k.name)
+			kinds[k.name] = "service"
+		}
+	}
+	for _, c := range w.Calls {
+		if a, _, ok := window.ActionOf(c.Name); ok {
+			kinds[a] = "action"
+		}
+	}
+	sort.Strings(names)
+	sids := map[string]string{}
+	for i, name := range names {
+		sids[name] = fmt.Sprintf("s%d", i)
+		g.Services = append(g.Services, Service{ID: sids[name], Name: name, Kind: kinds[name], Hz: hz[name]})
+	}
+	for _, k := range order {
+		from, ok := nodeID(k.node, k.pid)
+		if !ok {
+			continue
+		}
+		e := edges[k]
+		e.From, e.To = from, sids[k.name]
+		g.Edges = append(g.Edges, *e)
 	}
 }
 
@@ -317,14 +416,8 @@ func transport(e window.EndpointRate) string {
 func (e *Edge) label() string {
 	inter, _ := e.Hz("inter")
 	intra, _ := e.Hz("intra")
-	if e.Kind == "serves" {
-		switch {
-		case e.Transport == "not_measured":
-			return "not measured (rclpy server)"
-		case e.HandlingP99Ms != nil:
-			return fmt.Sprintf("%.1f req/s, p99 %.1f ms", inter, *e.HandlingP99Ms)
-		}
-		return fmt.Sprintf("%.1f req/s", inter)
+	if e.Kind == "serves" || e.Kind == "calls" {
+		return e.callLabel(inter)
 	}
 	switch e.Transport {
 	case "both":
@@ -347,6 +440,47 @@ func (e *Edge) label() string {
 		return e.Unmatched
 	}
 	return "0 Hz"
+}
+
+// callLabel labels a serves or calls edge: its rate, time and open calls.
+func (e *Edge) callLabel(rate float64) string {
+	if e.Transport == "not_measured" {
+		return "not measured (rclpy server, no timing)"
+	}
+	var parts []string
+	switch {
+	case e.AcceptP99Ms != nil || e.ResultP99Ms != nil || e.Cancels > 0:
+		parts = append(parts, fmt.Sprintf("%.1f goals/s", rate))
+		if e.AcceptP99Ms != nil {
+			parts = append(parts, fmt.Sprintf("accept p99 %s", ms(*e.AcceptP99Ms)))
+		}
+		if e.ResultP99Ms != nil {
+			parts = append(parts, fmt.Sprintf("result p99 %s", ms(*e.ResultP99Ms)))
+		}
+		if e.Cancels > 0 {
+			parts = append(parts, fmt.Sprintf("%d cancels", e.Cancels))
+		}
+	default:
+		parts = append(parts, fmt.Sprintf("%.1f req/s", rate))
+		if e.HandlingP99Ms != nil {
+			parts = append(parts, "p99 "+ms(*e.HandlingP99Ms))
+		}
+	}
+	if e.Outstanding > 0 {
+		parts = append(parts, fmt.Sprintf("%d open", e.Outstanding))
+	}
+	if e.Transport == "unmatched" {
+		parts = append(parts, e.Why)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ms writes a duration in ms, or in s from 10 s on.
+func ms(v float64) string {
+	if v >= 10000 {
+		return fmt.Sprintf("%.1f s", v/1000)
+	}
+	return fmt.Sprintf("%.1f ms", v)
 }
 
 // label is the topic's name and its message type, or the types that differ.
@@ -395,7 +529,11 @@ func (g *Graph) DOT() []byte {
 		fmt.Fprintf(&b, "  %s [shape=box, label=%s];\n", t.ID, dotQuote(t.label()))
 	}
 	for _, sv := range g.Services {
-		fmt.Fprintf(&b, "  %s [shape=hexagon, label=%s];\n", sv.ID, dotQuote(sv.Name))
+		label := sv.Name
+		if sv.Kind == "action" {
+			label = "action " + sv.Name
+		}
+		fmt.Fprintf(&b, "  %s [shape=hexagon, label=%s];\n", sv.ID, dotQuote(label))
 	}
 	for _, e := range g.Edges {
 		style := ""
@@ -441,7 +579,11 @@ func (g *Graph) Mermaid() []byte {
 		fmt.Fprintf(&b, "  %s[%s]\n", t.ID, mermaidText(t.label()))
 	}
 	for _, sv := range g.Services {
-		fmt.Fprintf(&b, "  %s{{%s}}\n", sv.ID, mermaidText(sv.Name))
+		label := sv.Name
+		if sv.Kind == "action" {
+			label = "action " + sv.Name
+		}
+		fmt.Fprintf(&b, "  %s{{%s}}\n", sv.ID, mermaidText(label))
 	}
 	for _, e := range g.Edges {
 		arrow := "-->"

@@ -197,7 +197,7 @@ func TestServices(t *testing.T) {
 	}
 	dot := string(g.DOT())
 	for _, want := range []string{`s0 [shape=hexagon, label="/add_two_ints"]`, `n0 -> s0 [label="20.0 req/s, p99 5.2 ms"]`,
-		`n1 -> s0 [label="not measured (rclpy server)"`, `n0 -> s1 [label="1.0 req/s"]`} {
+		`n1 -> s0 [label="not measured (rclpy server, no timing)"`, `n0 -> s1 [label="1.0 req/s"]`} {
 		if !strings.Contains(dot, want) {
 			t.Errorf("DOT lacks %q:\n%s", want, dot)
 		}
@@ -207,5 +207,54 @@ func TestServices(t *testing.T) {
 	}
 	if m := string(g.Mermaid()); !strings.Contains(m, `s0{{"/add_two_ints"}}`) {
 		t.Errorf("Mermaid:\n%s", m)
+	}
+}
+
+// With the probe's call timing (ABI 1.6) every server and client is drawn,
+// rclpy's too: client -> service <- server, calls per second, handling and
+// round trip at p99, open calls, a client of a service nothing here serves
+// marked unmatched; an action's three services are one action with goals
+// per second, time to accept and to result (issue 26).
+func TestServiceCallsAndActions(t *testing.T) {
+	w := &window.Window{Seconds: 1,
+		Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/server", "/nav"}}, {Pid: 2, Alive: true, Nodes: []string{"/caller", "/bt"}}},
+		Calls: []window.Call{
+			{Pid: 1, Node: "/server", Name: "/add", Alive: true, Started: 20, Answered: 20, Hz: 20, Time: window.Durations{N: 20, P99Ms: 5.1, MaxMs: 5.3}},
+			{Pid: 2, Node: "/caller", Name: "/add", Client: true, Alive: true, HasServer: true, Started: 20, Answered: 19, Hz: 20,
+				Time: window.Durations{N: 19, P99Ms: 5.6, MaxMs: 5.9}, Open: []float64{3}},
+			{Pid: 2, Node: "/caller", Name: "/nobody", Client: true, Alive: true, Started: 2, Hz: 2, Open: []float64{900, 400}},
+			{Pid: 1, Node: "/nav", Name: "/navigate/_action/send_goal", Alive: true, Started: 1, Answered: 1, Hz: 1, Time: window.Durations{N: 1, P99Ms: 2}},
+			{Pid: 1, Node: "/nav", Name: "/navigate/_action/get_result", Alive: true, Started: 1, Answered: 1, Hz: 1, Time: window.Durations{N: 1, P99Ms: 1000}},
+			{Pid: 2, Node: "/bt", Name: "/navigate/_action/send_goal", Client: true, HasServer: true, Alive: true, Started: 1, Answered: 1, Hz: 1,
+				Time: window.Durations{N: 1, P99Ms: 2.4}},
+			{Pid: 2, Node: "/bt", Name: "/navigate/_action/get_result", Client: true, HasServer: true, Alive: true, Started: 1, Answered: 1, Hz: 1,
+				Time: window.Durations{N: 1, P99Ms: 1001}},
+			{Pid: 2, Node: "/bt", Name: "/navigate/_action/cancel_goal", Client: true, HasServer: true, Alive: true, Started: 1, Answered: 1, Hz: 1},
+			{Pid: 1, Node: "/server", Name: "/server/get_parameters", Alive: true},
+		},
+	}
+	g := FromWindow(w)
+	var names []string
+	for _, sv := range g.Services {
+		names = append(names, sv.Kind+" "+sv.Name)
+	}
+	if strings.Join(names, ",") != "service /add,action /navigate,service /nobody" {
+		t.Fatalf("services %v", names)
+	}
+	dot := string(g.DOT())
+	for _, want := range []string{
+		`s1 [shape=hexagon, label="action /navigate"]`,
+		`-> s0 [label="20.0 req/s, p99 5.1 ms"]`,
+		`-> s0 [label="20.0 req/s, p99 5.6 ms, 1 open"]`,
+		`-> s2 [label="2.0 req/s, 2 open, nothing here serves /nobody", style="bold,dashed", color=red`,
+		`-> s1 [label="1.0 goals/s, accept p99 2.4 ms, result p99 1001.0 ms, 1 cancels"]`,
+		`-> s1 [label="1.0 goals/s, accept p99 2.0 ms, result p99 1000.0 ms"]`,
+	} {
+		if !strings.Contains(dot, want) {
+			t.Errorf("DOT lacks %q:\n%s", want, dot)
+		}
+	}
+	if strings.Contains(dot, "get_parameters") || strings.Contains(dot, "_action") {
+		t.Errorf("an idle parameter service or an action's part is drawn:\n%s", dot)
 	}
 }
