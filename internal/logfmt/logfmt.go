@@ -395,6 +395,17 @@ func renderText(w *window.Window, opt Options) []byte {
 		}
 		b.WriteByte('\n')
 	}
+	for i := range w.Calls { // service calls (ABI 1.6)
+		c := &w.Calls[i]
+		fmt.Fprintf(&b, "CALL %s side=%s node=%s pid=%d alive=%s started=%d answered=%d hz=%s evicted=%d unmatched=%d",
+			textName(c.Name), c.Side(), dash(textName(c.Node)), c.Pid, bit(c.Alive), c.Started, c.Answered, hz(c.Hz), c.Evicted, c.Unmatched)
+		if c.Client {
+			fmt.Fprintf(&b, " has_server=%s", bit(c.HasServer))
+		}
+		d := &c.Time
+		fmt.Fprintf(&b, " n=%d sum_ms=%s mean_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s max_ms=%s hist=%s open=%s\n",
+			d.N, ms(d.SumMs), ms(d.MeanMs), ms(d.P50Ms), ms(d.P90Ms), ms(d.P99Ms), ms(d.MaxMs), histText(c.Hist), openText(c.Open))
+	}
 	for _, u := range w.Unmatched { // why a publisher or subscription meets nobody (ABI 1.5)
 		fmt.Fprintf(&b, "UNMATCHED %s side=%s node=%s pid=%d reason=%s level=%s silent=%s detail=%s fix=%s peers=%s\n",
 			textName(u.Topic), side(u.Pub), dash(u.Node), u.Pid, dash(u.Reason), level(u.Error), bit(u.Silent),
@@ -416,6 +427,30 @@ func renderText(w *window.Window, opt Options) []byte {
 	}
 	b.WriteString("\n")
 	return []byte(b.String())
+}
+
+// histText writes duration buckets as "b:n,b:n" ("-" when none).
+func histText(h []window.Bucket) string {
+	if len(h) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(h))
+	for i, x := range h {
+		parts[i] = strconv.Itoa(x.B) + ":" + strconv.FormatUint(x.N, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+// openText writes open calls' ages in ms as "a;b" ("-" when none).
+func openText(ages []float64) string {
+	if len(ages) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(ages))
+	for i, a := range ages {
+		parts[i] = ms(a)
+	}
+	return strings.Join(parts, ";")
 }
 
 // jsonString escapes per RFC 8259: quote, backslash, \b\f\n\r\t, other C0 as \u00XX.
@@ -658,6 +693,39 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 			fmt.Fprintf(&b, `,"outside_wait_pct":%s`, pct(t.OutsideWaitPct))
 		}
 		b.WriteByte('}')
+	}
+	b.WriteString(`],"calls":[`)
+	for i := range w.Calls {
+		c := &w.Calls[i]
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"service":`)
+		jsonString(&b, c.Name)
+		fmt.Fprintf(&b, `,"side":"%s","node":`, c.Side())
+		jsonString(&b, c.Node)
+		fmt.Fprintf(&b, `,"pid":%d,"alive":%t,"started":%d,"answered":%d,"hz":%s,"evicted":%d,"unmatched":%d`,
+			c.Pid, c.Alive, c.Started, c.Answered, hz(c.Hz), c.Evicted, c.Unmatched)
+		if c.Client {
+			fmt.Fprintf(&b, `,"has_server":%t`, c.HasServer)
+		}
+		d := &c.Time
+		fmt.Fprintf(&b, `,"n":%d,"sum_ms":%s,"mean_ms":%s,"p50_ms":%s,"p90_ms":%s,"p99_ms":%s,"max_ms":%s,"hist":[`,
+			d.N, ms(d.SumMs), ms(d.MeanMs), ms(d.P50Ms), ms(d.P90Ms), ms(d.P99Ms), ms(d.MaxMs))
+		for k, x := range c.Hist {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"b":%d,"n":%d}`, x.B, x.N)
+		}
+		b.WriteString(`],"open_ms":[`)
+		for k, a := range c.Open {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(ms(a))
+		}
+		b.WriteString("]}")
 	}
 	b.WriteString(`],"unmatched":[`)
 	for i, u := range w.Unmatched {

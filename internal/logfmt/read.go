@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/window"
 )
 
@@ -337,7 +338,7 @@ func (b *builder) textLine(s string) bool {
 	switch kind {
 	case "WARN", "ALERT", "LOAN":
 		return true // verdicts are re-judged from the numbers; loans are not modelled
-	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC", "FULL", "EP", "CALLBACK", "BUSY", "THREAD", "UNMATCHED":
+	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC", "FULL", "EP", "CALLBACK", "BUSY", "THREAD", "UNMATCHED", "CALL":
 	default:
 		return true // a line kind from a newer writer
 	}
@@ -352,6 +353,9 @@ func (b *builder) textLine(s string) bool {
 	}
 	if kind == "UNMATCHED" {
 		return b.unmatchedLine(f[1:])
+	}
+	if kind == "CALL" {
+		return b.callLine(f[1:])
 	}
 	if len(f) < 2 {
 		return false
@@ -589,6 +593,62 @@ func (b *builder) threadLine(f []string) bool {
 	return true
 }
 
+// callLine reads "CALL service side=… node=… pid=… alive=… started=… answered=… hz=… evicted=…
+// unmatched=… [has_server=…] n=… sum_ms=… mean_ms=… p50_ms=… p90_ms=… p99_ms=… max_ms=… hist=… open=…".
+func (b *builder) callLine(f []string) bool {
+	if len(f) < 2 {
+		return false
+	}
+	name, ok := unescapeName(f[0])
+	kv, ok2 := keyvals(f[1:], "side", "node", "pid", "alive", "started", "answered", "hz", "evicted", "unmatched", "n",
+		"sum_ms", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "hist", "open")
+	if !ok || !ok2 {
+		return false
+	}
+	node, ok := unescapeName(kv["node"])
+	v, ok2 := numbers(kv, "hz", "sum_ms", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms")
+	if !ok || !ok2 {
+		return false
+	}
+	var counts [5]uint64
+	for i, k := range []string{"started", "answered", "evicted", "unmatched", "n"} {
+		var err error
+		if counts[i], err = strconv.ParseUint(kv[k], 10, 64); err != nil {
+			return false
+		}
+	}
+	pid, err := strconv.Atoi(kv["pid"])
+	side := kv["side"]
+	if err != nil || side != "server" && side != "client" {
+		return false
+	}
+	c := window.Call{Pid: pid, Node: undash(node), Name: name, Client: side == "client", Alive: kv["alive"] == "1",
+		Started: counts[0], Answered: counts[1], Hz: v[0], Evicted: counts[2], Unmatched: counts[3], HasServer: kv["has_server"] == "1",
+		Time: window.Durations{N: counts[4], SumMs: v[1], MeanMs: v[2], P50Ms: v[3], P90Ms: v[4], P99Ms: v[5], MaxMs: v[6]}}
+	if h := kv["hist"]; h != "-" {
+		for _, part := range strings.Split(h, ",") {
+			bs, ns, found := strings.Cut(part, ":")
+			bk, err1 := strconv.Atoi(bs)
+			n, err2 := strconv.ParseUint(ns, 10, 64)
+			if !found || err1 != nil || err2 != nil || bk < 0 || bk >= segment.TimeBuckets {
+				return false
+			}
+			c.Hist = append(c.Hist, window.Bucket{B: bk, N: n})
+		}
+	}
+	if o := kv["open"]; o != "-" {
+		for _, part := range strings.Split(o, ";") {
+			age, ok := number(part)
+			if !ok {
+				return false
+			}
+			c.Open = append(c.Open, age)
+		}
+	}
+	b.w.Calls = append(b.w.Calls, c)
+	return true
+}
+
 // unmatchedLine reads "UNMATCHED topic side=… node=… pid=… reason=… level=… silent=… detail=… fix=… peers=…".
 func (b *builder) unmatchedLine(f []string) bool {
 	if len(f) < 2 {
@@ -713,6 +773,28 @@ type jsonWindow struct {
 		Callbacks uint64   `json:"callbacks"`
 		Outside   *float64 `json:"outside_wait_pct"`
 	} `json:"threads"`
+	Calls []struct {
+		Service   string          `json:"service"`
+		Side      string          `json:"side"`
+		Node      string          `json:"node"`
+		Pid       int             `json:"pid"`
+		Alive     bool            `json:"alive"`
+		Started   uint64          `json:"started"`
+		Answered  uint64          `json:"answered"`
+		Hz        float64         `json:"hz"`
+		Evicted   uint64          `json:"evicted"`
+		Unmatched uint64          `json:"unmatched"`
+		HasServer bool            `json:"has_server"`
+		N         uint64          `json:"n"`
+		SumMs     float64         `json:"sum_ms"`
+		MeanMs    float64         `json:"mean_ms"`
+		P50Ms     float64         `json:"p50_ms"`
+		P90Ms     float64         `json:"p90_ms"`
+		P99Ms     float64         `json:"p99_ms"`
+		MaxMs     float64         `json:"max_ms"`
+		Hist      []window.Bucket `json:"hist"`
+		OpenMs    []float64       `json:"open_ms"`
+	} `json:"calls"`
 	Unmatched []struct {
 		Topic  string   `json:"topic"`
 		Side   string   `json:"side"`
@@ -870,6 +952,25 @@ func parseJSONWindow(line []byte) (*window.Window, bool) {
 	}
 	for _, jb := range j.Busy {
 		b.w.Busy = append(b.w.Busy, window.NodeBusy{Node: jb.Node, Pid: jb.Pid, Pct: nonNeg(&jb.Pct, &err), Measured: !jb.NotMeasured, FromWait: jb.Source == "rcl_wait"})
+	}
+	for _, jc := range j.Calls {
+		if jc.Side != "server" && jc.Side != "client" {
+			return nil, false
+		}
+		c := window.Call{Pid: jc.Pid, Node: jc.Node, Name: jc.Service, Client: jc.Side == "client", Alive: jc.Alive, Started: jc.Started,
+			Answered: jc.Answered, Hz: nonNeg(&jc.Hz, &err), Evicted: jc.Evicted, Unmatched: jc.Unmatched, HasServer: jc.HasServer,
+			Time: window.Durations{N: jc.N, SumMs: nonNeg(&jc.SumMs, &err), MeanMs: nonNeg(&jc.MeanMs, &err), P50Ms: nonNeg(&jc.P50Ms, &err),
+				P90Ms: nonNeg(&jc.P90Ms, &err), P99Ms: nonNeg(&jc.P99Ms, &err), MaxMs: nonNeg(&jc.MaxMs, &err)}}
+		for _, h := range jc.Hist {
+			if h.B < 0 || h.B >= segment.TimeBuckets {
+				return nil, false
+			}
+			c.Hist = append(c.Hist, h)
+		}
+		for i := range jc.OpenMs {
+			c.Open = append(c.Open, nonNeg(&jc.OpenMs[i], &err))
+		}
+		b.w.Calls = append(b.w.Calls, c)
 	}
 	for _, jt := range j.Threads {
 		th := window.Thread{Pid: jt.Pid, Tid: jt.Tid, Name: jt.Name, Node: jt.Node, BusyPct: nonNeg(&jt.BusyPct, &err), Callbacks: jt.Callbacks}

@@ -66,6 +66,10 @@ func TestReadRoundTrip(t *testing.T) {
 			Late: window.Durations{N: 19, MeanMs: 0.05, P99Ms: 2.1, MaxMs: 2.3}}) || got.Timers[1].Ordinal != 1 || got.Timers[1].LateKnown {
 			t.Errorf("%s: timers %+v", f, got.Timers)
 		}
+		// Service calls read back as written (ABI 1.6).
+		if !reflect.DeepEqual(got.Calls, w.Calls) {
+			t.Errorf("%s: calls\n got %+v\nwant %+v", f, got.Calls, w.Calls)
+		}
 		// Callback timing reads back as written (the sum from mean x n).
 		if len(got.Callbacks) != len(w.Callbacks) {
 			t.Fatalf("%s: callbacks %+v", f, got.Callbacks)
