@@ -69,3 +69,26 @@ func TestExportServiceCalls(t *testing.T) {
 		t.Errorf("%d services and clients in the truth, want 8", checked)
 	}
 }
+
+// A bad service or action rule is one clear line and exit 2, live and offline.
+func TestServiceSpecBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ spec, want string }{
+		{"services:\n  /add: {min_hz: 1, timeout_ms: 5}\n", `unknown key "timeout_ms"`},
+		{"services:\n  /add: {max_response_ms: -5}\n", "max_response_ms must be a finite number >= 0"},
+		{"topics:\n  /scan: {min_hz: 5}\nservices:\n  /scan: {max_outstanding: 1}\n", "/scan is a topic (its rule is on line 2), not a service"},
+		{"actions:\n  /nav: {max_accept_ms: -1}\n", "max_accept_ms must be a finite number >= 0"},
+	} {
+		spec := filepath.Join(dir, "spec.yaml")
+		os.WriteFile(spec, []byte(c.spec), 0o600)
+		for _, args := range [][]string{{"check", "--spec", spec, "--live"}, {"run", "--spec", spec, "--", "true"}} {
+			cmd := pulseCmd(t, args...)
+			var errOut strings.Builder
+			cmd.Stderr = &errOut
+			code := exitCode(cmd.Run())
+			if code != 2 || !strings.Contains(errOut.String(), c.want) || strings.Count(strings.TrimSpace(errOut.String()), "\n") != 0 {
+				t.Errorf("%v with %q: exit %d, stderr %q; want 2 and one line with %q", args, c.spec, code, errOut.String(), c.want)
+			}
+		}
+	}
+}

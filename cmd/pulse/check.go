@@ -112,7 +112,9 @@ func (t *tally) summary() string {
 }
 
 var kindOrder = []health.Kind{health.TopicRate, health.TopicGap, health.TopicLatency, health.TopicLoss, health.TopicMissing,
-	health.NodeMissing, health.TimerRate, health.CannotJudge}
+	health.NodeMissing, health.TimerRate, health.CallbackSlow, health.TimerLate, health.TimerOverrun, health.NodeBusy,
+	health.ServiceRate, health.ServiceSlow, health.ServiceTimeout, health.ServiceBacklog, health.ServiceMissing, health.ActionSlow,
+	health.CannotJudge}
 
 func kindCounts(kinds map[health.Kind]int) string {
 	var parts []string

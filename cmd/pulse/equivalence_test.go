@@ -74,6 +74,11 @@ func TestLiveAndOfflineVerdictsAgree(t *testing.T) {
 			"callbacks:\n  /in: {max_ms: 20}\ntimers:\n  /loop: {max_late_ms: 2, max_overruns: 0}\nnodes:\n  /worker: {max_busy_pct: 30}\n  /loop:\n", false},
 		{"rclpy callbacks not measured", "process t\n  node /talker\n    pub /in 20 thread\nprocess py\n  node /py_worker lang=py\n    sub /in\n",
 			"callbacks:\n  /py_worker: {max_ms: 5}\nnodes:\n  /py_worker: {max_busy_pct: 50}\n", false},
+		// service calls: a slow server, its client timing out, a lossy server's backlog, a missing server, an rclpy rate
+		{"services", "process s\n  node /slow_server lang=py\n    service /slow cost=200\n  node /lossy_server\n    service /lossy drop=4\n" +
+			"process c\n  node /slow_caller\n    client /slow 10\n  node /lossy_caller lang=py\n    client /lossy 20\n  node /lonely\n    client /nobody 2\n",
+			"services:\n  /slow: {max_response_ms: 100}\n  /lossy: {max_outstanding: 2, side: client}\n  /nobody: {min_hz: 1}\n" +
+				"  /fast: {min_hz: 5, side: client}\n", false},
 		// the receive rule's verdict carries why, live and from the recording
 		{"QoS mismatch", "process t\n  node /talker\n    pub /chatter 20 thread qos=best_effort\nprocess l\n  node /listener\n    sub /chatter qos=reliable\n",
 			"topics:\n  /chatter: {min_hz: 15, side: recv}\n", false},
@@ -100,6 +105,14 @@ func TestLiveAndOfflineVerdictsAgree(t *testing.T) {
 			same := len(lv) == len(ov)
 			for ts, ls := range lv {
 				same = same && strings.Join(ls, "\n") == strings.Join(ov[ts], "\n")
+			}
+			if c.name == "services" {
+				for _, want := range []string{"ALERT service_slow name=/slow node=/slow_server", "ALERT service_outstanding name=/lossy node=/lossy_caller",
+					"ALERT service_missing name=/nobody side=server min_hz=1", "ALERT service_missing name=/fast side=client"} {
+					if !strings.Contains(liveErr.String(), want) {
+						t.Errorf("live verdicts lack %q", want)
+					}
+				}
 			}
 			if c.name == "QoS mismatch" && !strings.Contains(liveErr.String(), `cause=qos_incompatible\x20(reliability:\x20publisher\x20best_effort,\x20subscription\x20reliable)`) {
 				t.Errorf("the receive verdict does not carry its cause:\n%s", liveErr.String())

@@ -105,11 +105,12 @@ type Evaluator struct {
 	seen    map[string]bool // nodes ever alive
 	since   map[string]time.Time
 	windows int
+	overdue overdue // service calls open past a rule's bound at the last window's end
 }
 
 // New returns an evaluator of s.
 func New(s *spec.Spec) *Evaluator {
-	return &Evaluator{Spec: s, Grace: 2, seen: map[string]bool{}, since: map[string]time.Time{}}
+	return &Evaluator{Spec: s, Grace: 2, seen: map[string]bool{}, since: map[string]time.Time{}, overdue: overdue{}}
 }
 
 // Judge returns the warnings of w; now stamps their age. A window that is
@@ -140,6 +141,7 @@ func (e *Evaluator) Judge(w *window.Window, final bool, now time.Time) []Warning
 		out = append(out, e.timer(r, w)...)
 	}
 	out = append(out, judgeTiming(e.Spec, w)...)
+	out = append(out, e.judgeServices(w)...)
 	for i := range out {
 		if o := &out[i]; o.Kind == TopicRate && o.Side == spec.Recv {
 			o.Cause = Cause(w, o.Topic, o.Node, o.Pid) // the subscription's own, or (pid 0) the topic's first

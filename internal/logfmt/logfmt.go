@@ -180,6 +180,37 @@ func timingFields(w *health.Warning) ([][2]string, bool) {
 		who()
 		add("busy_pct", pct(w.Value))
 		add("max_busy_pct", bound(w.Bound))
+	case w.Kind == health.ServiceMissing:
+		add("name", w.Topic)
+		add("side", string(w.Side))
+		add("min_hz", bound(w.Min))
+	case w.Kind == health.ServiceRate:
+		who()
+		add("side", string(w.Side))
+		add("hz", hz(w.Value))
+		add("min_hz", bound(w.Min))
+	case w.Kind == health.ServiceSlow || w.Kind == health.ServiceTimeout:
+		who()
+		add("side", string(w.Side))
+		add("late", strconv.FormatFloat(w.Value, 'f', 0, 64))
+		add("max_response_ms", bound(w.Bound))
+	case w.Kind == health.ServiceBacklog:
+		who()
+		add("side", string(w.Side))
+		add("outstanding", strconv.FormatFloat(w.Value, 'f', 0, 64))
+		add("max_outstanding", bound(w.Bound))
+	case w.Kind == health.ActionSlow:
+		who()
+		add("side", string(w.Side))
+		add("part", w.Metric)
+		add("late", strconv.FormatFloat(w.Value, 'f', 0, 64))
+		add("max_"+w.Metric+"_ms", bound(w.Bound))
+	case w.Kind == health.CannotJudge && w.Metric == "service":
+		who()
+		add("metric", w.Metric)
+		add("side", string(w.Side))
+		add("max_response_ms", bound(w.Bound))
+		add("reason", w.Reason)
 	case w.Kind == health.CannotJudge && timingMetric[w.Metric] != "":
 		who()
 		add("metric", w.Metric)
@@ -493,7 +524,7 @@ func jsonWarn(b *strings.Builder, w *health.Warning) {
 	if fields, ok := timingFields(w); ok {
 		for _, f := range fields {
 			fmt.Fprintf(b, `,"%s":`, f[0])
-			if f[0] == "name" || f[0] == "node" || f[0] == "callback" || f[0] == "reason" || f[0] == "metric" {
+			if f[0] == "name" || f[0] == "node" || f[0] == "callback" || f[0] == "reason" || f[0] == "metric" || f[0] == "side" || f[0] == "part" {
 				jsonString(b, f[1])
 			} else {
 				b.WriteString(f[1])

@@ -113,6 +113,36 @@ type CallbackRule struct {
 	Line  int
 }
 
+// ServiceRule bounds a service's calls on one side: its servers (requests
+// taken per second, answers later than MaxResponseMs, requests open) or its
+// clients (calls sent per second, calls unanswered past MaxResponseMs: time
+// outs, calls open). Unset: 0, +Inf, +Inf.
+type ServiceRule struct {
+	Name           string
+	Client         bool // side: client; else server
+	MinHz          float64
+	MaxResponseMs  float64
+	MaxOutstanding float64
+	Line           int
+}
+
+// Side names the rule's side: "server" or "client".
+func (r ServiceRule) Side() string {
+	if r.Client {
+		return "client"
+	}
+	return "server"
+}
+
+// ActionRule bounds an action's goals: accepted within MaxAcceptMs (the
+// send_goal call), their result within MaxResultMs (the get_result call).
+type ActionRule struct {
+	Name        string
+	MaxAcceptMs float64
+	MaxResultMs float64
+	Line        int
+}
+
 // Spec is a validated spec.
 type Spec struct {
 	Topics    []TopicRule
@@ -120,6 +150,8 @@ type Spec struct {
 	NodeRules []NodeRule
 	Timers    []TimerRule
 	Callbacks []CallbackRule
+	Services  []ServiceRule
+	Actions   []ActionRule
 }
 
 // NeedsGaps reports whether any rule needs gap tracking in the probes.
@@ -147,6 +179,12 @@ func (s *Spec) Summary() string {
 	out := fmt.Sprintf("%d topic rules, %d nodes, %d timer rules", len(s.Topics), len(s.Nodes), len(s.Timers))
 	if len(s.Callbacks) > 0 {
 		out += fmt.Sprintf(", %d callback rules", len(s.Callbacks))
+	}
+	if len(s.Services) > 0 {
+		out += fmt.Sprintf(", %d service rules", len(s.Services))
+	}
+	if len(s.Actions) > 0 {
+		out += fmt.Sprintf(", %d action rules", len(s.Actions))
 	}
 	return out
 }
@@ -276,12 +314,23 @@ func Parse(data []byte) (*Spec, error) {
 			if err := s.parseCallbacks(v); err != nil {
 				return nil, err
 			}
+		case "services":
+			if err := s.parseServices(v); err != nil {
+				return nil, err
+			}
+		case "actions":
+			if err := s.parseActions(v); err != nil {
+				return nil, err
+			}
 		default:
-			return nil, errAt(k, "unknown top-level key %q (expected topics, nodes, timers or callbacks)", k.Value)
+			return nil, errAt(k, "unknown top-level key %q (expected topics, nodes, timers, callbacks, services or actions)", k.Value)
 		}
 	}
-	if len(s.Topics)+len(s.Nodes)+len(s.Timers)+len(s.Callbacks) == 0 {
-		return nil, errors.New("the spec declares no topic, node, timer or callback rule")
+	if len(s.Topics)+len(s.Nodes)+len(s.Timers)+len(s.Callbacks)+len(s.Services)+len(s.Actions) == 0 {
+		return nil, errors.New("the spec declares no topic, node, timer, callback, service or action rule")
+	}
+	if err := s.namesNotTopics(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -516,6 +565,142 @@ func (s *Spec) parseCallbacks(n *yaml.Node) error {
 			return errAt(p[1], "callbacks %s: a rule needs max_ms", name)
 		}
 		s.Callbacks = append(s.Callbacks, r)
+	}
+	return nil
+}
+
+// actionTopics are the parts of an action that are topics, not services.
+var actionTopics = []string{"/_action/feedback", "/_action/status"}
+
+// serviceName checks a service or action rule's name.
+func serviceName(k *yaml.Node, what string) error {
+	if !validName(k.Value) {
+		return errAt(k, "%s: %q is not a fully qualified %s name like /add_two_ints", what, k.Value, strings.TrimSuffix(what, "s"))
+	}
+	for _, suffix := range actionTopics {
+		if strings.HasSuffix(k.Value, suffix) {
+			return errAt(k, "%s: %s is an action's topic, not a service: give it a rule under topics", what, k.Value)
+		}
+	}
+	return nil
+}
+
+func (s *Spec) parseServices(n *yaml.Node) error {
+	rules, err := mapping(n, "services")
+	if err != nil {
+		return err
+	}
+	for _, p := range rules {
+		name := p[0].Value
+		if err := serviceName(p[0], "services"); err != nil {
+			return err
+		}
+		r := ServiceRule{Name: name, MaxResponseMs: math.Inf(1), MaxOutstanding: math.Inf(1), Line: p[1].Line}
+		pairs, err := mapping(p[1], "service rule of "+name)
+		if err != nil {
+			return err
+		}
+		for _, kv := range pairs {
+			k, v := kv[0], kv[1]
+			switch k.Value {
+			case "side":
+				if v.Kind != yaml.ScalarNode || v.Value != "server" && v.Value != "client" {
+					return errAt(v, "services %s: side must be server or client, not %q", name, v.Value)
+				}
+				r.Client = v.Value == "client"
+			case "min_hz":
+				if r.MinHz, err = number(k, v); err == nil && r.MinHz == 0 {
+					err = errAt(v, "min_hz must be greater than 0")
+				}
+			case "max_response_ms":
+				if r.MaxResponseMs, err = number(k, v); err == nil && r.MaxResponseMs == 0 {
+					err = errAt(v, "max_response_ms must be greater than 0")
+				}
+			case "max_outstanding":
+				var f float64
+				if f, err = number(k, v); err == nil && f != math.Trunc(f) {
+					err = errAt(v, "max_outstanding must be a whole number of calls")
+				}
+				r.MaxOutstanding = f
+			default:
+				err = errAt(k, "services %s: unknown key %q (expected min_hz, max_response_ms, max_outstanding, side)", name, k.Value)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if r.MinHz == 0 && math.IsInf(r.MaxResponseMs, 1) && math.IsInf(r.MaxOutstanding, 1) {
+			return errAt(p[1], "services %s: a rule needs min_hz, max_response_ms or max_outstanding", name)
+		}
+		for _, o := range s.Services {
+			if o.Name == r.Name && o.Client == r.Client {
+				return errAt(p[0], "services %s: a second rule for its %s side (first on line %d)", name, r.Side(), o.Line)
+			}
+		}
+		s.Services = append(s.Services, r)
+	}
+	return nil
+}
+
+func (s *Spec) parseActions(n *yaml.Node) error {
+	rules, err := mapping(n, "actions")
+	if err != nil {
+		return err
+	}
+	for _, p := range rules {
+		name := p[0].Value
+		if err := serviceName(p[0], "actions"); err != nil {
+			return err
+		}
+		if strings.Contains(name, "/_action/") {
+			return errAt(p[0], "actions: %s is a part of an action: name the action itself (without /_action/...)", name)
+		}
+		r := ActionRule{Name: name, MaxAcceptMs: math.Inf(1), MaxResultMs: math.Inf(1), Line: p[1].Line}
+		pairs, err := mapping(p[1], "action rule of "+name)
+		if err != nil {
+			return err
+		}
+		for _, kv := range pairs {
+			k, v := kv[0], kv[1]
+			var bound *float64
+			switch k.Value {
+			case "max_accept_ms":
+				bound = &r.MaxAcceptMs
+			case "max_result_ms":
+				bound = &r.MaxResultMs
+			default:
+				return errAt(k, "actions %s: unknown key %q (expected max_accept_ms, max_result_ms)", name, k.Value)
+			}
+			if *bound, err = number(k, v); err == nil && *bound == 0 {
+				err = errAt(v, "%s must be greater than 0", k.Value)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if math.IsInf(r.MaxAcceptMs, 1) && math.IsInf(r.MaxResultMs, 1) {
+			return errAt(p[1], "actions %s: a rule needs max_accept_ms or max_result_ms", name)
+		}
+		s.Actions = append(s.Actions, r)
+	}
+	return nil
+}
+
+// namesNotTopics refuses a service or action rule that names a topic the spec's own topic rules name.
+func (s *Spec) namesNotTopics() error {
+	topics := map[string]int{}
+	for _, t := range s.Topics {
+		topics[t.Topic] = t.Line
+	}
+	for _, r := range s.Services {
+		if line, ok := topics[r.Name]; ok {
+			return fmt.Errorf("line %d: services: %s is a topic (its rule is on line %d), not a service", r.Line, r.Name, line)
+		}
+	}
+	for _, r := range s.Actions {
+		if line, ok := topics[r.Name]; ok {
+			return fmt.Errorf("line %d: actions: %s is a topic (its rule is on line %d), not an action", r.Line, r.Name, line)
+		}
 	}
 	return nil
 }

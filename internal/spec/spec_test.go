@@ -123,6 +123,21 @@ func TestParseErrors(t *testing.T) {
 		{"nodes:\n  /c: {max_busy_pct: half}\n", `max_busy_pct must be a number, not "half"`},
 		{"nodes:\n  /c: {max_busy: 50}\n", `node /c: unknown key "max_busy" (expected max_busy_pct)`},
 		{"nodes:\n  c: {}\n", "not a fully qualified name"},
+		{"services:\n  /add: {min_hz: 1, max_respone_ms: 5}\n", `line 2: services /add: unknown key "max_respone_ms" (expected min_hz, max_response_ms, max_outstanding, side)`},
+		{"services:\n  /add: {max_response_ms: -5}\n", "line 2: max_response_ms must be a finite number >= 0"},
+		{"services:\n  /add: {max_outstanding: -1}\n", "finite number >= 0"},
+		{"services:\n  /add: {max_outstanding: 1.5}\n", "max_outstanding must be a whole number"},
+		{"services:\n  /add: {max_response_ms: 0}\n", "max_response_ms must be greater than 0"},
+		{"services:\n  /add: {side: server}\n", "services /add: a rule needs min_hz, max_response_ms or max_outstanding"},
+		{"services:\n  /add: {min_hz: 1, side: both}\n", `side must be server or client, not "both"`},
+		{"services:\n  add: {min_hz: 1}\n", "not a fully qualified service name"},
+		{"topics:\n  /scan: {min_hz: 5}\nservices:\n  /scan: {max_response_ms: 10}\n", "line 4: services: /scan is a topic (its rule is on line 2), not a service"},
+		{"services:\n  /nav/_action/feedback: {min_hz: 1}\n", "is an action's topic, not a service"},
+		{"actions:\n  /nav: {max_accept_ms: 10, max_goal_ms: 5}\n", `actions /nav: unknown key "max_goal_ms" (expected max_accept_ms, max_result_ms)`},
+		{"actions:\n  /nav: {max_result_ms: -1}\n", "finite number >= 0"},
+		{"actions:\n  /nav: {}\n", "actions /nav: a rule needs max_accept_ms or max_result_ms"},
+		{"actions:\n  /nav/_action/send_goal: {max_accept_ms: 10}\n", "is a part of an action: name the action itself"},
+		{"services: [/add]\n", "services must be a mapping"},
 	}
 	for _, c := range cases {
 		_, err := Parse([]byte(c.spec))
@@ -233,5 +248,25 @@ func TestShippedExampleLoads(t *testing.T) {
 	}
 	if len(s.Topics) != 5 || len(s.Nodes) != 3 {
 		t.Errorf("example spec: %d topic rules, %d nodes; want 5 and 3", len(s.Topics), len(s.Nodes))
+	}
+}
+
+// Service and action rules parse with their sides and bounds; one service
+// may have a rule per side.
+func TestParseServicesAndActions(t *testing.T) {
+	s, err := Parse([]byte("services:\n  /add: {min_hz: 5, max_response_ms: 50, max_outstanding: 2}\n" +
+		"  /plan: {max_response_ms: 2000, side: client}\nactions:\n  /navigate: {max_accept_ms: 100, max_result_ms: 30000}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Services) != 2 || s.Services[0] != (ServiceRule{Name: "/add", MinHz: 5, MaxResponseMs: 50, MaxOutstanding: 2, Line: 2}) ||
+		!s.Services[1].Client || s.Services[1].MaxResponseMs != 2000 || !math.IsInf(s.Services[1].MaxOutstanding, 1) {
+		t.Errorf("services %+v", s.Services)
+	}
+	if len(s.Actions) != 1 || s.Actions[0] != (ActionRule{Name: "/navigate", MaxAcceptMs: 100, MaxResultMs: 30000, Line: 5}) {
+		t.Errorf("actions %+v", s.Actions)
+	}
+	if !strings.Contains(s.Summary(), "2 service rules, 1 action rules") {
+		t.Errorf("summary %q", s.Summary())
 	}
 }

@@ -9,7 +9,9 @@ import (
 // per-process logs of upstream, or several machines' logs) into one, as
 // upstream's pulse-check does: rates are summed per topic (the sources count
 // different processes), gap maxima take the max of the maxima, nodes,
-// timers and processes are the union. The first window gives the time.
+// timers, processes, services, calls, callbacks, threads and diagnoses are
+// the union (a client's server is judged on its own machine, as recorded).
+// The first window gives the time.
 func Merge(ws []*Window) *Window {
 	if len(ws) == 1 {
 		return ws[0]
@@ -49,6 +51,12 @@ func Merge(ws []*Window) *Window {
 		}
 		out.Timers = append(out.Timers, w.Timers...)
 		out.Procs = append(out.Procs, w.Procs...)
+		out.Services = append(out.Services, w.Services...)
+		out.Calls = append(out.Calls, w.Calls...)
+		out.Callbacks = append(out.Callbacks, w.Callbacks...)
+		out.Busy = append(out.Busy, w.Busy...)
+		out.Threads = append(out.Threads, w.Threads...)
+		out.Unmatched = append(out.Unmatched, w.Unmatched...)
 	}
 	for _, t := range topics {
 		out.Topics = append(out.Topics, *t)

@@ -376,7 +376,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			base := baseline(e)
 			exposure := exposureOf(e.CreatedMono)
 			var cb *Callback
-			if e.Kind != segment.KindPublisher && s.Alive && !e.Retired() && (e.Kind != segment.KindSubscription || !IsBuiltin(e.Name) || opt.ShowBuiltin) {
+			if e.Kind != segment.KindPublisher && e.Kind != segment.KindClient && s.Alive && !e.Retired() && (e.Kind != segment.KindSubscription || !IsBuiltin(e.Name) || opt.ShowBuiltin) {
 				c := callbackOf(s, e, base)
 				if e.Kind != segment.KindService || c.Duration.N+c.Unended > 0 {
 					w.Callbacks = append(w.Callbacks, c)

@@ -1,0 +1,129 @@
+package health
+
+import (
+	"fmt"
+	"math"
+
+	"ros2_pulse/internal/spec"
+	"ros2_pulse/internal/window"
+)
+
+// Service and action verdicts (issue 26).
+const (
+	ServiceMissing Kind = "service_missing"     // a rule with min_hz, and no live server (or client) of the service
+	ServiceRate    Kind = "service_rate"        // a server taking, or a client sending, fewer calls than min_hz
+	ServiceSlow    Kind = "service_slow"        // a server's answers later than max_response_ms, or requests open past it
+	ServiceTimeout Kind = "service_timeout"     // a client's calls unanswered past max_response_ms: time outs
+	ServiceBacklog Kind = "service_outstanding" // more calls open than max_outstanding
+	ActionSlow     Kind = "action_slow"         // goals accepted later than max_accept_ms, or results later than max_result_ms
+	NoCallTiming        = "no_call_timing"      // a service rule on a process whose calls are not timed (ROS_PULSE_TIMING=0, a probe before ABI 1.6)
+)
+
+func init() {
+	reasonText[NoCallTiming] = "its process does not time service calls (ROS_PULSE_TIMING=0, or a probe older than ABI 1.6)"
+}
+
+// callKey names one server or client across windows.
+func callKey(c *window.Call) string {
+	return fmt.Sprintf("%d %s %s %s", c.Pid, c.Node, c.Name, c.Side())
+}
+
+// overdue keeps, per server or client and bound, how many of its calls were
+// open past the bound at the end of the previous window: a call is counted
+// as timed out once, in the window it passed the bound (window.Call.Timeouts).
+type overdue map[string]int
+
+// timeouts counts c's calls that passed boundMs in w, and remembers what is open past it now.
+func (o overdue) timeouts(c *window.Call, boundMs float64, part string) uint64 {
+	k := fmt.Sprintf("%s %s %g", callKey(c), part, boundMs)
+	n := c.Timeouts(boundMs, o[k])
+	o[k] = c.Overdue(boundMs)
+	return n
+}
+
+// judgeServices judges the service and action rules of s on w.
+func (e *Evaluator) judgeServices(w *window.Window) []Warning {
+	var out []Warning
+	for _, r := range e.Spec.Services {
+		out = append(out, e.service(r, w)...)
+	}
+	for _, r := range e.Spec.Actions {
+		out = append(out, e.action(r, w)...)
+	}
+	return out
+}
+
+func (e *Evaluator) service(r spec.ServiceRule, w *window.Window) []Warning {
+	var out []Warning
+	found := false
+	for i := range w.Calls {
+		c := &w.Calls[i]
+		if c.Name != r.Name || c.Client != r.Client || !c.Alive {
+			continue
+		}
+		found = true
+		base := Warning{Topic: r.Name, Node: c.Node, Pid: c.Pid, Timer: -1, Side: spec.Side(r.Side())}
+		if r.MinHz > 0 && c.Hz < r.MinHz {
+			v := base
+			v.Kind, v.Value, v.Min, v.Max = ServiceRate, c.Hz, r.MinHz, math.Inf(1)
+			out = append(out, v)
+		}
+		if !math.IsInf(r.MaxResponseMs, 1) {
+			if n := e.overdue.timeouts(c, r.MaxResponseMs, ""); n > 0 {
+				v := base
+				v.Kind, v.Value, v.Bound = ServiceSlow, float64(n), r.MaxResponseMs
+				if r.Client {
+					v.Kind = ServiceTimeout
+				}
+				out = append(out, v)
+			}
+		}
+		if open := float64(len(c.Open)); open > r.MaxOutstanding {
+			v := base
+			v.Kind, v.Value, v.Bound = ServiceBacklog, open, r.MaxOutstanding
+			out = append(out, v)
+		}
+	}
+	if !found {
+		for _, sv := range w.Services { // served, but its calls are not timed
+			if sv.Name == r.Name && !r.Client {
+				out = append(out, Warning{Kind: CannotJudge, Metric: "service", Reason: NoCallTiming, Topic: r.Name, Node: sv.Node, Pid: sv.Pid,
+					Timer: -1, Side: spec.Side(r.Side()), Bound: r.MaxResponseMs})
+				found = true
+			}
+		}
+	}
+	if !found && r.MinHz > 0 {
+		out = append(out, Warning{Kind: ServiceMissing, Topic: r.Name, Timer: -1, Side: spec.Side(r.Side()), Min: r.MinHz, Max: math.Inf(1)})
+	}
+	return out
+}
+
+// action judges an action's send_goal calls against max_accept_ms and its
+// get_result calls against max_result_ms, on both sides.
+func (e *Evaluator) action(r spec.ActionRule, w *window.Window) []Warning {
+	var out []Warning
+	for i := range w.Calls {
+		c := &w.Calls[i]
+		name, part, ok := window.ActionOf(c.Name)
+		if !ok || name != r.Name || !c.Alive {
+			continue
+		}
+		bound, what := r.MaxAcceptMs, "accept"
+		switch part {
+		case "get_result":
+			bound, what = r.MaxResultMs, "result"
+		case "send_goal":
+		default:
+			continue
+		}
+		if math.IsInf(bound, 1) {
+			continue
+		}
+		if n := e.overdue.timeouts(c, bound, what); n > 0 {
+			out = append(out, Warning{Kind: ActionSlow, Topic: r.Name, Node: c.Node, Pid: c.Pid, Timer: -1, Side: spec.Side(c.Side()),
+				Metric: what, Value: float64(n), Bound: bound})
+		}
+	}
+	return out
+}
