@@ -65,8 +65,8 @@ func TestExportServiceCalls(t *testing.T) {
 			t.Errorf("%s: requests %v responses %v timed %v, the graph %d and %d", k, req, resp, timed, c[simtruth.Fires], c[simtruth.Answered])
 		}
 	}
-	if checked != 8 {
-		t.Errorf("%d services and clients in the truth, want 8", checked)
+	if checked != 16 {
+		t.Errorf("%d services and clients in the truth, want 16", checked)
 	}
 }
 

@@ -15,8 +15,9 @@ import (
 // judges every window's calls against what the graph did: requests taken and
 // answered, calls sent and answered, exactly; the answered calls' mean time
 // within 10 % or 0.2 ms of the graph's own clock; late answers against the
-// client's timeout exactly; the calls still open at the end exactly; and the
-// client of a service nobody serves said to have no server.
+// client's timeout exactly; the calls still open at the end exactly; the
+// client of a service nobody serves said to have no server; and an action's
+// goals accepted in 2 ms with results 1 s later (a deferred response).
 func TestServiceCalls(t *testing.T) {
 	for _, distro := range []string{"humble", "jazzy", "kilted"} {
 		t.Run(distro, func(t *testing.T) {
@@ -29,7 +30,7 @@ func TestServiceCalls(t *testing.T) {
 			type sum struct {
 				started, answered, late uint64
 				sumMs                   float64
-				hasServer               bool
+				hasServer, lostServer   bool
 				seen                    bool
 			}
 			got := map[simtruth.Key]*sum{}
@@ -53,6 +54,7 @@ func TestServiceCalls(t *testing.T) {
 					s.late += c.Late(100)
 					s.sumMs += c.Time.SumMs
 					s.hasServer = s.hasServer || c.HasServer // while the servers live
+					s.lostServer = s.lostServer || c.Client && c.Alive && !c.HasServer && len(c.Open) > 0
 				}
 			}
 			// The calls still open, from the segments of the processes that exited.
@@ -90,8 +92,11 @@ func TestServiceCalls(t *testing.T) {
 				if k.Kind == "client" && k.Topic == "/slow" && (s.late != c[simtruth.Late] || s.late == 0) {
 					t.Errorf("%s: %d answers later than 100 ms, the graph counted %d", k, s.late, c[simtruth.Late])
 				}
-				if k.Kind == "client" && s.hasServer != (k.Topic != "/nobody") {
+				if k.Kind == "client" && s.hasServer != (k.Topic != "/nobody") { // /doomed's until its server was killed
 					t.Errorf("%s: has a server here: %v", k, s.hasServer)
+				}
+				if k.Topic == "/navigate/_action/get_result" && (s.answered == 0 || emulated == "" && s.sumMs/float64(s.answered) < 990) {
+					t.Errorf("%s: %d results, mean %.1f ms: want results after 1 s", k, s.answered, s.sumMs/float64(max(s.answered, 1)))
 				}
 				if tm.Lates > 0 && emulated == "" {
 					want, gotMean := float64(tm.LateNs)/float64(tm.Lates)/1e6, s.sumMs/float64(s.answered)
@@ -100,9 +105,22 @@ func TestServiceCalls(t *testing.T) {
 					}
 				}
 			}
-			if checked != 8 {
-				t.Errorf("the graph's truth holds %d services and clients, want 8", checked)
+			if d := got[simtruth.Key{Pid: pidOf(truth, "/doomed_caller"), Kind: "client", Node: "/doomed_caller", Topic: "/doomed"}]; d == nil || !d.lostServer {
+				t.Errorf("/doomed_caller: never seen with calls open and no server after its server was killed: %+v", d)
+			}
+			if checked != 16 {
+				t.Errorf("the graph's truth holds %d services and clients, want 16", checked)
 			}
 		})
 	}
+}
+
+// pidOf is the process of a node in the graph's truth (0: none).
+func pidOf(truth *simtruth.Snapshot, node string) int {
+	for _, k := range truth.Keys() {
+		if k.Node == node {
+			return k.Pid
+		}
+	}
+	return 0
 }

@@ -337,6 +337,7 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             struct g_service *s = &g->services[g->nservices++];
             memset(s, 0, sizeof *s);
             s->node = node;
+            s->status_pub = s->feedback_pub = -1;
             snprintf(s->name, sizeof s->name, "%s", tok[1]);
             for (int i = 2; i < nt; i++) {
                 double n;
@@ -357,10 +358,75 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             c->node = node;
             c->hz = v;
             c->service = -1;
+            c->then = -1;
             snprintf(c->name, sizeof c->name, "%s", tok[1]);
             for (int i = 3; i < nt; i++)
                 if (strncmp(tok[i], "timeout=", 8) != 0 || !parse_num(tok[i] + 8, 0.001, 1e6, &c->timeout_ms))
                     FAIL("bad client option '%s' (timeout=MS)", tok[i]);
+        } else if (strcmp(kw, "action") == 0 || strcmp(kw, "action_client") == 0) {
+            /*
+             * An action as rcl_action makes it: three services (send_goal,
+             * cancel_goal, get_result) and two topics (feedback, status) under
+             * NAME/_action/. Its server accepts a goal in accept=MS and answers
+             * get_result result=MS after taking it (deferred); its client sends
+             * a goal HZ times a second and asks for the result once accepted.
+             */
+            bool server = strcmp(kw, "action") == 0;
+            double accept = 0, result = 0;
+            if (nt < 2 || !valid_name(tok[1]) || g->nservices + 3 > G_MAX_SERVICES || g->nclients + 3 > G_MAX_CLIENTS ||
+                g->npubs + 2 > G_MAX_PUBS || g->nsubs + 2 > G_MAX_SUBS)
+                FAIL("usage: action NAME [accept=MS] [result=MS] | action_client NAME HZ");
+            if (!server && (nt != 3 || !parse_num(tok[2], 0.01, 1000, &v)))
+                FAIL("usage: action_client NAME HZ");
+            for (int i = 2; server && i < nt; i++) {
+                if (strncmp(tok[i], "accept=", 7) == 0 && parse_num(tok[i] + 7, 0.001, 1e6, &accept))
+                    continue;
+                if (strncmp(tok[i], "result=", 7) == 0 && parse_num(tok[i] + 7, 0.001, 1e7, &result))
+                    continue;
+                FAIL("bad action option '%s' (accept=MS, result=MS)", tok[i]);
+            }
+            static const char *const parts[] = {"send_goal", "cancel_goal", "get_result"};
+            static const char *const topics[] = {"feedback", "status"};
+            int first_pub = g->npubs, first_client = g->nclients;
+            for (int k = 0; server && k < 2; k++) {
+                struct g_pub *p = &g->pubs[g->npubs++];
+                memset(p, 0, sizeof *p);
+                p->node = node;
+                p->reuse_at = -1;
+                p->manual = true;
+                default_qos(&p->qos, k == 0 ? "sim_msgs/action/Feedback" : "action_msgs/msg/GoalStatusArray");
+                snprintf(p->topic, sizeof p->topic, "%s/_action/%s", tok[1], topics[k]);
+            }
+            for (int k = 0; !server && k < 2; k++) {
+                struct g_sub *sb = &g->subs[g->nsubs++];
+                memset(sb, 0, sizeof *sb);
+                sb->node = node;
+                sb->reuse_at = -1;
+                default_qos(&sb->qos, k == 0 ? "sim_msgs/action/Feedback" : "action_msgs/msg/GoalStatusArray");
+                snprintf(sb->topic, sizeof sb->topic, "%s/_action/%s", tok[1], topics[k]);
+            }
+            for (int k = 0; k < 3; k++) {
+                if (server) {
+                    struct g_service *sv = &g->services[g->nservices++];
+                    memset(sv, 0, sizeof *sv);
+                    sv->node = node;
+                    snprintf(sv->name, sizeof sv->name, "%s/_action/%s", tok[1], parts[k]);
+                    sv->status_pub = k == 1 ? -1 : first_pub + 1;
+                    sv->feedback_pub = k == 0 ? first_pub : -1;
+                    if (k == 0)
+                        sv->cost_ms = accept;
+                    if (k == 2)
+                        sv->defer_ms = result;
+                } else {
+                    struct g_client *c = &g->clients[g->nclients++];
+                    memset(c, 0, sizeof *c);
+                    c->node = node;
+                    c->service = -1;
+                    c->then = k == 0 ? first_client + 2 : -1;
+                    c->hz = k == 0 ? v : 0; /* only goals are sent on a timer */
+                    snprintf(c->name, sizeof c->name, "%s/_action/%s", tok[1], parts[k]);
+                }
+            }
         } else if (strcmp(kw, "log") == 0) {
             if (nt != 2 || !parse_num(tok[1], 0.01, 1000, &v) || g->nodes[node].py)
                 FAIL("usage: log HZ (C++ nodes)");

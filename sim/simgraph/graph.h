@@ -66,6 +66,7 @@ struct g_pub {
     bool thread;     /* dedicated publishing thread instead of an executor timer */
     bool forked;     /* published only by the fork child */
     bool builtin;    /* /parameter_events: published at startup only */
+    bool manual;     /* an action's feedback or status: published by its server's goal handling, never on a timer */
     int api;         /* PUB_TYPED, or publish(LoanedMessage) / publish(SerializedMessage) through rcl */
     size_t size;
     int burst;       /* burst=N: each tick publishes N messages back to back (a burst publisher) */
@@ -100,6 +101,8 @@ struct g_service {
     char name[G_NAME];
     double cost_ms; /* cost=MS: each request takes MS ms to handle */
     int drop_every; /* drop=N: every N-th request is taken and never answered */
+    double defer_ms; /* an action's get_result: answered MS ms after it was taken (a deferred response) */
+    int status_pub, feedback_pub; /* an action's send_goal and get_result publish its status (and feedback); -1 none */
 };
 
 struct g_client {
@@ -108,6 +111,7 @@ struct g_client {
     char name[G_NAME];
     double hz;
     double timeout_ms; /* timeout=MS: the graph counts the answers that came later (its own timeout) */
+    int then;          /* an action client's send_goal: the client called once its answer comes (get_result); -1 none */
 };
 
 struct graph {

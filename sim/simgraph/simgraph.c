@@ -139,6 +139,12 @@ struct service_rt {
     int sock;
     uint64_t taken; /* for drop= */
     int truth;
+    /* deferred responses (an action's get_result), answered by the thread that took them */
+    struct {
+        rp_rmw_request_id_t id;
+        uint64_t taken_ns, due_ns;
+    } deferred[256];
+    int ndeferred;
 };
 
 /* A client: requests go out through rcl_send_request, responses come back to its own socket. */
@@ -750,6 +756,7 @@ static void deliver_intra(int s)
 
 /* The executor calls the timer through rcl (Jazzy on: with info), then runs its callback. */
 static void call(int c);
+static void respond(int v, rp_rmw_request_id_t *id, uint64_t taken_ns);
 
 static void fire_timer(int t)
 {
@@ -799,7 +806,7 @@ static void serve(int v)
 {
     struct service_rt *sv = &services_rt[v];
     bool cpp = !G.nodes[G.services[v].node].py;
-    char request[16], response[16] = {0};
+    char request[16];
     while (running()) { /* a backlog left at the end stays unanswered, as when a server stops */
         rp_rmw_request_id_t id = {0};
         rp_rmw_service_info_t info = {0};
@@ -821,11 +828,47 @@ static void serve(int v)
         }
         if (G.services[v].drop_every > 0 && ++sv->taken % (uint64_t)G.services[v].drop_every == 0)
             continue; /* taken, never answered */
-        if (rcl_send_response(sv->handle, &id, response) == RP_RCL_RET_OK) {
-            truth_call(sv->truth, now_ns(CLOCK_MONOTONIC) - t0);
-            truth_inc(sv->truth, TC_ANSWERED);
+        if (G.services[v].defer_ms > 0 && sv->ndeferred < (int)(sizeof sv->deferred / sizeof sv->deferred[0])) {
+            /* rclcpp_action / rclpy's action server: the result request waits for the goal to finish */
+            sv->deferred[sv->ndeferred].id = id;
+            sv->deferred[sv->ndeferred].taken_ns = t0;
+            sv->deferred[sv->ndeferred++].due_ns = t0 + (uint64_t)(G.services[v].defer_ms * 1e6);
+            continue;
+        }
+        respond(v, &id, t0);
+    }
+}
+
+/* Service v answers request id, taken at taken_ns; an action's part publishes its status (and feedback). */
+static void respond(int v, rp_rmw_request_id_t *id, uint64_t taken_ns)
+{
+    struct service_rt *sv = &services_rt[v];
+    char response[16] = {0};
+    if (rcl_send_response(sv->handle, id, response) == RP_RCL_RET_OK) {
+        truth_call(sv->truth, now_ns(CLOCK_MONOTONIC) - taken_ns);
+        truth_inc(sv->truth, TC_ANSWERED);
+    }
+    if (G.services[v].feedback_pub >= 0)
+        publish(G.services[v].feedback_pub);
+    if (G.services[v].status_pub >= 0)
+        publish(G.services[v].status_pub);
+}
+
+/* Answers service v's deferred requests that are due; returns when the next one is (UINT64_MAX: none). */
+static uint64_t respond_due(int v, uint64_t now)
+{
+    struct service_rt *sv = &services_rt[v];
+    uint64_t next = UINT64_MAX;
+    for (int i = 0; i < sv->ndeferred;) {
+        if (sv->deferred[i].due_ns <= now) {
+            respond(v, &sv->deferred[i].id, sv->deferred[i].taken_ns);
+            sv->deferred[i] = sv->deferred[--sv->ndeferred];
+        } else {
+            next = sv->deferred[i].due_ns < next ? sv->deferred[i].due_ns : next;
+            i++;
         }
     }
+    return next;
 }
 
 /* Client c calls its service once (rclcpp's async_send_request and rclpy's call_async both end in rcl_send_request). */
@@ -863,6 +906,8 @@ static void answered(int c)
         if (G.clients[c].timeout_ms > 0 && rtt > (uint64_t)(G.clients[c].timeout_ms * 1e6))
             truth_inc(cl->truth, TC_LATE);
         truth_inc(cl->truth, TC_ANSWERED);
+        if (G.clients[c].then >= 0) /* an accepted goal: ask for its result */
+            call(G.clients[c].then);
     }
 }
 
@@ -912,6 +957,11 @@ static void *executor_thread(void *argp)
 
     while (running()) {
         uint64_t now = now_ns(CLOCK_MONOTONIC), next = now + 100000000u;
+        for (int f = 0; f < nfds; f++) /* deferred responses due now, and when the next one is */
+            if (kind[f] == 2) {
+                uint64_t due = respond_due(which[f], now);
+                next = due < next ? due : next;
+            }
         for (int t = arg->index; t < ntimers_rt; t += arg->count)
             if ((uint64_t)atomic_load(&timers_rt[t].sched->next_call_ns) < next)
                 next = (uint64_t)atomic_load(&timers_rt[t].sched->next_call_ns);
@@ -1155,10 +1205,11 @@ static int run_process(int proc, int64_t duration_ns)
             cl->handle->impl = cl->impl;
             cl->truth = truth_add("client", LANG(n), nodes_rt[n].fq, G.clients[c].name);
             ros_trace_rcl_client_init(cl->handle, nodes_rt[n].handle, cl->impl->rmw_handle, G.clients[c].name);
-            add_timer(n, G.clients[c].hz, -1, -1, c);
+            if (G.clients[c].hz > 0) /* an action's result and cancel clients are called, not timed */
+                add_timer(n, G.clients[c].hz, -1, -1, c);
         }
         for (int p = 0; p < G.npubs; p++)
-            if (G.pubs[p].node == n && !G.pubs[p].builtin && !G.pubs[p].thread)
+            if (G.pubs[p].node == n && !G.pubs[p].builtin && !G.pubs[p].thread && !G.pubs[p].manual)
                 add_timer(n, G.pubs[p].hz, p, -1, -1);
         if (G.nodes[n].log_hz > 0)
             add_timer(n, G.nodes[n].log_hz, -1, n, -1);
