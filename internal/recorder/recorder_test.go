@@ -138,3 +138,40 @@ func TestSummaryCallbacksPerNode(t *testing.T) {
 		t.Errorf("summary:\n%s", b.String())
 	}
 }
+
+// The run summary totals each server's and client's calls over the run, an
+// action as one row per side (goals, accept and result times, cancels), and
+// says which client has no server here (issue 26).
+func TestSummaryServicesAndActions(t *testing.T) {
+	s := &Summary{Period: 1}
+	for i := 0; i < 2; i++ {
+		s.Add(&window.Window{Seconds: 1, Calls: []window.Call{
+			{Pid: 1, Node: "/srv", Name: "/add", Alive: true, Started: 10, Answered: 10, Time: window.Durations{N: 10, SumMs: 50, MaxMs: 6}},
+			{Pid: 2, Node: "/cli", Name: "/add", Client: true, HasServer: true, Alive: true, Started: 10, Answered: 9, Evicted: 1,
+				Time: window.Durations{N: 9, SumMs: 54, MaxMs: 7}, Open: []float64{3, 1}},
+			{Pid: 2, Node: "/cli", Name: "/gone", Client: true, Alive: true, Started: 2, Open: []float64{900}},
+			{Pid: 3, Node: "/bt", Name: "/nav/_action/send_goal", Client: true, HasServer: true, Alive: true, Started: 1, Answered: 1,
+				Time: window.Durations{N: 1, SumMs: 2, MaxMs: 2}},
+			{Pid: 3, Node: "/bt", Name: "/nav/_action/get_result", Client: true, HasServer: true, Alive: true, Started: 1, Answered: 1,
+				Time: window.Durations{N: 1, SumMs: 1000, MaxMs: 1000}},
+			{Pid: 3, Node: "/bt", Name: "/nav/_action/cancel_goal", Client: true, HasServer: true, Alive: true, Started: 1},
+			{Pid: 1, Node: "/srv", Name: "/srv/get_parameters", Alive: true},
+		}})
+	}
+	var b strings.Builder
+	s.Print(&b)
+	out := b.String()
+	for _, want := range []string{
+		"/add     /srv  1    server  20     20        5.000    6.000   0",
+		"/add     /cli  2    client  20     18        6.000    7.000   2  2 never answered",
+		"/gone    /cli  2    client  4      0         -        -       1  no server on this machine",
+		"/nav    /bt   3    client  2      2         2.000      2        1000.000   1000.000       2",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "get_parameters") || strings.Contains(out, "_action") {
+		t.Errorf("an idle parameter service or an action's part has a row:\n%s", out)
+	}
+}

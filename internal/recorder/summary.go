@@ -27,6 +27,7 @@ type Summary struct {
 	procs   map[int]window.Proc
 	nodes   map[nodeKey]*NodeTotal
 	threads map[int]window.ProcBusy // per process, the complete window whose busiest thread was busiest
+	calls   map[callKey]*CallTotal
 }
 
 type nodeKey struct {
@@ -98,6 +99,7 @@ func (s *Summary) Add(w *window.Window) {
 		s.procs[p.Pid] = p
 	}
 	s.addTiming(w, complete)
+	s.addCalls(w)
 }
 
 func (s *Summary) addTiming(w *window.Window, complete bool) {
@@ -207,6 +209,7 @@ func (s *Summary) Print(out io.Writer) {
 		fmt.Fprintln(out, "-: intra-process publishes are not visible on Humble (no rclcpp_intra_publish tracepoint); see pulse doctor")
 	}
 	s.printTiming(out)
+	s.printCalls(out)
 	pids := make([]int, 0, len(s.procs))
 	for pid := range s.procs {
 		pids = append(pids, pid)
