@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,33 @@ func TestServiceSpecBadInput(t *testing.T) {
 			if code != 2 || !strings.Contains(errOut.String(), c.want) || strings.Count(strings.TrimSpace(errOut.String()), "\n") != 0 {
 				t.Errorf("%v with %q: exit %d, stderr %q; want 2 and one line with %q", args, c.spec, code, errOut.String(), c.want)
 			}
+		}
+	}
+}
+
+// pulse doctor says plainly which client calls a service nothing here
+// serves, and does not name the clients whose servers are here.
+func TestDoctorSaysClientHasNoServer(t *testing.T) {
+	dir := t.TempDir()
+	graphFile, _ := filepath.Abs("../../internal/integration/testdata/calls.graph")
+	graph, segs := startGraph(t, dir, graphFile, "10")
+	defer func() { graph.Process.Signal(os.Interrupt); graph.Wait() }()
+	want := regexp.MustCompile(`WARN /lonely_caller \(pid \d+\) calls /nobody, which no process on this machine serves: .*; \d+ calls open, the oldest for \d+\.\d s; fix: start its server`)
+	var out []byte
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		doc := pulseCmd(t, "doctor")
+		doc.Env = append(doc.Env, "ROS_PULSE_DIR="+segs)
+		out, _ = doc.Output()
+		if want.Match(out) {
+			break
+		}
+	}
+	if !want.Match(out) {
+		t.Fatalf("doctor does not name /lonely_caller's missing server:\n%s", out)
+	}
+	for _, healthy := range []string{"/fast_caller", "/slow_caller calls", "/bt "} {
+		if strings.Contains(string(out), "WARN "+healthy) {
+			t.Errorf("doctor names %s, whose server is here:\n%s", healthy, out)
 		}
 	}
 }

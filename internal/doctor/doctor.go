@@ -280,6 +280,51 @@ func reportWhy(out io.Writer, scan *segment.Scan) (int, map[string]bool) {
 	return problems, explained
 }
 
+// reportServices says which live client calls a service that no live
+// process here serves (its calls are never answered from this machine; a
+// server on another host is not seen), and which server has requests open
+// for more than 10 s. Warnings: another host may serve it.
+func reportServices(out io.Writer, scan *segment.Scan) int {
+	served := map[string]bool{}
+	for _, s := range scan.Snapshots {
+		for i := range s.Endpoints {
+			if e := &s.Endpoints[i]; s.Alive && e.Kind == segment.KindService && !e.Retired() {
+				served[e.Name] = true
+			}
+		}
+	}
+	var lines []string
+	for _, s := range scan.Snapshots {
+		if !s.Alive {
+			continue
+		}
+		for i := range s.Endpoints {
+			e := &s.Endpoints[i]
+			if e.Retired() || e.Calls == nil || e.Kind != segment.KindClient && e.Kind != segment.KindService {
+				continue
+			}
+			node := window.NodeOf(s, e)
+			open := ""
+			if n := len(e.Calls.Open); n > 0 {
+				open = fmt.Sprintf("; %d calls open, the oldest for %.1f s", n, float64(scan.Mono-min(scan.Mono, e.Calls.Open[0]))/1e9)
+			}
+			switch {
+			case e.Kind == segment.KindClient && !served[e.Name]:
+				lines = append(lines, fmt.Sprintf("  WARN %s (pid %d) calls %s, which no process on this machine serves: its calls are never answered here "+
+					"(a server on another host is not seen)%s; fix: start its server, or check the service name", node, s.Pid, e.Name, open))
+			case e.Kind == segment.KindService && len(e.Calls.Open) > 0 && scan.Mono-min(scan.Mono, e.Calls.Open[0]) > 10e9:
+				lines = append(lines, fmt.Sprintf("  WARN %s (pid %d) took requests of %s and has not answered them%s; a handler that hangs or never responds",
+					node, s.Pid, e.Name, open))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return 0
+	}
+	fmt.Fprintf(out, "services\n%s\n", strings.Join(lines, "\n"))
+	return 0 // warnings: a server on another host may answer
+}
+
 func reportSilent(out io.Writer, r *segment.Reader, first *segment.Scan, later *laterScan, explained map[string]bool) int {
 	before, pub1 := silentSubs(first), window.PublishedByTopic(first)
 	waiting := false
@@ -336,7 +381,7 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 		fmt.Fprintf(out, "  FAIL %s: %v\n", lib, err)
 		problems++
 	} else {
-		fmt.Fprintf(out, "  ok   %s loads as a preload and exports its %d hooks (tracetools; rcl publish, timer, wait and endpoint-init calls)\n", lib, len(probe.Exports()))
+		fmt.Fprintf(out, "  ok   %s loads as a preload and exports its %d hooks (tracetools; rcl publish, timer, wait, endpoint-init and service calls)\n", lib, len(probe.Exports()))
 	}
 
 	fmt.Fprintf(out, "libtracetools\n")
@@ -414,6 +459,7 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 	why, explained := reportWhy(out, scan)
 	problems += why
 	problems += reportSilent(out, r, scan, later, explained)
+	problems += reportServices(out, scan)
 	problems += reportBusy(out, r, scan, later)
 	for _, b := range bridge.ReadStatuses(dir) {
 		state := "running"
