@@ -32,6 +32,8 @@ type EndMsg struct{ Err error }
 const (
 	paneTopics = iota
 	paneNodes
+	paneServices
+	panes
 )
 
 const historyLen = 30
@@ -51,7 +53,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 var keys = keyMap{
 	Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 	Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-	Tab:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "topics/nodes")),
+	Tab:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "topics/nodes/services")),
 	Enter:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "focus")),
 	Back:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	Sort:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
@@ -107,14 +109,15 @@ type Model struct {
 	silentSince map[string]time.Time
 	topics      []topicRow
 	nodes       []nodeRow
+	services    []serviceRow
 
 	width, height int
 	pane          int
-	cursor        [2]int
-	sortBy        [2]int
+	cursor        [panes]int
+	sortBy        [panes]int
 	filter        textinput.Model
 	filtering     bool
-	focus         string // "topic:/name" or "node:/name@pid"; "" for the tables
+	focus         string // "topic:/name", "node:/name@pid" or "service:/name"; "" for the tables
 	paused        bool
 	showHelp      bool
 	help          help.Model
@@ -125,7 +128,7 @@ type Model struct {
 func New(title string, replay bool) Model {
 	ti := textinput.New()
 	ti.Prompt = "/"
-	ti.Placeholder = "filter topics and nodes"
+	ti.Placeholder = "filter topics, nodes and services"
 	return Model{Title: title, Replay: replay, history: map[string][]float64{}, silentSince: map[string]time.Time{},
 		width: 80, height: 24, filter: ti, help: help.New()}
 }
@@ -200,15 +203,21 @@ func (m *Model) rebuild() {
 	}
 	// The cursor follows the row it is on, not its position: rows re-sort
 	// under it (by rate or CPU) between two key presses.
-	topicSel, nodeSel := m.selected(paneTopics), m.selected(paneNodes)
+	var sel [panes]string
+	for p := range sel {
+		sel[p] = m.selected(p)
+	}
 	defer func() {
-		m.cursor[paneTopics] = m.find(paneTopics, topicSel)
-		m.cursor[paneNodes] = m.find(paneNodes, nodeSel)
+		for p := range sel {
+			m.cursor[p] = m.find(p, sel[p])
+		}
 	}()
 	m.topics = topicRows(f, m.history, m.silentSince)
 	m.nodes = nodeRows(f)
+	m.services = serviceRows(f)
 	sortTopics(m.topics, m.sortBy[paneTopics])
 	sortNodes(m.nodes, m.sortBy[paneNodes])
+	sortServices(m.services, m.sortBy[paneServices])
 	if q := strings.ToLower(m.filter.Value()); q != "" {
 		var ts []topicRow
 		for _, r := range m.topics {
@@ -222,7 +231,13 @@ func (m *Model) rebuild() {
 				ns = append(ns, r)
 			}
 		}
-		m.topics, m.nodes = ts, ns
+		var ss []serviceRow
+		for _, r := range m.services {
+			if strings.Contains(strings.ToLower(r.name), q) {
+				ss = append(ss, r)
+			}
+		}
+		m.topics, m.nodes, m.services = ts, ns, ss
 	}
 }
 
@@ -236,6 +251,8 @@ func (m *Model) idAt(pane, i int) string {
 		return m.topics[i].name
 	case pane == paneNodes && i < len(m.nodes):
 		return fmt.Sprintf("%s@%d", m.nodes[i].name, m.nodes[i].pid)
+	case pane == paneServices && i < len(m.services):
+		return m.services[i].name
 	}
 	return ""
 }
@@ -307,17 +324,17 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, keys.Filter):
 		m.filtering = true
 		return m, m.filter.Focus()
-	case key.Matches(msg, keys.Tab):
-		m.pane = 1 - m.pane
+	case key.Matches(msg, keys.Tab): // the services pane only when there are services
+		m.pane = (m.pane + 1) % panes
+		if m.pane == paneServices && len(m.services) == 0 {
+			m.pane = paneTopics
+		}
 	case key.Matches(msg, keys.Up):
 		m.cursor[m.pane] = max(0, m.cursor[m.pane]-1)
 	case key.Matches(msg, keys.Down):
 		m.cursor[m.pane] = clamp(m.cursor[m.pane]+1, 0, m.rows()-1)
 	case key.Matches(msg, keys.Sort):
-		names := sortTopicNames
-		if m.pane == paneNodes {
-			names = sortNodeNames
-		}
+		names := [panes][]string{sortTopicNames, sortNodeNames, sortServiceNames}[m.pane]
 		m.sortBy[m.pane] = (m.sortBy[m.pane] + 1) % len(names)
 		m.rebuild()
 	case key.Matches(msg, keys.Pause):
@@ -335,6 +352,8 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		} else if m.pane == paneNodes && m.cursor[1] < len(m.nodes) {
 			n := m.nodes[m.cursor[1]]
 			m.focus = fmt.Sprintf("node:%s@%d", n.name, n.pid)
+		} else if m.pane == paneServices && m.cursor[paneServices] < len(m.services) {
+			m.focus = "service:" + m.services[m.cursor[paneServices]].name
 		}
 	case key.Matches(msg, keys.Prev), key.Matches(msg, keys.Next):
 		if m.Replay && m.paused {
@@ -352,8 +371,11 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 func (m *Model) rows() int { return m.rowsIn(m.pane) }
 
 func (m *Model) rowsIn(pane int) int {
-	if pane == paneTopics {
+	switch pane {
+	case paneTopics:
 		return len(m.topics)
+	case paneServices:
+		return len(m.services)
 	}
 	return len(m.nodes)
 }
@@ -373,7 +395,10 @@ func (m Model) View() string {
 			"Node state: alive, quiet (alive, nothing counted this window), not measured",
 			"(nothing counted, and it has callbacks no tracepoint shows: rclpy services), exited.",
 			"BUSY%: the node's callbacks' share of the window. EXEC%: its process's busiest",
-			"executor thread (≥ 90: every node that thread serves is starved).")
+			"executor thread (≥ 90: every node that thread serves is starved).",
+			"Services (when any): servers and clients here, requests the servers took per",
+			"second, handling (SRV) and round trip (RTT) at p99, calls open; no srv: a client",
+			"calls it and nothing here serves it. An action is one row (its goals).")
 	case f == nil:
 		lines = append(lines, "", "waiting for the first window…")
 	case m.focus != "":
@@ -470,6 +495,11 @@ func (m Model) tables(f *Frame, w int) []string {
 	nWarn := min(len(warns), max(1, avail/4))
 	warnLines := 1 + max(nWarn, 1)
 	tableRows := max(avail-warnLines-4, 2) // two headers and two titles
+	serviceRowsN := 0
+	if len(m.services) > 0 { // the services pane takes a fifth, when there are services
+		serviceRowsN = max(1, min(len(m.services), tableRows/5))
+		tableRows = max(tableRows-serviceRowsN-2, 2)
+	}
 	topicRowsN := max(1, min(len(m.topics), (tableRows*3+4)/5))
 	nodeRowsN := max(1, tableRows-topicRowsN)
 	if len(m.nodes) < nodeRowsN {
@@ -562,6 +592,9 @@ func (m Model) tables(f *Frame, w int) []string {
 	if len(m.nodes) == 0 {
 		out = append(out, styleDim.Render(" (no nodes)"))
 	}
+	if serviceRowsN > 0 {
+		out = append(out, m.serviceTable(w, serviceRowsN)...)
+	}
 
 	// Warnings pane: the longest-standing first.
 	out = append(out, styleTitle.Render(fmt.Sprintf("Warnings (%d)", len(warns))))
@@ -648,6 +681,8 @@ func (m Model) focusView(f *Frame, w int) []string {
 					l.N, l.MeanMs, l.P50Ms, l.P99Ms, l.MaxMs), w, false))
 			}
 		}
+	case "service":
+		out = append(out, serviceFocus(f, name, w)...)
 	case "node":
 		node, pidText, _ := strings.Cut(name, "@")
 		var pid int

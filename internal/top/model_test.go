@@ -415,3 +415,57 @@ func TestFocusShowsQoSAndWhy(t *testing.T) {
 		}
 	}
 }
+
+// servicesModel is the faults model with calls in its last frame: a quick
+// server and its client, an rclpy client of a service nothing here serves,
+// and an action, with a spec verdict on the slow one.
+func servicesModel(w, h int, ks ...string) tea.Model {
+	var m tea.Model = New("live 1s", false)
+	m, _ = m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	for i := 0; i < 4; i++ {
+		f := frame(i)
+		f.W.Calls = []window.Call{
+			{Pid: 300, Node: "/controller", Name: "/reset", Alive: true, Started: 20, Answered: 20, Hz: 20, Time: window.Durations{N: 20, MeanMs: 4.8, P99Ms: 5.1, MaxMs: 5.3}},
+			{Pid: 200, Node: "/base", Name: "/reset", Client: true, HasServer: true, Alive: true, Started: 20, Answered: 20, Hz: 20,
+				Time: window.Durations{N: 20, MeanMs: 5.2, P99Ms: 5.6, MaxMs: 5.9}},
+			{Pid: 200, Node: "/base", Name: "/map", Client: true, Alive: true, Started: 1, Hz: 1, Open: []float64{3400, 2400, 1400, 400}},
+			{Pid: 100, Node: "/lidar", Name: "/nav/_action/send_goal", Alive: true, Started: 1, Answered: 1, Hz: 1, Time: window.Durations{N: 1, MeanMs: 2, P99Ms: 2, MaxMs: 2}},
+			{Pid: 100, Node: "/lidar", Name: "/nav/_action/get_result", Alive: true, Started: 1, Answered: 1, Hz: 1, Time: window.Durations{N: 1, MeanMs: 1000, P99Ms: 1000, MaxMs: 1000}, Open: []float64{20}},
+			{Pid: 100, Node: "/lidar", Name: "/lidar/get_parameters", Alive: true},
+		}
+		f.Warns = append(f.Warns, health.Warning{Kind: health.ServiceTimeout, Topic: "/map", Node: "/base", Pid: 200, Side: "client", Timer: -1, Value: 1, Bound: 1000, Age: time.Second})
+		m, _ = m.Update(FrameMsg(f))
+	}
+	return keysIn(m, ks...)
+}
+
+// The services pane (issue 26): every service and action with its servers
+// and clients, calls per second, handling and round trip at p99 and open
+// calls; a client with no server here says so; tab reaches it, enter
+// focuses a service's servers and clients, the filter and sort apply.
+func TestServicesPane(t *testing.T) {
+	view := servicesModel(80, 30).View()
+	golden(t, "services_80x30.txt", view)
+	for _, want := range []string{"Services (sort: name)", "action /nav", "/map", "no srv", "/reset", "5.1ms", "5.6ms", "service_timeout", "/map client /base[200]: 1 calls timed out (1000 ms)"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("screen lacks %q:\n%s", want, view)
+		}
+	}
+	if strings.Contains(view, "get_parameters") || strings.Contains(view, "_action") {
+		t.Errorf("an idle parameter service or an action's part has a row:\n%s", view)
+	}
+	focus := servicesModel(80, 30, "tab", "tab", "enter").View() // services sorted by name: /map, /nav (the action), /reset
+	for _, want := range []string{"Service /map — servers and clients", "client /base", "3400ms", "no process on this machine serves /map", "calls timed out"} {
+		if !strings.Contains(focus, want) {
+			t.Errorf("the focus on /map lacks %q:\n%s", want, focus)
+		}
+	}
+	filtered := servicesModel(80, 30, "/", "r", "e", "s", "enter").View()
+	if !strings.Contains(filtered, "/reset") || strings.Contains(filtered, "\n /map ") || strings.Contains(filtered, "\n›/map ") {
+		t.Errorf("the filter does not apply to services:\n%s", filtered)
+	}
+	byTime := servicesModel(80, 30, "tab", "tab", "s", "s").View()
+	if i, j := strings.Index(byTime, "/reset"), strings.Index(byTime, "action /nav"); !strings.Contains(byTime, "Services (sort: time)") || i < 0 || j < 0 || i > j {
+		t.Errorf("sorted by time, /reset (5.6 ms) comes before the action (2 ms):\n%s", byTime)
+	}
+}

@@ -163,6 +163,12 @@ func nodeRows(f *Frame) []nodeRow {
 		active[k] = active[k] || sv.Delta > 0
 		unseen[k] = unseen[k] || !sv.Measured
 	}
+	for _, c := range f.W.Calls { // a call taken, sent or answered is a sign of life, rclpy's too
+		k := ep{c.Pid, c.Node}
+		if c.Started+c.Answered > 0 {
+			active[k], unseen[k] = true, false
+		}
+	}
 	busy := map[ep]float64{}
 	for _, b := range f.W.Busy {
 		if b.Measured {
@@ -276,6 +282,18 @@ func describe(w *health.Warning) string {
 		return fmt.Sprintf("%s timer %d overran its period %.0f times > %g", w.Node, w.Timer, w.Value, w.Bound)
 	case health.NodeBusy:
 		return fmt.Sprintf("%s%s busy %.0f %% of the window in callbacks > %g %%", w.Node, who, w.Value, w.Bound)
+	case health.ServiceMissing:
+		return fmt.Sprintf("%s: no live %s here", w.Topic, w.Side)
+	case health.ServiceRate:
+		return fmt.Sprintf("%s %s%s %.1f calls/s < %g", w.Topic, w.Side, who, w.Value, w.Min)
+	case health.ServiceSlow:
+		return fmt.Sprintf("%s server%s: %.0f answers later than %g ms", w.Topic, who, w.Value, w.Bound)
+	case health.ServiceTimeout:
+		return fmt.Sprintf("%s client%s: %.0f calls timed out (%g ms)", w.Topic, who, w.Value, w.Bound)
+	case health.ServiceBacklog:
+		return fmt.Sprintf("%s %s%s: %.0f calls open > %g", w.Topic, w.Side, who, w.Value, w.Bound)
+	case health.ActionSlow:
+		return fmt.Sprintf("action %s %s%s: %.0f %s later than %g ms", w.Topic, w.Side, who, w.Value, map[string]string{"accept": "goals accepted", "result": "results"}[w.Metric], w.Bound)
 	}
 	return string(w.Kind)
 }
