@@ -158,9 +158,12 @@ func Diagnostics(w *window.Window, s *spec.Spec, warns []health.Warning, hardwar
 	arr := Array{Stamp: TimeOf(w.TsNs)}
 	byTopic := map[string][]health.Warning{}
 	byNode := map[string][]health.Warning{}
+	byService := map[string][]health.Warning{}
 	for _, x := range warns {
 		if x.Kind == health.CallbackSlow { // a node's callback: said on its node's status
 			byNode[x.Node] = append(byNode[x.Node], x)
+		} else if serviceKinds[x.Kind] || x.Kind == health.CannotJudge && x.Metric == "service" {
+			byService[x.Topic] = append(byService[x.Topic], x)
 		} else if x.Topic != "" {
 			byTopic[x.Topic] = append(byTopic[x.Topic], x)
 		} else if x.Node != "" {
@@ -236,6 +239,7 @@ func Diagnostics(w *window.Window, s *spec.Spec, warns []health.Warning, hardwar
 			arr.Status = append(arr.Status, st)
 		}
 	}
+	arr.Status = append(arr.Status, serviceStatuses(w, byService, hardwareID)...)
 	missing := map[string]bool{} // required nodes never seen
 	for n := range byNode {
 		if !seen[n] {
@@ -333,7 +337,7 @@ func applyVerdicts(st *Status, ws []health.Warning) {
 	for _, w := range ws {
 		level := WARN
 		switch w.Kind {
-		case health.TopicMissing, health.NodeMissing:
+		case health.TopicMissing, health.NodeMissing, health.ServiceMissing:
 			level = ERROR
 		case health.CannotJudge:
 			level = STALE
@@ -387,8 +391,98 @@ func describe(w *health.Warning) string {
 		return fmt.Sprintf("timer %d overran its period %.0f times > %g", w.Timer, w.Value, w.Bound)
 	case health.NodeBusy:
 		return fmt.Sprintf("busy %.0f %% of the window in callbacks > %g %%", w.Value, w.Bound)
+	case health.ServiceMissing:
+		return fmt.Sprintf("no live %s", w.Side)
+	case health.ServiceRate:
+		return fmt.Sprintf("%s %s %s calls/s < %g", w.Side, w.Node, hz(w.Value), w.Min)
+	case health.ServiceSlow:
+		return fmt.Sprintf("server %s: %.0f answers later than %g ms", w.Node, w.Value, w.Bound)
+	case health.ServiceTimeout:
+		return fmt.Sprintf("client %s: %.0f calls timed out (%g ms)", w.Node, w.Value, w.Bound)
+	case health.ServiceBacklog:
+		return fmt.Sprintf("%s %s: %.0f calls open > %g", w.Side, w.Node, w.Value, w.Bound)
+	case health.ActionSlow:
+		return fmt.Sprintf("%s %s: %.0f %s later than %g ms", w.Side, w.Node, w.Value, map[string]string{"accept": "goals accepted", "result": "results"}[w.Metric], w.Bound)
 	}
 	return string(w.Kind)
+}
+
+// serviceKinds are the verdicts said on a service's status.
+var serviceKinds = map[health.Kind]bool{health.ServiceMissing: true, health.ServiceRate: true, health.ServiceSlow: true,
+	health.ServiceTimeout: true, health.ServiceBacklog: true, health.ActionSlow: true}
+
+// serviceStatuses are one status per service and action with servers or
+// clients here ("service:/name", "action:/name"): its servers and clients,
+// the requests taken per second, handling and round trip at p99, the calls
+// open; WARN for a verdict or a client with no server here, ERROR for a
+// rule's service with no server or client at all.
+func serviceStatuses(w *window.Window, verdicts map[string][]health.Warning, hardwareID string) []Status {
+	type agg struct {
+		action                 bool
+		servers, clients, open int
+		hz, handleP99, rttP99  float64
+		noServer               bool
+	}
+	all := map[string]*agg{}
+	for i := range w.Calls {
+		c := &w.Calls[i]
+		if !c.Alive || window.IsParameterService(c.Name) && c.Started+c.Answered == 0 && len(c.Open) == 0 {
+			continue
+		}
+		name, part, isAction := window.ActionOf(c.Name)
+		if !isAction {
+			name = c.Name
+		}
+		a := all[name]
+		if a == nil {
+			a = &agg{action: isAction}
+			all[name] = a
+		}
+		a.open += len(c.Open)
+		if part != "" && part != "send_goal" {
+			continue
+		}
+		if c.Client {
+			a.clients++
+			a.noServer = a.noServer || !c.HasServer
+			a.rttP99 = max(a.rttP99, c.Time.P99Ms)
+		} else {
+			a.servers++
+			a.hz += c.Hz
+			a.handleP99 = max(a.handleP99, c.Time.P99Ms)
+		}
+	}
+	names := map[string]bool{}
+	for n := range all {
+		names[n] = true
+	}
+	for n := range verdicts {
+		names[n] = true
+	}
+	var out []Status
+	for _, name := range sortedKeys(names) {
+		a := all[name]
+		kind := "service:"
+		if a != nil && a.action {
+			kind = "action:"
+		}
+		st := Status{Name: kind + name, HardwareID: hardwareID, Level: OK}
+		switch {
+		case a == nil:
+			st.Level, st.Message = ERROR, "no server or client on this machine"
+		default:
+			st.Values = []KeyValue{{"servers", strconv.Itoa(a.servers)}, {"clients", strconv.Itoa(a.clients)}, {"requests_hz", hz(a.hz)},
+				{"handling_p99_ms", strconv.FormatFloat(a.handleP99, 'f', 3, 64)}, {"round_trip_p99_ms", strconv.FormatFloat(a.rttP99, 'f', 3, 64)},
+				{"open_calls", strconv.Itoa(a.open)}}
+			st.Message = fmt.Sprintf("%s requests/s", hz(a.hz))
+			if a.noServer {
+				st.Level, st.Message = WARN, "a client calls it and no process on this machine serves it"
+			}
+		}
+		applyVerdicts(&st, verdicts[name])
+		out = append(out, st)
+	}
+	return out
 }
 
 // GoldenMetrics and GoldenArray are the fixed messages of the CDR golden

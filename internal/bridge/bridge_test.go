@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -333,5 +334,40 @@ func TestDiagnosticsSayWhySilent(t *testing.T) {
 	}
 	if byName["/calm"].Level != OK || byName["/talker"].Level != OK {
 		t.Errorf("healthy nodes: %+v %+v", byName["/calm"], byName["/talker"])
+	}
+}
+
+// Each service and action here has a status of its own with its servers,
+// clients, rate, times and open calls; a client with no server here warns,
+// a verdict raises the level and says why (issue 26).
+func TestDiagnosticsServices(t *testing.T) {
+	w := &window.Window{TsNs: 1, Seconds: 1, Calls: []window.Call{
+		{Pid: 1, Node: "/srv", Name: "/reset", Alive: true, Started: 20, Answered: 20, Hz: 20, Time: window.Durations{N: 20, P99Ms: 5.1}},
+		{Pid: 2, Node: "/cli", Name: "/reset", Client: true, HasServer: true, Alive: true, Started: 20, Answered: 20, Hz: 20, Time: window.Durations{N: 20, P99Ms: 5.6}},
+		{Pid: 2, Node: "/cli", Name: "/map", Client: true, Alive: true, Started: 1, Hz: 1, Open: []float64{3000}},
+		{Pid: 3, Node: "/nav", Name: "/navigate/_action/send_goal", Alive: true, Started: 1, Answered: 1, Hz: 1},
+	}}
+	warns := []health.Warning{{Kind: health.ServiceSlow, Topic: "/reset", Node: "/srv", Pid: 1, Side: "server", Value: 2, Bound: 5},
+		{Kind: health.ServiceMissing, Topic: "/plan", Side: "server", Min: 1}}
+	got := map[string]Status{}
+	for _, st := range Diagnostics(w, nil, warns, "robot").Status {
+		got[st.Name] = st
+	}
+	if st := got["service:/reset"]; st.Level != WARN || st.Message != "server /srv: 2 answers later than 5 ms" ||
+		!slices.Contains(st.Values, KeyValue{"handling_p99_ms", "5.100"}) || !slices.Contains(st.Values, KeyValue{"round_trip_p99_ms", "5.600"}) {
+		t.Errorf("/reset: %+v", st)
+	}
+	if st := got["service:/map"]; st.Level != WARN || !strings.Contains(st.Message, "no process on this machine serves it") ||
+		!slices.Contains(st.Values, KeyValue{"open_calls", "1"}) {
+		t.Errorf("/map: %+v", st)
+	}
+	if st := got["action:/navigate"]; st.Level != OK || !slices.Contains(st.Values, KeyValue{"servers", "1"}) {
+		t.Errorf("/navigate: %+v", st)
+	}
+	if st := got["service:/plan"]; st.Level != ERROR || st.Message != "no live server" {
+		t.Errorf("/plan: %+v", st)
+	}
+	if _, ok := got["/reset"]; ok {
+		t.Errorf("a service verdict made a topic status")
 	}
 }
