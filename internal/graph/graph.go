@@ -69,6 +69,12 @@ type Topic struct {
 	PubHz  *float64 `json:"pub_hz,omitempty"`
 	RecvHz float64  `json:"recv_hz"`
 	Types  []string `json:"types,omitempty"` // the message types its endpoints were created with (more than one: a mismatch)
+	// Introspects: the service whose calls this topic carries (Iron+ service
+	// introspection, <service>/_service_event); "" for an ordinary topic.
+	Introspects string `json:"introspects,omitempty"`
+	// Action, Part: the action this topic belongs to (its feedback or status).
+	Action string `json:"action,omitempty"`
+	Part   string `json:"part,omitempty"`
 }
 
 // Edge is a publication (node -> topic) or a subscription (topic -> node).
@@ -215,6 +221,12 @@ func FromWindow(w *window.Window) *Graph {
 		t := &w.Topics[i]
 		tid := fmt.Sprintf("t%d", i)
 		topic := Topic{ID: tid, Name: t.Name, RecvHz: t.RecvInter + t.RecvIntra}
+		if window.IsServiceEvent(t.Name) {
+			topic.Introspects = strings.TrimSuffix(t.Name, "/_service_event")
+		}
+		if a, part, ok := window.ActionOf(t.Name); ok {
+			topic.Action, topic.Part = a, part
+		}
 		if t.PubMeasured("any") {
 			topic.PubHz = ptr(t.PubAny)
 		}
@@ -483,8 +495,15 @@ func ms(v float64) string {
 	return fmt.Sprintf("%.1f ms", v)
 }
 
-// label is the topic's name and its message type, or the types that differ.
+// label is the topic's name and its message type, or the types that differ;
+// what it carries when it is a service's introspection or an action's part.
 func (t *Topic) label() string {
+	switch {
+	case t.Introspects != "":
+		return t.Name + "\nservice events of " + t.Introspects + " (introspection)"
+	case t.Action != "":
+		return t.Name + "\n" + t.Part + " of action " + t.Action
+	}
 	switch len(t.Types) {
 	case 0:
 		return t.Name

@@ -258,3 +258,24 @@ func TestServiceCallsAndActions(t *testing.T) {
 		t.Errorf("an idle parameter service or an action's part is drawn:\n%s", dot)
 	}
 }
+
+// A service's introspection topic (Iron+: <service>/_service_event) and an
+// action's feedback and status are drawn as what they are (issue 26, item 7).
+func TestIntrospectionAndActionTopics(t *testing.T) {
+	w := &window.Window{Seconds: 1,
+		Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/srv"}}},
+		Topics: []window.Topic{
+			{Name: "/add/_service_event", PubAny: 2, PubInter: 2, PubCount: 1, Pubs: []window.EndpointRate{{Pid: 1, Node: "/srv", Inter: 2, Alive: true}}},
+			{Name: "/nav/_action/feedback", PubAny: 5, PubInter: 5, PubCount: 1, Pubs: []window.EndpointRate{{Pid: 1, Node: "/srv", Inter: 5, Alive: true}}},
+		}}
+	g := FromWindow(w)
+	if g.Topics[0].Introspects != "/add" || g.Topics[1].Action != "/nav" || g.Topics[1].Part != "feedback" {
+		t.Fatalf("topics %+v", g.Topics)
+	}
+	dot := string(g.DOT())
+	for _, want := range []string{`label="/add/_service_event\nservice events of /add (introspection)"`, `label="/nav/_action/feedback\nfeedback of action /nav"`} {
+		if !strings.Contains(dot, want) {
+			t.Errorf("DOT lacks %q:\n%s", want, dot)
+		}
+	}
+}

@@ -663,7 +663,13 @@ func (m Model) focusView(f *Frame, w int) []string {
 		cell("INTER Hz", 9, true) + cell("INTRA Hz", 9, true) + cell("LOSS", 6, true) + cell("STATE", 7, true))
 	switch kind {
 	case "topic":
-		out = append(out, styleTitle.Render("Topic "+name+" — endpoints per process (esc: back)"), header)
+		out = append(out, styleTitle.Render("Topic "+name+" — endpoints per process (esc: back)"))
+		if window.IsServiceEvent(name) { // Iron+ service introspection: the calls of a service, published when it is on
+			out = append(out, styleDim.Render(cell(" service events of "+strings.TrimSuffix(name, "/_service_event")+" (introspection: each call's request and response, published while it is on)", w, false)))
+		} else if a, part, ok := window.ActionOf(name); ok {
+			out = append(out, styleDim.Render(cell(" the "+part+" of action "+a+" (its calls are in the services pane)", w, false)))
+		}
+		out = append(out, header)
 		if t := f.W.Topic(name); t != nil {
 			for _, e := range t.Pubs {
 				out = append(out, row("pub", name, e))

@@ -469,3 +469,18 @@ func TestServicesPane(t *testing.T) {
 		t.Errorf("sorted by time, /reset (5.6 ms) comes before the action (2 ms):\n%s", byTime)
 	}
 }
+
+// A service's introspection topic and an action's topic say what they are in their focus (issue 26, item 7).
+func TestFocusSaysIntrospectionAndActionTopics(t *testing.T) {
+	for _, c := range []struct{ topic, want string }{
+		{"/add/_service_event", "service events of /add (introspection"},
+		{"/nav/_action/status", "the status of action /nav"},
+	} {
+		m := New("live 1s", false)
+		m.focus = "topic:" + c.topic
+		f := Frame{W: &window.Window{Seconds: 1, Topics: []window.Topic{{Name: c.topic}}}, Live: true}
+		if got := strings.Join(m.focusView(&f, 100), "\n"); !strings.Contains(got, c.want) {
+			t.Errorf("%s: focus lacks %q:\n%s", c.topic, c.want, got)
+		}
+	}
+}
