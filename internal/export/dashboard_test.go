@@ -40,7 +40,7 @@ func exposedNames(t *testing.T) map[string]bool {
 		n := re.FindStringSubmatch(d.String())[1]
 		names[n] = true
 		if strings.HasSuffix(n, "_seconds") && (strings.Contains(n, "gap") || strings.Contains(n, "latency") ||
-			strings.Contains(n, "callback_duration") || strings.Contains(n, "timer_lateness")) {
+			strings.Contains(n, "callback_duration") || strings.Contains(n, "timer_lateness") || strings.Contains(n, "service_response")) {
 			for _, s := range []string{"_bucket", "_sum", "_count"} {
 				names[n+s] = true
 			}
@@ -78,7 +78,8 @@ func TestDashboardUsesExposedMetrics(t *testing.T) {
 			}
 		}
 	}
-	for _, must := range []string{"ros2_pulse_messages_total", "ros2_pulse_node_up", "ros2_pulse_process_cpu_seconds_total", "ros2_pulse_message_gap_seconds_bucket", "ros2_pulse_spec_rule_ok"} {
+	for _, must := range []string{"ros2_pulse_messages_total", "ros2_pulse_node_up", "ros2_pulse_process_cpu_seconds_total", "ros2_pulse_message_gap_seconds_bucket", "ros2_pulse_spec_rule_ok",
+		"ros2_pulse_service_response_seconds_bucket", "ros2_pulse_service_outstanding", "ros2_pulse_service_server_missing"} {
 		if !used[must] {
 			t.Errorf("the dashboard never shows %s", must)
 		}
