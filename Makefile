@@ -140,8 +140,8 @@ demo:
 
 # Quick hot-path figures (the full comparison is bench/README.md's job).
 HOTPATH := $(BIN)/hotpath
-$(HOTPATH): bench/hotpath/hotpath.c $(PULSE_LIB) $(LIB)/sim/humble/libtracetools.so
-	$(CC) $(CWARN) -O2 -o $@ $< -L$(LIB) -lros2_pulse -L$(LIB)/sim/humble -Wl,--no-as-needed -ltracetools \
+$(HOTPATH): bench/hotpath/hotpath.c $(PULSE_LIB) $(LIB)/sim/humble/libtracetools.so $(LIB)/sim/humble/librcl.so
+	$(CC) $(CWARN) -O2 -Iprobe/include -Isim/rcl -o $@ $< -L$(LIB) -lros2_pulse -L$(LIB)/sim/humble -Wl,--no-as-needed -ltracetools -lrcl \
 	  -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../lib/sim/humble' -ldl -lpthread
 # All three benchmarks; CSV, PNG and tables in docs/perf (docs/PERFORMANCE.md).
 bench: build $(HOTPATH)

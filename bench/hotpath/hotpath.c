@@ -23,6 +23,14 @@
  *   probe_cb_pair   the shipped probe through callback_start + callback_end:
  *              counting plus, with timing on (the default), the callback's
  *              duration and its thread's busy time (ABI 1.4)
+ *   none_srv   a server's call as rclpy makes it, straight into librcl:
+ *              rcl_take_request_with_info + rcl_send_response (the stand-in
+ *              librcl's loopback: no system call)
+ *   probe_srv  the same through the probe's wrappers (ABI 1.6)
+ *   none_cli   a client's call straight into librcl: rcl_send_request +
+ *              rcl_take_response_with_info
+ *   probe_cli  the same through the probe's wrappers
+ *              (each of these four counts one call: two rcl functions)
  *
  * Each thread cycles over its own ENDPOINTS endpoints, whose handles are
  * allocated at a 64-byte stride (as malloc places same-type objects).
@@ -43,6 +51,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim_rcl.h"
+
 void ros_trace_rcl_node_init(const void *, const void *, const char *, const char *);
 void ros_trace_rcl_publisher_init(const void *, const void *, const void *, const char *, size_t);
 void ros_trace_rcl_subscription_init(const void *, const void *, const void *, const char *, size_t);
@@ -52,6 +62,8 @@ void ros_trace_rcl_publish(const void *, const void *);
 void ros_trace_callback_start(const void *, const bool);
 void ros_trace_callback_end(const void *);
 void ros_trace_rmw_take(const void *, const void *, int64_t, const bool);
+void ros_trace_rcl_service_init(const void *, const void *, const void *, const char *);
+void ros_trace_rcl_client_init(const void *, const void *, const void *, const char *);
 
 #define MAX_THREADS 64
 #define STRIDE 64 /* bytes between consecutive handles of one type */
@@ -69,6 +81,7 @@ struct thread_set {
     char *impls;                /* n impls at STRIDE */
     char *callbacks;            /* n callback objects at STRIDE */
     char *rmw_py, *rmw_cpp;     /* n rmw subscription handles at STRIDE: rclpy-style and rclcpp */
+    void **services, **clients; /* n rcl service and client handles (impl: the stand-in's loopback) */
     struct endpoint **eps;      /* for the re-implemented legs */
     _Atomic uint64_t floor_ctr; /* the floor leg's counter */
     uint64_t plain_ctr;
@@ -165,9 +178,16 @@ static void leg_tls256(const void *handle, const struct endpoint *unused)
 /* ------------------------------------------------------------ legs */
 
 enum leg_id { L_FLOOR, L_PLAIN, L_OLD, L_TLS1, L_TLS256, L_NONE, L_PROBE, L_PROBE_CB, L_PROBE_TAKE, L_PROBE_TAKE_CPP,
-              L_NONE_PAIR, L_PROBE_CB_PAIR, L_NULL_PAIR, L_COUNT };
+              L_NONE_PAIR, L_PROBE_CB_PAIR, L_NULL_PAIR, L_NONE_SRV, L_PROBE_SRV, L_NONE_CLI, L_PROBE_CLI, L_COUNT };
 static const char *const leg_names[L_COUNT] = {"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb",
-                                               "probe_take", "probe_take_cpp", "none_pair", "probe_cb_pair", "null_pair"};
+                                               "probe_take", "probe_take_cpp", "none_pair", "probe_cb_pair", "null_pair",
+                                               "none_srv", "probe_srv", "none_cli", "probe_cli"};
+
+/* librcl's own service calls (the stand-in's), for the none_* legs; the probe's are the linked symbols */
+static rp_rcl_take_request_with_info_fn librcl_take_request;
+static rp_rcl_send_response_fn librcl_send_response;
+static rp_rcl_send_request_fn librcl_send_request;
+static rp_rcl_take_response_with_info_fn librcl_take_response;
 
 typedef void (*publish_fn)(const void *, const void *);
 static publish_fn tracetools_publish;
@@ -194,6 +214,29 @@ static double thread_cpu_ns(void)
         for (int e = 0; e < s->n && i < j->msgs; e++, i++) {                                       \
             body;                                                                                  \
         }
+
+/* The service-call legs, apart: the message legs' loops compile as they did before them. */
+static __attribute__((noinline)) void call_legs(struct job *j, struct thread_set *s, char *msg)
+{
+    switch (j->leg) {
+    case L_NONE_SRV:
+        LOOP(rp_rmw_service_info_t info; librcl_take_request(s->services[e], &info, msg);
+             librcl_send_response(s->services[e], &info.request_id, msg));
+        break;
+    case L_PROBE_SRV:
+        LOOP(rp_rmw_service_info_t info; rcl_take_request_with_info(s->services[e], &info, msg);
+             rcl_send_response(s->services[e], &info.request_id, msg));
+        break;
+    case L_NONE_CLI:
+        LOOP(int64_t seq; rp_rmw_service_info_t info; librcl_send_request(s->clients[e], msg, &seq);
+             librcl_take_response(s->clients[e], &info, msg));
+        break;
+    case L_PROBE_CLI:
+        LOOP(int64_t seq; rp_rmw_service_info_t info; rcl_send_request(s->clients[e], msg, &seq);
+             rcl_take_response_with_info(s->clients[e], &info, msg));
+        break;
+    }
+}
 
 static void *worker(void *arg)
 {
@@ -241,6 +284,12 @@ static void *worker(void *arg)
     case L_PROBE_CB_PAIR:
         LOOP(ros_trace_callback_start(s->callbacks + e * STRIDE, false); ros_trace_callback_end(s->callbacks + e * STRIDE));
         break;
+    case L_NONE_SRV:
+    case L_PROBE_SRV:
+    case L_NONE_CLI:
+    case L_PROBE_CLI:
+        call_legs(j, s, msg);
+        break;
     }
     j->cpu_ns = thread_cpu_ns() - t0;
     return NULL;
@@ -282,6 +331,8 @@ static void setup(int threads, int endpoints)
         s->rmw_py = aligned_alloc(64, (size_t)endpoints * STRIDE);
         s->rmw_cpp = aligned_alloc(64, (size_t)endpoints * STRIDE);
         s->eps = calloc((size_t)endpoints, sizeof *s->eps);
+        s->services = calloc((size_t)endpoints, sizeof *s->services);
+        s->clients = calloc((size_t)endpoints, sizeof *s->clients);
         for (int e = 0; e < endpoints; e++) {
             char *h = s->handles + e * STRIDE;
             *(void **)h = s->impls + e * STRIDE; /* rcl handle -> impl */
@@ -303,6 +354,22 @@ static void setup(int threads, int endpoints)
             void **py_sub = malloc(2 * sizeof(void *));
             py_sub[0] = malloc(48);
             ros_trace_rcl_subscription_init(py_sub, node, s->rmw_py + e * STRIDE, ep->topic, 10);
+            /* a service and a client on the stand-in librcl's loopback (no socket: no system call) */
+            for (int k = 0; k < 2; k++) {
+                struct sim_call_impl *impl = calloc(1, sizeof *impl);
+                impl->sock = -1;
+                impl->rmw_handle = malloc(48);
+                memcpy(impl->gid, &e, sizeof e);
+                void **h = malloc(sizeof(void *));
+                h[0] = impl;
+                if (k == 0) {
+                    s->services[e] = h;
+                    ros_trace_rcl_service_init(h, node, impl->rmw_handle, ep->topic);
+                } else {
+                    s->clients[e] = h;
+                    ros_trace_rcl_client_init(h, node, impl->rmw_handle, ep->topic);
+                }
+            }
         }
     }
 }
@@ -378,6 +445,13 @@ int main(int argc, char **argv)
     }
     if (null_cb_start == NULL || null_cb_end == NULL)
         legs_on[L_NULL_PAIR] = false; /* no null shim beside us: that leg is not run */
+    void *rcl = dlopen("librcl.so", RTLD_LAZY | RTLD_NOLOAD);
+    librcl_take_request = rcl ? (rp_rcl_take_request_with_info_fn)dlsym(rcl, "rcl_take_request_with_info") : NULL;
+    librcl_send_response = rcl ? (rp_rcl_send_response_fn)dlsym(rcl, "rcl_send_response") : NULL;
+    librcl_send_request = rcl ? (rp_rcl_send_request_fn)dlsym(rcl, "rcl_send_request") : NULL;
+    librcl_take_response = rcl ? (rp_rcl_take_response_with_info_fn)dlsym(rcl, "rcl_take_response_with_info") : NULL;
+    if (!librcl_take_request || !librcl_send_response || !librcl_send_request || !librcl_take_response)
+        legs_on[L_NONE_SRV] = legs_on[L_PROBE_SRV] = legs_on[L_NONE_CLI] = legs_on[L_PROBE_CLI] = false; /* no librcl */
     int max_threads = 1, max_eps = 1;
     for (int i = 0; i < nthreads; i++)
         max_threads = thread_list[i] > max_threads ? thread_list[i] : max_threads;

@@ -17,7 +17,12 @@ import (
 
 // HotpathLegs in report order; see bench/hotpath/hotpath.c.
 var HotpathLegs = []string{"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb", "probe_take", "probe_take_cpp", "probe_gap", "probe_cb_gap", "probe_take_lat", "probe_take_cpp_lat",
-	"none_pair", "null_pair", "probe_cb_pair", "probe_cb_pair_untimed", "probe_untimed"}
+	"none_pair", "null_pair", "probe_cb_pair", "probe_cb_pair_untimed", "probe_untimed",
+	"none_srv", "probe_srv", "srv_added", "none_cli", "probe_cli", "cli_added"}
+
+// addedLegs are paired differences, repetition by repetition: what the
+// probe's wrappers add to one service call (two rcl functions) on each side.
+var addedLegs = []struct{ name, base, probe string }{{"srv_added", "none_srv", "probe_srv"}, {"cli_added", "none_cli", "probe_cli"}}
 
 // HotpathOptions configure RunHotpath.
 type HotpathOptions struct {
@@ -87,6 +92,15 @@ func RunHotpath(o HotpathOptions) ([]HotpathRow, error) {
 					}
 				}
 			}
+			for _, a := range addedLegs {
+				if len(samples[a.base]) > 0 && len(samples[a.probe]) > 0 {
+					for i := range samples[a.base] { // legs run in rotated order each repetition: a pair per repetition
+						if i < len(samples[a.probe]) {
+							samples[a.name] = append(samples[a.name], samples[a.probe][i]-samples[a.base][i])
+						}
+					}
+				}
+			}
 			floor, _ := MeanSEM(samples["floor"])
 			for _, leg := range HotpathLegs {
 				if len(samples[leg]) == 0 {
@@ -101,6 +115,9 @@ func RunHotpath(o HotpathOptions) ([]HotpathRow, error) {
 	if o.Valgrind != "" {
 		for _, e := range o.Endpoints {
 			for _, leg := range HotpathLegs {
+				if addedLeg(leg) {
+					continue // a difference of two legs, not a leg of its own
+				}
 				n, err := instructionsPerMessage(o, dir, leg, e)
 				if err != nil {
 					return rows, err
@@ -115,6 +132,15 @@ func RunHotpath(o HotpathOptions) ([]HotpathRow, error) {
 		}
 	}
 	return rows, nil
+}
+
+func addedLeg(leg string) bool {
+	for _, a := range addedLegs {
+		if a.name == leg {
+			return true
+		}
+	}
+	return false
 }
 
 func runHotpathShape(o HotpathOptions, dir string, threads, endpoints int, env, legs string) (map[string][]float64, error) {
