@@ -24,6 +24,29 @@ func TestExportServiceCalls(t *testing.T) {
 	go func() { done <- graph.Wait() }()
 	defer func() { graph.Process.Signal(os.Interrupt); <-done }()
 	addr := startExport(t, segs)
+	// and one judging service rules every 500 ms
+	specFile := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(specFile, []byte("services:\n  /nobody: {min_hz: 1}\n  /fast: {min_hz: 5, max_response_ms: 100}\n"), 0o600)
+	judged := freePort(t)
+	exp := pulseCmd(t, "export", "--listen", judged, "--spec", specFile, "--period", "500ms")
+	exp.Env = append(exp.Env, "ROS_PULSE_DIR="+segs)
+	if err := exp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { exp.Process.Signal(os.Interrupt); exp.Wait() }()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		nobody, ok1 := scrapeCounter(t, judged, "ros2_pulse_spec_rule_ok", `kind="service"`, `topic="/nobody"`, `side="server"`)
+		fast, ok2 := scrapeCounter(t, judged, "ros2_pulse_spec_rule_ok", `kind="service"`, `topic="/fast"`, `side="server"`)
+		if ok1 && ok2 {
+			if nobody != 0 || fast != 1 {
+				t.Errorf("spec_rule_ok: /nobody %v (no server: want 0), /fast %v (want 1)", nobody, fast)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no service rule verdicts in 15 s")
+		}
+	}
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		lonely, ok1 := scrapeCounter(t, addr, "ros2_pulse_service_server_missing", `node="/lonely_caller"`)
 		fast, ok2 := scrapeCounter(t, addr, "ros2_pulse_service_server_missing", `node="/fast_caller"`)

@@ -92,7 +92,7 @@ func newDescs(perTopic bool) descs {
 		timerFires:  d("timer_fires_total", "Callbacks of an rclcpp timer.", "node", "pid", "timer"),
 		timerPeriod: d("timer_period_seconds", "Configured period of an rclcpp timer.", "node", "pid", "timer"),
 		build:       d("build_info", "pulse's version.", "version", "goversion"),
-		ruleOK: d("spec_rule_ok", "1 when the spec rule held in the last judged window, 0 when it was violated (kind rate, gap, latency, loss, node, timer, timer_late, timer_overrun, callback: topic is the rule's topic or node, busy).",
+		ruleOK: d("spec_rule_ok", "1 when the spec rule held in the last judged window, 0 when it was violated (kind rate, gap, latency, loss, node, timer, timer_late, timer_overrun, callback: topic is the rule's topic or node, busy, service: topic is the service and side server or client, action: topic is the action).",
 			"kind", "topic", "side", "transport", "node", "timer"),
 		ruleUnjudgeable: d("spec_rule_unjudgeable", "1 when a spec rule cannot be judged (a max_gap_ms rule without gap data).", "kind", "topic", "side", "transport", "node", "timer"),
 		specMin:         d("spec_min_hz", "The spec's min_hz for a topic side and transport.", "topic", "side", "transport"),
@@ -693,8 +693,15 @@ func (v *verdicts) collect(c *Collector, ch chan<- prometheus.Metric) {
 			bad[ruleKey(kind, "", "", "", w.Node, "any")] = true
 		case health.NodeBusy:
 			bad[ruleKey("busy", "", "", "", w.Node, "")] = true
+		case health.ServiceRate, health.ServiceSlow, health.ServiceTimeout, health.ServiceBacklog, health.ServiceMissing:
+			bad[ruleKey("service", w.Topic, string(w.Side), "", "", "")] = true // side: server or client
+		case health.ActionSlow:
+			bad[ruleKey("action", w.Topic, "", "", "", "")] = true
 		case health.CannotJudge:
 			switch w.Metric {
+			case "service":
+				unjudgeable[ruleKey("service", w.Topic, string(w.Side), "", "", "")] = true
+				continue
 			case "callback":
 				unjudgeable[ruleKey("callback", w.Topic, "", "", "", "")] = true
 				continue
@@ -768,6 +775,12 @@ func (v *verdicts) collect(c *Collector, ch chan<- prometheus.Metric) {
 	}
 	for _, r := range v.spec.NodeRules {
 		rule("busy", "", "", "", r.Node, "")
+	}
+	for _, r := range v.spec.Services {
+		rule("service", r.Name, r.Side(), "", "", "")
+	}
+	for _, r := range v.spec.Actions {
+		rule("action", r.Name, "", "", "", "")
 	}
 }
 

@@ -39,7 +39,7 @@ graphs=(demo stress internal/integration/testdata/selfloop.graph internal/integr
         internal/integration/testdata/fork.graph internal/integration/testdata/latency.graph internal/integration/testdata/rclpy_sub.graph
         internal/integration/testdata/wide.graph internal/integration/testdata/loaned.graph
         internal/integration/testdata/loss.graph internal/integration/testdata/timing.graph
-        internal/integration/testdata/silent.graph)
+        internal/integration/testdata/silent.graph internal/integration/testdata/calls.graph)
 for g in "${graphs[@]}"; do
   run "$g" 2 || { echo "FAIL: $lane on $g"; exit 1; }
   # and with gap and latency tracking, whose hot paths add atomics shared between threads (timing is on in both)
