@@ -568,13 +568,20 @@ func readTiming(mem []byte, sec *rawSection, i uint32, timer bool) (*Timing, *La
 }
 
 // readCalls copies record i of the calls section. An open call is read id,
-// start, id: one whose entry changed meanwhile (answered, or replaced) is left out.
+// start, id: one whose entry changed meanwhile (answered, or replaced) is
+// left out. Most records are a node's idle parameter services: the counts
+// say when there is no histogram (nothing answered) or no open call to read.
 func readCalls(mem []byte, sec *rawSection, i uint32) *Calls {
 	r := (*rawCalls)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
 	c := &Calls{Started: load64(&r.Started), Answered: load64(&r.Answered), Unmatched: load64(&r.Unmatched),
 		Evicted: load64(&r.Evicted), SumNs: load64(&r.SumNs)}
-	for b := range c.Buckets {
-		c.Buckets[b] = load32(&r.Buckets[b])
+	if c.Answered > 0 || c.SumNs > 0 {
+		for b := range c.Buckets {
+			c.Buckets[b] = load32(&r.Buckets[b])
+		}
+	}
+	if c.Started == 0 {
+		return c // never called: no entry was ever written
 	}
 	for k := range r.Ring {
 		e := &r.Ring[k]
