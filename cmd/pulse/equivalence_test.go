@@ -79,6 +79,9 @@ func TestLiveAndOfflineVerdictsAgree(t *testing.T) {
 			"process c\n  node /slow_caller\n    client /slow 10\n  node /lossy_caller lang=py\n    client /lossy 20\n  node /lonely\n    client /nobody 2\n",
 			"services:\n  /slow: {max_response_ms: 100}\n  /lossy: {max_outstanding: 2, side: client}\n  /nobody: {min_hz: 1}\n" +
 				"  /fast: {min_hz: 5, side: client}\n", false},
+		// an action whose results come later than its rule allows
+		{"actions", "process nav\n  node /nav_server lang=py\n    action /navigate accept=2 result=700\nprocess bt\n  node /bt\n    action_client /navigate 2\n",
+			"actions:\n  /navigate: {max_accept_ms: 50, max_result_ms: 300}\n", false},
 		// the receive rule's verdict carries why, live and from the recording
 		{"QoS mismatch", "process t\n  node /talker\n    pub /chatter 20 thread qos=best_effort\nprocess l\n  node /listener\n    sub /chatter qos=reliable\n",
 			"topics:\n  /chatter: {min_hz: 15, side: recv}\n", false},
@@ -113,6 +116,10 @@ func TestLiveAndOfflineVerdictsAgree(t *testing.T) {
 						t.Errorf("live verdicts lack %q", want)
 					}
 				}
+			}
+			if c.name == "actions" && (!strings.Contains(liveErr.String(), "ALERT action_slow name=/navigate node=/bt") ||
+				strings.Contains(liveErr.String(), "part=accept")) {
+				t.Errorf("live verdicts: want late results, no late accepts:\n%s", liveErr.String())
 			}
 			if c.name == "QoS mismatch" && !strings.Contains(liveErr.String(), `cause=qos_incompatible\x20(reliability:\x20publisher\x20best_effort,\x20subscription\x20reliable)`) {
 				t.Errorf("the receive verdict does not carry its cause:\n%s", liveErr.String())
