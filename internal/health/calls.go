@@ -16,12 +16,7 @@ const (
 	ServiceTimeout Kind = "service_timeout"     // a client's calls unanswered past max_response_ms: time outs
 	ServiceBacklog Kind = "service_outstanding" // more calls open than max_outstanding
 	ActionSlow     Kind = "action_slow"         // goals accepted later than max_accept_ms, or results later than max_result_ms
-	NoCallTiming        = "no_call_timing"      // a service rule on a process whose calls are not timed (ROS_PULSE_TIMING=0, a probe before ABI 1.6)
 )
-
-func init() {
-	reasonText[NoCallTiming] = "its process does not time service calls (ROS_PULSE_TIMING=0, or a probe older than ABI 1.6)"
-}
 
 // callKey names one server or client across windows.
 func callKey(c *window.Call) string {

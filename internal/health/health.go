@@ -47,6 +47,7 @@ const (
 	NoTimerTracepoint = "no_timer_tracepoint"       // a live node with no timer the probe sees: rclpy's fire none
 	NoCallbackTiming  = window.NoCallbackTracepoint // a callback or busy rule on callbacks rclpy runs: no callback tracepoint
 	TimingOff         = window.TimingOff            // a timing rule on a process that times nothing (ROS_PULSE_TIMING=0, an older probe)
+	NoCallTiming      = "no_call_timing"            // a service rule on a process whose calls are not timed (ROS_PULSE_TIMING=0, a probe before ABI 1.6)
 )
 
 // reasonText says each reason in words, with what would make the rule judgeable.
@@ -58,6 +59,7 @@ var reasonText = map[string]string{
 	NoTimerTracepoint: "the node is alive but no timer of it fires a tracepoint (rclpy timers fire none)",
 	NoCallbackTiming:  "its callbacks fire no callback_start/callback_end (rclpy): their durations are not measured",
 	TimingOff:         "its process times no callbacks (ROS_PULSE_TIMING=0, or a probe older than ABI 1.4)",
+	NoCallTiming:      "its process does not time service calls (ROS_PULSE_TIMING=0, or a probe older than ABI 1.6)",
 }
 
 // Why explains a cannot_judge verdict in words.
