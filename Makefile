@@ -172,9 +172,9 @@ test-busy: deps
 # binutils (nm, readelf), util-linux (mount), tmux (pulse top's terminal), python3 (an unprobed
 # node; the fleet test reads an agent inside its namespace with it), prometheus/promtool (pulse export and the rules), CycloneDDS with idlc (pulse bridge and
 # its subscribers), Fast DDS with fastddsgen and g++ (a subscriber as rmw_fastrtps nodes make
-# one), graphviz (checks pulse graph's DOT output).
+# one), graphviz (checks pulse graph's DOT output), chromium (pulse web in a real browser, driven by chromedp).
 TEST_PKGS := make gcc g++ libc6-dev binutils util-linux pkg-config tmux python3 prometheus cyclonedds-dev cyclonedds-tools \
-	libfastrtps-dev fastddsgen graphviz
+	libfastrtps-dev fastddsgen graphviz chromium
 deps:
 	@bash scripts/need-packages.sh $(TEST_PKGS)
 
@@ -198,7 +198,7 @@ test-c: build
 test-go: build bridge
 	$(GO) vet -tags cyclonedds ./internal/dds/ ./cmd/pulse-bridge/
 	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -p 1 -count=1 ./...
-	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -race ./internal/segment/ ./internal/window/ ./internal/recorder/ ./internal/runner/ ./internal/top/ ./internal/cpu/
+	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -race ./internal/segment/ ./internal/window/ ./internal/recorder/ ./internal/runner/ ./internal/top/ ./internal/cpu/ ./internal/web/
 
 # A short fuzz pass over every parser of outside input: segments, specs and logs.
 # Minimising each new input is capped: the default 60 s spent on 13 KB seeds starves the run.

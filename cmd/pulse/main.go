@@ -39,7 +39,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(runCmd(), recordCmd(), checkCmd(), envCmd(), doctorCmd(), demoCmd(), dumpCmd(), benchCmd(), cpuCmd(), topCmd(), exportCmd(), bridgeCmd(), graphCmd())
+	root.AddCommand(runCmd(), recordCmd(), checkCmd(), envCmd(), doctorCmd(), demoCmd(), dumpCmd(), benchCmd(), cpuCmd(), topCmd(), exportCmd(), bridgeCmd(), graphCmd(), webCmd())
 	root.AddCommand(genDocsCmd(root))
 	if err := root.Execute(); err != nil {
 		var ee exitError

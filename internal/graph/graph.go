@@ -616,3 +616,6 @@ func (g *Graph) Mermaid() []byte {
 	}
 	return []byte(b.String())
 }
+
+// Label is the edge's label as every rendering draws it (rate, or why none).
+func (e *Edge) Label() string { return e.label() }

@@ -74,17 +74,8 @@ func topicRate(t *window.Topic) float64 {
 
 // topicStatus decides a topic's status from its window and the verdicts.
 func topicStatus(t *window.Topic, warned bool) Status {
-	switch {
-	case t.Stalled():
-		return Stalled
-	case warned:
-		return Warn
-	case t.PubCount+t.SubCount == 0 && len(t.Pubs)+len(t.Subs) > 0:
-		return Exited
-	case t.Active() || t.PubInterSeen || t.PubIntraSeen || t.RecvSeen:
-		return OK
-	}
-	return NoData
+	return map[string]Status{window.StateStalled: Stalled, window.StateWarn: Warn, window.StateExited: Exited,
+		window.StateOK: OK, window.StateNoData: NoData}[t.State(warned)]
 }
 
 // topicRows builds the topic table from a frame; silentSince carries, per

@@ -159,6 +159,30 @@ func (t *Topic) Stalled() bool {
 // Active reports whether anything counted in this window.
 func (t *Topic) Active() bool { return t.PubInter+t.PubIntra+t.RecvInter+t.RecvIntra > 0 }
 
+// Topic states, worst first, in the words every view uses.
+const (
+	StateStalled = "STALL"  // a side that counted before is silent now
+	StateWarn    = "WARN"   // a verdict names the topic (warned)
+	StateExited  = "exited" // every endpoint's process has exited
+	StateOK      = "ok"
+	StateNoData  = "-" // no traffic ever seen, no verdict
+)
+
+// State is the topic's state, given whether a verdict names it.
+func (t *Topic) State(warned bool) string {
+	switch {
+	case t.Stalled():
+		return StateStalled
+	case warned:
+		return StateWarn
+	case t.PubCount+t.SubCount == 0 && len(t.Pubs)+len(t.Subs) > 0:
+		return StateExited
+	case t.Active() || t.PubInterSeen || t.PubIntraSeen || t.RecvSeen:
+		return StateOK
+	}
+	return StateNoData
+}
+
 // Proc is one process image.
 type Proc struct {
 	Pid     int

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/spf13/cobra"
+
+	"ros2_pulse/internal/cpu"
+	"ros2_pulse/internal/health"
+	"ros2_pulse/internal/logfmt"
+	"ros2_pulse/internal/recorder"
+	"ros2_pulse/internal/spec"
+	pweb "ros2_pulse/internal/web"
+	"ros2_pulse/internal/window"
+)
+
+func webCmd() *cobra.Command {
+	var f recordFlags
+	var listen, webConfig, logPath string
+	c := &cobra.Command{
+		Use:   "web [--listen 127.0.0.1:9465] [--web.config.file F] [--period 1s] [--spec F] [--log FILE]",
+		Short: "The live computation graph in a browser: rates on every edge, topics, warnings",
+		Long: `web serves a page with this machine's computation graph laid out left to right:
+nodes, topics and services, each edge labelled with its live rate, drawn wider with
+more traffic and coloured by its state (the words of pulse top); each node with its
+liveness, CPU and memory. Click a node or topic for its endpoints, QoS and a sparkline
+of its rate; a topic table and the warnings with their ages sit beside the graph.
+The page updates once per window over one server-sent event stream; an entity keeps
+its place once drawn. --log replays a recording with a time slider.
+
+It listens on loopback unless told otherwise; --web.config.file takes the
+exporter-toolkit web configuration (TLS, basic auth). The site is read-only and
+every asset is in the binary.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.defaultPeriod(cmd, "1s")
+			opt, err := f.options()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
+			var srv *pweb.Server
+			if logPath != "" {
+				frames, err := webFrames(logPath, opt.Spec)
+				if err != nil {
+					return err
+				}
+				if srv, err = pweb.NewServer(version, frames); err != nil {
+					return err
+				}
+			} else {
+				if srv, err = pweb.NewServer(version, nil); err != nil {
+					return err
+				}
+				hook, err := webHook(srv)
+				if err != nil {
+					return err
+				}
+				opt.Out, opt.OnWindow = nil, hook
+				rec, err := recorder.New(f.env.Dir, opt)
+				if err != nil {
+					return err
+				}
+				defer rec.Close()
+				go func() { _ = rec.Run(ctx) }()
+			}
+			hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			systemd := false
+			flags := &web.FlagConfig{WebListenAddresses: &[]string{listen}, WebSystemdSocket: &systemd, WebConfigFile: &webConfig}
+			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			done := make(chan error, 1)
+			go func() { done <- web.ListenAndServe(hs, flags, logger) }()
+			fmt.Fprintf(os.Stderr, "pulse web: open http://%s/ (segments in %s)\n", listen, f.env.Dir)
+			select {
+			case err := <-done:
+				return fmt.Errorf("web: %w", err)
+			case <-ctx.Done():
+			}
+			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer scancel()
+			if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	addRecordFlags(c, &f, "out", "unused by web")
+	_ = c.Flags().MarkHidden("out")
+	_ = c.Flags().MarkHidden("format")
+	c.Flags().StringVar(&listen, "listen", "127.0.0.1:9465", "address to serve the page on (loopback by default)")
+	c.Flags().StringVar(&webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth)")
+	c.Flags().StringVar(&logPath, "log", "", "replay a recorded log (text or jsonl) with a time slider")
+	return c
+}
+
+// webHook turns each window into a frame (the verdicts the recorder passed,
+// lagging and unmatched subscriptions, full segments, each process's CPU)
+// and publishes it.
+func webHook(srv *pweb.Server) (func(*window.Window, []health.Warning, bool), error) {
+	sampler, err := cpu.New("", false)
+	if err != nil {
+		return nil, err
+	}
+	lag := health.NewLagDetector()
+	b := pweb.NewBuilder()
+	return func(w *window.Window, warns []health.Warning, final bool) {
+		now := time.Unix(0, w.TsNs)
+		all := append(append(append([]health.Warning(nil), warns...), lag.Observe(w, final, now)...), health.FullSegments(w)...)
+		all = append(all, health.UnmatchedWarnings(w, all)...)
+		samples := map[int]cpu.Sample{}
+		for _, s := range sampler.Sample(cpu.Targets(w.Procs, false, "")) {
+			samples[s.Pid] = s
+		}
+		_ = srv.Publish(b.Build(w, all, samples))
+	}, nil
+}
+
+// webFrames reads a recording and judges it as pulse check would (s may be nil).
+func webFrames(path string, s *spec.Spec) ([]pweb.Frame, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read log: %w", err)
+	}
+	defer in.Close()
+	res, err := logfmt.Read(in)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read log: %w", err)
+	}
+	if len(res.Windows) == 0 {
+		return nil, fmt.Errorf("no probe windows in %s (%s)", path, res)
+	}
+	b := pweb.NewBuilder()
+	var frames []pweb.Frame
+	if s != nil {
+		for _, m := range health.JudgeRuns(s, [][]*window.Window{res.Windows}, false) {
+			frames = append(frames, b.Build(m.W, append(m.Warns, health.FullSegments(m.W)...), nil))
+		}
+	} else {
+		for _, w := range res.Windows {
+			frames = append(frames, b.Build(w, health.FullSegments(w), nil))
+		}
+	}
+	return frames, nil
+}

@@ -1,0 +1,111 @@
+package web
+
+import (
+	"sort"
+
+	"ros2_pulse/internal/graph"
+)
+
+// Pos is where an entity is drawn, in the page's SVG units.
+type Pos struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
+}
+
+// Layout spacing: columns left to right, rows top to bottom.
+const (
+	colWidth  = 260.0
+	rowHeight = 56.0
+)
+
+// layout places the graph's entities left to right, in the direction data
+// flows (a publishing node, its topic, a subscribing node one column further
+// on), and remembers every place it gave: an entity keeps its place for as
+// long as the page runs, and a new one is put below the last of its column.
+// So the picture never jumps when a node, topic or edge appears (design
+// note 0021: laid out server-side, no script library to vendor).
+type layout struct {
+	pos    map[string]Pos  // by stable key: "n:<name>@<pid>", "t:<topic>", "s:<service>"
+	bottom map[int]float64 // per column, the lowest row used
+	topo   string          // the topology last laid out
+}
+
+func newLayout() *layout { return &layout{pos: map[string]Pos{}, bottom: map[int]float64{}} }
+
+// key is an entity's identity across windows (graph ids are renumbered by name).
+func nodeKey(n *graph.Node) string       { return "n:" + n.Name + "@" + itoa(n.Pid) }
+func topicKey(t *graph.Topic) string     { return "t:" + t.Name }
+func serviceKey(s *graph.Service) string { return "s:" + s.Name }
+
+// place returns each graph id's position, placing what is new. changed
+// reports whether the topology (entities or edges) differs from last time.
+func (l *layout) place(g *graph.Graph) (map[string]Pos, bool) {
+	keys := map[string]string{} // graph id -> stable key
+	for i := range g.Nodes {
+		keys[g.Nodes[i].ID] = nodeKey(&g.Nodes[i])
+	}
+	for i := range g.Topics {
+		keys[g.Topics[i].ID] = topicKey(&g.Topics[i])
+	}
+	for i := range g.Services {
+		keys[g.Services[i].ID] = serviceKey(&g.Services[i])
+	}
+	var topo []string
+	for _, k := range keys {
+		topo = append(topo, k)
+	}
+	for _, e := range g.Edges {
+		topo = append(topo, keys[e.From]+">"+keys[e.To])
+	}
+	sort.Strings(topo)
+	sig := ""
+	for _, t := range topo {
+		sig += t + "\n"
+	}
+	changed := sig != l.topo
+	l.topo = sig
+	if changed {
+		l.placeNew(g, keys)
+	}
+	out := make(map[string]Pos, len(keys))
+	for id, k := range keys {
+		out[id] = l.pos[k]
+	}
+	return out, changed
+}
+
+// placeNew gives each entity without a place the column of its longest
+// incoming path (publishers at 0, their topics at 1, their subscribers at 2,
+// ...; a cycle is cut at the graph's size) and the next row of that column.
+func (l *layout) placeNew(g *graph.Graph, keys map[string]string) {
+	col := map[string]int{}
+	for id := range keys {
+		col[id] = 0
+	}
+	for range len(keys) + 1 { // relax: at most one pass per entity
+		moved := false
+		for _, e := range g.Edges {
+			if c := col[e.From] + 1; c > col[e.To] && c <= len(keys) {
+				col[e.To], moved = c, true
+			}
+		}
+		if !moved {
+			break
+		}
+	}
+	ids := make([]string, 0, len(keys))
+	for id := range keys {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return keys[ids[i]] < keys[ids[j]] }) // new entities in name order
+	for _, id := range ids {
+		k := keys[id]
+		if _, ok := l.pos[k]; ok {
+			continue // a place once given is kept
+		}
+		c := col[id]
+		y := l.bottom[c] + rowHeight
+		l.bottom[c] = y
+		l.pos[k] = Pos{X: 40 + float64(c)*colWidth, Y: y}
+	}
+}

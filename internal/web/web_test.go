@@ -1,0 +1,131 @@
+package web
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"ros2_pulse/internal/window"
+)
+
+func win(ts int64, topics ...string) *window.Window {
+	w := &window.Window{TsNs: ts, Seconds: 1, Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/talker", "/listener"}}}}
+	for _, t := range topics {
+		w.Topics = append(w.Topics, window.Topic{Name: t, PubInter: 10, PubAny: 10, RecvInter: 10, PubCount: 1, SubCount: 1, PubInterSeen: true, RecvSeen: true,
+			Pubs: []window.EndpointRate{{Pid: 1, Node: "/talker", Inter: 10, Alive: true}},
+			Subs: []window.EndpointRate{{Pid: 1, Node: "/listener", Inter: 10, Alive: true}}})
+	}
+	return w
+}
+
+// Data flows left to right (publisher, topic, subscriber), and a place once
+// given is kept: a new topic is put below the others of its column, and
+// nothing drawn before moves; an unchanged topology is not laid out again.
+func TestLayoutKeepsPlaces(t *testing.T) {
+	b := NewBuilder()
+	f1 := b.Build(win(1, "/b"), nil, nil)
+	if !f1.Relayout {
+		t.Fatal("the first frame is a layout")
+	}
+	byName := func(f Frame) map[string]Pos {
+		out := map[string]Pos{}
+		for _, n := range f.Graph.Nodes {
+			out[n.Name] = f.Pos[n.ID]
+		}
+		for _, tp := range f.Graph.Topics {
+			out[tp.Name] = f.Pos[tp.ID]
+		}
+		return out
+	}
+	p1 := byName(f1)
+	if !(p1["/talker"].X < p1["/b"].X && p1["/b"].X < p1["/listener"].X) {
+		t.Errorf("not left to right: %+v", p1)
+	}
+	if f := b.Build(win(2, "/b"), nil, nil); f.Relayout {
+		t.Errorf("the same topology laid out again")
+	}
+	f3 := b.Build(win(3, "/a", "/b"), nil, nil) // /a sorts first: its graph id takes /b's
+	p3 := byName(f3)
+	for name, p := range p1 {
+		if p3[name] != p {
+			t.Errorf("%s moved from %+v to %+v", name, p, p3[name])
+		}
+	}
+	if a := p3["/a"]; a.X != p1["/b"].X || a.Y <= p1["/b"].Y {
+		t.Errorf("the new topic /a is at %+v, want below /b (%+v) in its column", a, p1["/b"])
+	}
+}
+
+// One frame per window to every page over server-sent events, the latest
+// at once to a page that opens later; the site is read-only and sends a
+// policy that allows no script but its own.
+func TestServerStreamsFrames(t *testing.T) {
+	s, err := NewServer("test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	b := NewBuilder()
+	if err := s.Publish(b.Build(win(1, "/chatter"), nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(ts.URL + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("content type %q", ct)
+	}
+	lines := bufio.NewReader(resp.Body)
+	next := func() Frame {
+		t.Helper()
+		for {
+			l, err := lines.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data, ok := strings.CutPrefix(l, "data: "); ok {
+				var f Frame
+				if err := json.Unmarshal([]byte(data), &f); err != nil {
+					t.Fatal(err)
+				}
+				return f
+			}
+		}
+	}
+	if f := next(); f.TsNs != 1 || len(f.Topics) != 1 || f.Topics[0].State != window.StateOK || len(f.Labels) != len(f.Graph.Edges) {
+		t.Errorf("first frame %+v", f)
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		s.Publish(b.Build(win(2, "/chatter"), nil, nil))
+	}()
+	if f := next(); f.TsNs != 2 {
+		t.Errorf("second frame %+v", f)
+	}
+	page, err := http.Get(ts.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Body.Close()
+	if csp := page.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") {
+		t.Errorf("policy %q", csp)
+	}
+	post, err := http.Post(ts.URL+"/events", "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post.Body.Close()
+	if post.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST: %d, want 405", post.StatusCode)
+	}
+	if r, _ := http.Get(ts.URL + "/api/frame?i=0"); r == nil || r.StatusCode != http.StatusNotFound {
+		t.Errorf("a live server has no recorded frames")
+	}
+}
