@@ -136,7 +136,7 @@ DEMO_PKGS := make gcc libc6-dev
 demo:
 	@bash scripts/need-packages.sh $(DEMO_PKGS)
 	@$(MAKE) --no-print-directory build
-	$(PULSE) demo
+	$(PULSE) demo --web
 
 # Quick hot-path figures (the full comparison is bench/README.md's job).
 HOTPATH := $(BIN)/hotpath

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"ros2_pulse/internal/recorder"
 	"ros2_pulse/internal/runner"
 	"ros2_pulse/internal/top"
+	pweb "ros2_pulse/internal/web"
 	"ros2_pulse/internal/window"
 )
 
@@ -31,7 +34,8 @@ func demoCmd() *cobra.Command {
 	var f recordFlags
 	var graph, distro, simgraph string
 	var duration time.Duration
-	var jitter, noTop bool
+	var jitter, noTop, webView bool
+	var webListen string
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the built-in simulated robot under the probe and show its windows live",
@@ -41,7 +45,8 @@ otherwise (or with --no-top) by printing every window and ending with the per-to
 Like pulse run, it puts the graph's segments in a run directory inside the machine-wide segment
 directory, so pulse top, export, check --live, graph and doctor in another terminal see it.
 Without a terminal it stops after --duration (default 15s); on a terminal it runs until
-q or Ctrl-C unless --duration is given.`,
+q or Ctrl-C unless --duration is given. --web also serves the graph as a page (pulse web)
+and prints its address.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.defaultPeriod(cmd, "1s") // a demo wants to be watched
@@ -64,14 +69,27 @@ q or Ctrl-C unless --duration is given.`,
 			if err != nil {
 				return err
 			}
+			var page func(*window.Window, []health.Warning, bool)
+			if webView {
+				stop, hook, err := serveDemoPage(webListen)
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "pulse demo: no page (%v); the demo goes on\n", err)
+				} else {
+					defer stop()
+					page = hook
+				}
+			}
 			if isTerminal(os.Stdout) && isTerminal(os.Stdin) && !noTop {
-				return demoTop(cmd.Context(), graph, sim, lib, tt, duration, jitter, opt, f.env.Dir, f.retain)
+				return demoTop(cmd.Context(), graph, sim, lib, tt, duration, jitter, opt, f.env.Dir, f.retain, page)
 			}
 			// --record's file is the recorder's (with its run header); the screen gets each window too.
 			opt.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
 				lo := opt.Log
 				lo.Warns = warns
 				os.Stdout.Write(logfmt.Render(opt.Format, w, lo))
+				if page != nil {
+					page(w, warns, final)
+				}
 			}
 			args := []string{sim, "--graph", graph, "--duration", strconv.FormatFloat(duration.Seconds(), 'f', 3, 64)}
 			fmt.Fprintf(os.Stderr, "pulse demo: graph %s, %s tracetools stand-in, window %v\n", graph, distro, opt.Period)
@@ -97,19 +115,47 @@ q or Ctrl-C unless --duration is given.`,
 	c.Flags().BoolVar(&jitter, "jitter", false, "gap tracking in the simulated processes: JITTER and PERIOD lines")
 	c.Flags().BoolVar(&noTop, "no-top", false, "print the windows even on a terminal")
 	c.Flags().StringVar(&simgraph, "simgraph", "", "the simulator to run (default: simgraph beside pulse; an installed pulse takes a build tree's, build/bin/simgraph)")
+	c.Flags().BoolVar(&webView, "web", false, "also serve the graph as a page (pulse web) and print its address")
+	c.Flags().StringVar(&webListen, "listen", "127.0.0.1:9465", "with --web: the page's address (loopback by default)")
 	return c
+}
+
+// serveDemoPage serves pulse web's page for the demo on listen (plain HTTP,
+// loopback by default) and returns the hook that feeds it each window.
+func serveDemoPage(listen string) (stop func(), hook func(*window.Window, []health.Warning, bool), err error) {
+	srv, err := pweb.NewServer(version, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if hook, err = webHook(srv); err != nil {
+		return nil, nil, err
+	}
+	l, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, nil, err
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(l) }()
+	fmt.Fprintf(os.Stderr, "pulse demo: the graph as a page: http://%s/\n", l.Addr())
+	return func() { hs.Close() }, hook, nil
 }
 
 // demoTop runs the graph under the probe with pulse top as its view; the
 // graph stops when the view quits, and the view says so when the graph ends.
 func demoTop(ctx context.Context, graph, sim, lib, tt string, duration time.Duration, jitter bool, opt recorder.Options,
-	dir string, retain time.Duration) error {
+	dir string, retain time.Duration, page func(*window.Window, []health.Warning, bool)) error {
 	p := tea.NewProgram(top.New("demo "+graph, false), tea.WithAltScreen(), tea.WithFPS(10)) // as pulse top
 	hook, err := top.Hook(p.Send)
 	if err != nil {
 		return err
 	}
 	opt.Out, opt.OnWindow = nil, hook
+	if page != nil {
+		opt.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
+			hook(w, warns, final)
+			page(w, warns, final)
+		}
+	}
 	var summary bytes.Buffer // printed once the screen is gone
 	ro := runner.Options{Lib: lib, Dir: dir, Retain: retain, Recorder: opt, Env: []string{"LD_LIBRARY_PATH=" + tt},
 		Summary: &summary, Stdout: io.Discard, Stderr: io.Discard, NoStdin: true}

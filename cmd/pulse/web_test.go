@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -14,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"golang.org/x/crypto/bcrypt"
 
 	"ros2_pulse/internal/graph"
 	"ros2_pulse/internal/segment"
@@ -249,4 +253,80 @@ func TestWebReplay(t *testing.T) {
 	if chatter, _ := eval[bool](ctx, `!!document.querySelector('g.entity[data-key="t:/chatter"]')`); !chatter {
 		t.Errorf("the replayed window does not show /chatter")
 	}
+}
+
+// The page takes export's TLS and basic-auth configuration (exporter-toolkit):
+// without the password nothing is served, the page and its stream included.
+func TestWebTLSAndBasicAuth(t *testing.T) {
+	dir := t.TempDir()
+	certPath, keyPath, pool := writeSelfSigned(t, dir)
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webCfg := filepath.Join(dir, "web.yml")
+	os.WriteFile(webCfg, []byte(fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  viewer: %s\n", certPath, keyPath, hash)), 0o600)
+	addr := freePort(t)
+	cmd := pulseCmd(t, "web", "--listen", addr, "--web.config.file", webCfg)
+	cmd.Env = append(cmd.Env, "ROS_PULSE_DIR="+filepath.Join(dir, "segs"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 5 * time.Second}
+	get := func(path, user, pass string) int {
+		req, _ := http.NewRequest("GET", "https://"+addr+path, nil)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	code := 0
+	for deadline := time.Now().Add(5 * time.Second); code == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		code = get("/", "viewer", "s3cret")
+	}
+	if code != 200 {
+		t.Fatalf("the page with TLS and the password: %d", code)
+	}
+	for _, path := range []string{"/", "/app.js", "/api/info"} {
+		if c := get(path, "", ""); c != 401 {
+			t.Errorf("%s without credentials: %d, want 401", path, c)
+		}
+		if c := get(path, "viewer", "wrong"); c != 401 {
+			t.Errorf("%s with a wrong password: %d, want 401", path, c)
+		}
+	}
+}
+
+// pulse demo --web shows the demo robot in the browser at the address it prints.
+func TestDemoWeb(t *testing.T) {
+	addr := freePort(t)
+	demo := pulseCmd(t, "demo", "--no-top", "--duration", "12s", "--web", "--listen", addr)
+	var stderr strings.Builder
+	demo.Stderr, demo.Stdout = &stderr, io.Discard
+	if err := demo.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { demo.Process.Signal(os.Interrupt); demo.Wait() }()
+	ctx := browser(t)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), "http://"+addr+"/"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("demo --web did not print its page's address:\n%s", stderr.String())
+		}
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			got, err := eval[string](ctx, `JSON.stringify({frames: window.__pulse && window.__pulse.frames, nodes: document.querySelectorAll("g.entity[data-kind=node]").length, edges: document.querySelectorAll("g.edge").length, status: document.getElementById("status").textContent})`)
+			t.Logf("the page: %s %v\ndemo:\n%s", got, err, stderr.String())
+		}
+	}()
+	waitFor(t, ctx, "the demo robot's nodes and edges", `document.querySelectorAll("g.entity[data-kind=node]").length >= 6 && [...document.querySelectorAll("g.edge")].some(e => Number(e.dataset.hz) > 0)`, 20*time.Second)
 }
