@@ -18,7 +18,7 @@ import (
 )
 
 // These tests drive the built binary, as a user would. `make build` first.
-func bin(t *testing.T) (pulse, simgraph, simlib string) {
+func bin(t testing.TB) (pulse, simgraph, simlib string) {
 	t.Helper()
 	b := os.Getenv("PULSE_BUILD")
 	if b == "" {
@@ -34,7 +34,7 @@ func bin(t *testing.T) (pulse, simgraph, simlib string) {
 // pulseCmd runs pulse with a machine-wide segment directory of the test's
 // own (runs and demos put their processes there); a later ROS_PULSE_DIR in
 // cmd.Env wins.
-func pulseCmd(t *testing.T, args ...string) *exec.Cmd {
+func pulseCmd(t testing.TB, args ...string) *exec.Cmd {
 	p, _, lib := bin(t)
 	cmd := exec.Command(p, args...)
 	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "ROS_TOPIC_STATS_QUIET=1", "ROS_PULSE_DIR="+t.TempDir())

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
@@ -23,7 +24,7 @@ import (
 
 func webCmd() *cobra.Command {
 	var f recordFlags
-	var listen, webConfig, logPath string
+	var listen, webConfig, logPath, cpuProfile string
 	c := &cobra.Command{
 		Use:   "web [--listen 127.0.0.1:9465] [--web.config.file F] [--period 1s] [--spec F] [--log FILE]",
 		Short: "The live computation graph in a browser: rates on every edge, topics, warnings",
@@ -44,6 +45,17 @@ every asset is in the binary.`,
 			opt, err := f.options()
 			if err != nil {
 				return err
+			}
+			if cpuProfile != "" { // for measuring the page server's own cost
+				pf, err := os.Create(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer pf.Close()
+				if err := pprof.StartCPUProfile(pf); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
@@ -98,6 +110,8 @@ every asset is in the binary.`,
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:9465", "address to serve the page on (loopback by default)")
 	c.Flags().StringVar(&webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth)")
 	c.Flags().StringVar(&logPath, "log", "", "replay a recorded log (text or jsonl) with a time slider")
+	c.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the page server")
+	_ = c.Flags().MarkHidden("cpuprofile")
 	return c
 }
 

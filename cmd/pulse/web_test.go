@@ -25,7 +25,7 @@ import (
 
 // browser starts Debian's chromium, headless (make test installs it; the
 // tests judge the page in a real browser or fail, never skip).
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -35,13 +35,17 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("headless", "new"))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(alloc)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	timeout := 90 * time.Second
+	if v, err := strconv.Atoi(os.Getenv("PULSE_WEB_BENCH_S")); err == nil && v > 0 { // a long benchmark keeps its page
+		timeout += time.Duration(v) * time.Second
+	}
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 	return ctx
 }
 
 // startWeb runs pulse web over segs (extra: more flags) and returns its address.
-func startWeb(t *testing.T, segs string, extra ...string) string {
+func startWeb(t testing.TB, segs string, extra ...string) string {
 	t.Helper()
 	addr := freePort(t)
 	cmd := pulseCmd(t, append([]string{"web", "--listen", addr}, extra...)...)
@@ -67,7 +71,7 @@ type pageEdge struct {
 }
 
 // waitFor evaluates a JavaScript condition until it is true.
-func waitFor(t *testing.T, ctx context.Context, what, cond string, timeout time.Duration) {
+func waitFor(t testing.TB, ctx context.Context, what, cond string, timeout time.Duration) {
 	t.Helper()
 	for deadline := time.Now().Add(timeout); ; time.Sleep(100 * time.Millisecond) {
 		if ok, err := eval[bool](ctx, cond); err == nil && ok {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"sort"
+	"strings"
 
 	"ros2_pulse/internal/graph"
 )
@@ -58,10 +59,7 @@ func (l *layout) place(g *graph.Graph) (map[string]Pos, bool) {
 		topo = append(topo, keys[e.From]+">"+keys[e.To])
 	}
 	sort.Strings(topo)
-	sig := ""
-	for _, t := range topo {
-		sig += t + "\n"
-	}
+	sig := strings.Join(topo, "\n")
 	changed := sig != l.topo
 	l.topo = sig
 	if changed {
@@ -76,21 +74,66 @@ func (l *layout) place(g *graph.Graph) (map[string]Pos, bool) {
 
 // placeNew gives each entity without a place the column of its longest
 // incoming path (publishers at 0, their topics at 1, their subscribers at 2,
-// ...; a cycle is cut at the graph's size) and the next row of that column.
+// ...), feedback loops cut where a depth-first walk from the sources meets
+// them (a controller and its odometry feed each other), and the next row of
+// that column.
 func (l *layout) placeNew(g *graph.Graph, keys map[string]string) {
-	col := map[string]int{}
-	for id := range keys {
-		col[id] = 0
+	out := map[string][]string{}
+	in := map[string]int{}
+	for _, e := range g.Edges {
+		out[e.From] = append(out[e.From], e.To)
+		in[e.To]++
 	}
-	for range len(keys) + 1 { // relax: at most one pass per entity
-		moved := false
-		for _, e := range g.Edges {
-			if c := col[e.From] + 1; c > col[e.To] && c <= len(keys) {
-				col[e.To], moved = c, true
+	byKey := func(ids []string) {
+		sort.Slice(ids, func(i, j int) bool { return keys[ids[i]] < keys[ids[j]] })
+	}
+	var roots, rest []string
+	for id := range keys {
+		if in[id] == 0 {
+			roots = append(roots, id)
+		} else {
+			rest = append(rest, id)
+		}
+	}
+	byKey(roots)
+	byKey(rest)
+	// Depth-first from the sources (then anything left, a pure cycle): an
+	// edge back to an entity still on the walk's path closes a loop and is
+	// not followed; the rest is a DAG, laid out by longest path.
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	mark := map[string]int{}
+	col := map[string]int{}
+	var order []string // reverse postorder: a topological order of the DAG
+	var visit func(id string)
+	visit = func(id string) {
+		mark[id] = onPath
+		for _, to := range out[id] {
+			if mark[to] == unseen {
+				visit(to)
 			}
 		}
-		if !moved {
-			break
+		mark[id] = done
+		order = append(order, id)
+	}
+	for _, id := range append(roots, rest...) {
+		if mark[id] == unseen {
+			visit(id)
+		}
+	}
+	pos := map[string]int{}
+	for i, id := range order {
+		pos[id] = i
+	}
+	for i := len(order) - 1; i >= 0; i-- { // sources first
+		id := order[i]
+		for _, to := range out[id] {
+			if pos[to] < pos[id] && col[id]+1 > col[to] { // a forward edge of the DAG (not one closing a loop)
+				col[to] = col[id] + 1
+			}
 		}
 	}
 	ids := make([]string, 0, len(keys))

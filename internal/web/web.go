@@ -33,11 +33,14 @@ func itoa(v int) string { return strconv.Itoa(v) }
 
 // Frame is one window as the page draws it.
 type Frame struct {
-	TsNs     int64          `json:"ts_ns"`
-	Seconds  float64        `json:"window_s"`
-	Graph    *graph.Graph   `json:"graph"`
-	Labels   []string       `json:"labels"` // per edge of Graph.Edges: its label, as pulse graph writes it
-	Pos      map[string]Pos `json:"pos"`    // per graph id
+	TsNs    int64        `json:"ts_ns"`
+	Seconds float64      `json:"window_s"`
+	Graph   *graph.Graph `json:"graph"`
+	Labels  []string     `json:"labels"` // per edge of Graph.Edges: its label, as pulse graph writes it
+	// Pos: per graph id, sent only with a frame whose topology changed
+	// (Relayout); the page keeps it, and a page that opens later gets the
+	// latest positions with the latest frame.
+	Pos      map[string]Pos `json:"pos,omitempty"`
 	Relayout bool           `json:"relayout"`
 	Topics   []TopicRow     `json:"topics"`
 	Warnings []WarnRow      `json:"warnings"`
@@ -88,7 +91,9 @@ func (b *Builder) Build(w *window.Window, warns []health.Warning, samples map[in
 	for i := range g.Edges {
 		f.Labels = append(f.Labels, g.Edges[i].Label())
 	}
-	f.Pos, f.Relayout = b.layout.place(g)
+	if pos, changed := b.layout.place(g); changed {
+		f.Pos, f.Relayout = pos, true
+	}
 	warned := map[string]bool{}
 	for _, x := range warns {
 		if x.Topic != "" && x.Kind != health.CannotJudge {
@@ -137,6 +142,7 @@ func (b *Builder) Build(w *window.Window, warns []health.Warning, samples map[in
 type Server struct {
 	mu      sync.Mutex
 	latest  []byte
+	layout  []byte // the latest positions, as a frame with Pos only, for pages that open later
 	subs    map[chan []byte]bool
 	replay  [][]byte // a recording's frames, encoded; nil live
 	version string
@@ -162,9 +168,18 @@ func (s *Server) Publish(f Frame) error {
 	if err != nil {
 		return err
 	}
+	var layout []byte
+	if f.Relayout {
+		if layout, err = json.Marshal(map[string]any{"pos": f.Pos}); err != nil {
+			return err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.latest = b
+	if layout != nil {
+		s.layout = layout
+	}
 	for ch := range s.subs {
 		select {
 		case ch <- b:
@@ -223,7 +238,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	ch := make(chan []byte, 1)
 	s.mu.Lock()
-	latest := s.latest
+	latest, layout := s.latest, s.layout
 	s.subs[ch] = true
 	s.mu.Unlock()
 	defer func() {
@@ -237,6 +252,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 		flusher.Flush()
 		return true
+	}
+	if layout != nil { // the positions first: the latest frame may not carry them
+		if _, err := fmt.Fprintf(w, "event: layout\ndata: %s\n\n", layout); err != nil {
+			return
+		}
 	}
 	if latest != nil && !send(latest) {
 		return

@@ -45,8 +45,8 @@ func TestLayoutKeepsPlaces(t *testing.T) {
 	if !(p1["/talker"].X < p1["/b"].X && p1["/b"].X < p1["/listener"].X) {
 		t.Errorf("not left to right: %+v", p1)
 	}
-	if f := b.Build(win(2, "/b"), nil, nil); f.Relayout {
-		t.Errorf("the same topology laid out again")
+	if f := b.Build(win(2, "/b"), nil, nil); f.Relayout || f.Pos != nil {
+		t.Errorf("the same topology laid out again, or its positions sent again")
 	}
 	f3 := b.Build(win(3, "/a", "/b"), nil, nil) // /a sorts first: its graph id takes /b's
 	p3 := byName(f3)
@@ -83,12 +83,27 @@ func TestServerStreamsFrames(t *testing.T) {
 		t.Errorf("content type %q", ct)
 	}
 	lines := bufio.NewReader(resp.Body)
+	layouts := 0
 	next := func() Frame {
 		t.Helper()
+		event := ""
 		for {
 			l, err := lines.ReadString('\n')
 			if err != nil {
 				t.Fatal(err)
+			}
+			if e, ok := strings.CutPrefix(l, "event: "); ok {
+				event = strings.TrimSpace(e)
+				continue
+			}
+			if data, ok := strings.CutPrefix(l, "data: "); ok && event == "layout" { // positions, before the frame
+				var lay struct{ Pos map[string]Pos }
+				if err := json.Unmarshal([]byte(data), &lay); err != nil || len(lay.Pos) != 3 {
+					t.Fatalf("layout %q: %v", data, err)
+				}
+				layouts++
+				event = ""
+				continue
 			}
 			if data, ok := strings.CutPrefix(l, "data: "); ok {
 				var f Frame
@@ -99,15 +114,15 @@ func TestServerStreamsFrames(t *testing.T) {
 			}
 		}
 	}
-	if f := next(); f.TsNs != 1 || len(f.Topics) != 1 || f.Topics[0].State != window.StateOK || len(f.Labels) != len(f.Graph.Edges) {
-		t.Errorf("first frame %+v", f)
+	if f := next(); f.TsNs != 1 || len(f.Topics) != 1 || f.Topics[0].State != window.StateOK || len(f.Labels) != len(f.Graph.Edges) || layouts != 1 {
+		t.Errorf("first frame %+v (after %d layouts)", f, layouts)
 	}
 	go func() {
 		time.Sleep(50 * time.Millisecond)
 		s.Publish(b.Build(win(2, "/chatter"), nil, nil))
 	}()
-	if f := next(); f.TsNs != 2 {
-		t.Errorf("second frame %+v", f)
+	if f := next(); f.TsNs != 2 || f.Pos != nil {
+		t.Errorf("second frame %+v: the same topology, no positions", f)
 	}
 	page, err := http.Get(ts.URL + "/")
 	if err != nil {

@@ -9,6 +9,7 @@ const HISTORY = 300; // points per sparkline: five minutes at 1 s windows
 
 const state = {
   frame: null,
+  pos: {},            // graph id -> {x, y}: sent when the topology changes
   ents: new Map(),    // stable key -> <g>
   edges: new Map(),   // edge key -> <g>
   history: new Map(), // stable key -> [rate, ...]
@@ -65,6 +66,7 @@ function entity(key, kind, label, sub) {
 
 function render(f) {
   const t0 = performance.now();
+  if (f.pos) state.pos = f.pos;
   state.frame = f;
   const g = f.graph;
   const seen = new Set();
@@ -72,7 +74,7 @@ function render(f) {
   const procs = new Map(f.procs.map((p) => [p.pid, p]));
   let maxX = 0, maxY = 0;
   const place = (ge, id, key, name) => {
-    const p = f.pos[id] || { x: 0, y: 0 };
+    const p = state.pos[id] || { x: 0, y: 0 };
     ge.setAttribute("transform", `translate(${p.x},${p.y})`);
     ge.dataset.x = p.x; ge.dataset.y = p.y;
     ge.classList.toggle("hidden", !shown(name));
@@ -144,8 +146,8 @@ function render(f) {
     ge.classList.toggle("hidden", (a.classList.contains("hidden") || b.classList.contains("hidden")));
   });
   for (const [key, ge] of state.edges) if (!edgeSeen.has(key)) { ge.remove(); state.edges.delete(key); }
-  $("graph").setAttribute("width", maxX + 60);
-  $("graph").setAttribute("height", maxY + 40);
+  // The whole graph fits the pane's width (zoomed out when it is wider), so nothing is off screen.
+  $("graph").setAttribute("viewBox", `0 0 ${maxX + 60} ${maxY + 40}`);
 
   renderTopics(f);
   renderWarnings(f);
@@ -260,6 +262,7 @@ async function start() {
     return;
   }
   const es = new EventSource("events");
+  es.addEventListener("layout", (m) => { state.pos = JSON.parse(m.data).pos; });
   es.onmessage = (m) => render(JSON.parse(m.data));
   es.onerror = () => { $("status").textContent = "disconnected: retrying…"; };
 }

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/performance"
+	"github.com/chromedp/chromedp"
+	"golang.org/x/sys/unix"
+
+	"ros2_pulse/internal/segment"
+)
+
+// The page's screenshots of the demo robot and the stress farm: taken in
+// chromium every test run (a PNG of the drawn graph), written to
+// docs/web/ when PULSE_SCREENSHOTS names a directory (make screenshots).
+func TestWebScreenshots(t *testing.T) {
+	out := os.Getenv("PULSE_SCREENSHOTS")
+	for _, graph := range []string{"demo", "stress"} {
+		t.Run(graph, func(t *testing.T) {
+			dir := t.TempDir()
+			g, segs := startGraph(t, dir, graph, "30")
+			defer func() { g.Process.Signal(os.Interrupt); g.Wait() }()
+			addr := startWeb(t, segs, "--period", "1s")
+			ctx := browser(t)
+			if _, err := chromedp.Run(ctx, chromedp.EmulateViewport(1600, 1000)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := chromedp.Run(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, ctx, "three frames with traffic", `window.__pulse.frames >= 3 && [...document.querySelectorAll("g.edge")].some(e => Number(e.dataset.hz) > 0)`, 20*time.Second)
+			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.HasPrefix(png, []byte("\x89PNG")) || len(png) < 20000 {
+				t.Fatalf("the screenshot is not a drawn page: %d bytes", len(png))
+			}
+			if out != "" {
+				if err := os.WriteFile(filepath.Join(out, graph+".png"), png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// largeGraph writes nprocs synthetic processes of 5 nodes each, 250 topics
+// with one publisher and three subscriptions each (300 nodes, 1,000 edges at
+// 60 processes), holds each segment's lock so readers see them alive, and
+// advances every counter at its rate until ctx ends.
+func largeGraph(tb testing.TB, ctx context.Context, dir string, nprocs int) {
+	tb.Helper()
+	type proc struct {
+		f    *os.File
+		spec segment.SyntheticSpec
+	}
+	procs := make([]*proc, nprocs)
+	topics := nprocs * 250 / 60
+	for p := range procs {
+		spec := segment.SyntheticSpec{Pid: 200000 + p, StartMono: 1, Exe: "/opt/ros/lib/big_node"}
+		for n := 0; n < 5; n++ {
+			spec.Nodes = append(spec.Nodes, fmt.Sprintf("/big/p%d/n%d", p, n))
+		}
+		procs[p] = &proc{spec: spec}
+	}
+	for tp := 0; tp < topics; tp++ { // the publisher in one process, three subscribers in the next three
+		for k := 0; k < 4; k++ {
+			p := procs[(tp+k)%nprocs]
+			kind := segment.Kind(segment.KindSubscription)
+			if k == 0 {
+				kind = segment.KindPublisher
+			}
+			p.spec.Endpoints = append(p.spec.Endpoints, segment.SyntheticEndpoint{Kind: kind, Name: fmt.Sprintf("/big/t%d", tp), Node: (tp + k) % 5, Aux: uint64(10 + tp%40)})
+		}
+	}
+	for i, p := range procs {
+		path := filepath.Join(dir, fmt.Sprintf("%d.0.pulse", p.spec.Pid))
+		if err := segment.WriteSynthetic(path, p.spec); err != nil {
+			tb.Fatal(err)
+		}
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK}); err != nil {
+			tb.Fatal(err)
+		}
+		procs[i].f = f
+	}
+	tb.Cleanup(func() {
+		for _, p := range procs {
+			p.f.Close()
+		}
+	})
+	start := time.Now()
+	go func() {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			secs := time.Since(start).Seconds()
+			for _, p := range procs {
+				for e := range p.spec.Endpoints {
+					ep := &p.spec.Endpoints[e]
+					ep.Counts[segment.SlotInter] = uint64(secs * float64(ep.Aux)) // Aux: the rate, in Hz
+				}
+				p.f.WriteAt(segment.Encode(p.spec), 0) // in place: the reader's mapping sees it
+			}
+		}
+	}()
+}
+
+// cpuSeconds is a process's user and system CPU time.
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return math.NaN()
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	u, _ := strconv.ParseFloat(f[11], 64)
+	s, _ := strconv.ParseFloat(f[12], 64)
+	return (u + s) / 100 // clock ticks: 100 a second on Linux
+}
+
+// BenchmarkWebLargeGraph: 300 nodes and 1,000 edges whose counters move, a
+// 1 s window, one page open in chromium for PULSE_WEB_BENCH_S seconds
+// (default 120). Reports the browser's time to draw a frame (mean and p99,
+// measured in the page), pulse web's CPU share of one core, and the page's
+// JavaScript heap at the start and the end (docs/PERFORMANCE.md §10).
+// Run: go test ./cmd/pulse -run '^$' -bench WebLargeGraph -benchtime 1x
+func BenchmarkWebLargeGraph(b *testing.B) {
+	secs := 120
+	if v, err := strconv.Atoi(os.Getenv("PULSE_WEB_BENCH_S")); err == nil && v > 0 {
+		secs = v
+	}
+	for range b.N {
+		dir := b.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		largeGraph(b, ctx, dir, 60)
+		addr := freePort(b)
+		args := []string{"web", "--listen", addr, "--period", "1s"}
+		if prof := os.Getenv("PULSE_WEB_CPUPROFILE"); prof != "" {
+			args = append(args, "--cpuprofile", prof)
+		}
+		web := pulseCmd(b, args...)
+		web.Env = append(web.Env, "ROS_PULSE_DIR="+dir)
+		if err := web.Start(); err != nil {
+			b.Fatal(err)
+		}
+		page := browser(b)
+		if _, err := chromedp.Run(page, chromedp.Navigate("http://"+addr+"/")); err != nil {
+			b.Fatal(err)
+		}
+		waitFor(b, page, "the large graph", `window.__pulse.frames >= 2 && document.querySelectorAll("g.edge").length >= 1000`, 60*time.Second)
+		heap := func() float64 {
+			if _, err := chromedp.Call(page, performance.Enable, performance.EnableParams{}); err != nil {
+				return math.NaN()
+			}
+			m, err := chromedp.Call(page, performance.GetMetrics, cdp.Empty{})
+			if err != nil {
+				return math.NaN()
+			}
+			for _, x := range m.Metrics {
+				if x.Name == "JSHeapUsedSize" {
+					return x.Value / (1 << 20)
+				}
+			}
+			return math.NaN()
+		}
+		heap0 := heap()
+		cpu0, t0 := cpuSeconds(web.Process.Pid), time.Now()
+		var renders []float64
+		var seen atomic.Int64
+		last := -1
+		for time.Since(t0) < time.Duration(secs)*time.Second {
+			time.Sleep(200 * time.Millisecond)
+			r, err := eval[[]float64](page, `[window.__pulse.frames, window.__pulse.lastRenderMs]`)
+			if err != nil || len(r) != 2 {
+				continue
+			}
+			if int(r[0]) != last {
+				last = int(r[0])
+				renders = append(renders, r[1])
+				seen.Add(1)
+			}
+		}
+		cpuPct := (cpuSeconds(web.Process.Pid) - cpu0) / time.Since(t0).Seconds() * 100
+		heap1 := heap()
+		web.Process.Signal(os.Interrupt)
+		web.Wait()
+		cancel()
+		sort.Float64s(renders)
+		mean := 0.0
+		for _, r := range renders {
+			mean += r
+		}
+		mean /= float64(max(len(renders), 1))
+		p99 := renders[min(len(renders)-1, int(math.Ceil(0.99*float64(len(renders))))-1)]
+		b.ReportMetric(mean, "ms/frame")
+		b.ReportMetric(p99, "p99-ms/frame")
+		b.ReportMetric(cpuPct, "%cpu")
+		b.ReportMetric(heap0, "MiB-heap-start")
+		b.ReportMetric(heap1, "MiB-heap-end")
+		b.Logf("%d frames over %d s: draw mean %.1f ms, p99 %.1f ms, max %.1f ms; pulse web %.2f %% of a core; JS heap %.1f -> %.1f MiB",
+			len(renders), secs, mean, p99, renders[len(renders)-1], cpuPct, heap0, heap1)
+	}
+}
