@@ -26,7 +26,7 @@ SIMGRAPH    := $(BIN)/simgraph
 ABI_DUMP    := $(BIN)/abi_dump
 PULSE       := $(BIN)/pulse
 
-.PHONY: build probe sim pulse bridge demo bench soak test test-lanes test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
+.PHONY: build probe sim pulse bridge demo bench soak screenshots test test-lanes test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
         sanitize-tsan lint clean install cross cross-build test-arm64 deb test-deb release test-fleet test-busy
 
 # The bridge needs CycloneDDS (cyclonedds-dev, cyclonedds-tools); without it
@@ -137,6 +137,11 @@ demo:
 	@bash scripts/need-packages.sh $(DEMO_PKGS)
 	@$(MAKE) --no-print-directory build
 	$(PULSE) demo --web
+
+# The page's screenshots in docs/web (pulse web on the demo robot and the stress farm, in chromium).
+screenshots: build
+	@bash scripts/need-packages.sh chromium
+	PULSE_BUILD=$(abspath $(BUILD)) PULSE_SCREENSHOTS=$(abspath docs/web) $(GO) test -count=1 -run TestWebScreenshots ./cmd/pulse/
 
 # Quick hot-path figures (the full comparison is bench/README.md's job).
 HOTPATH := $(BIN)/hotpath
