@@ -100,39 +100,31 @@ static void request_taken(const void *service, const rp_rmw_request_id_t *id)
         call_open(c, NULL, request_key(id));
 }
 
-EXPORT rp_rcl_ret_t rcl_take_request_with_info(const void *service, rp_rmw_service_info_t *header, void *request)
-{
-    static void *_Atomic real_fn = RP_UNRESOLVED;
-    void *fn = rp_real(&real_fn, "rcl_take_request_with_info", "librcl.so");
-    if (fn == NULL)
-        return RP_RCL_RET_ERROR; /* no librcl in this process */
-    rp_rcl_take_request_with_info_fn real = (rp_rcl_take_request_with_info_fn)fn;
-    if (tls_in_call || header == NULL)
-        return real(service, header, request);
-    tls_in_call = true;
-    rp_rcl_ret_t ret = real(service, header, request);
-    tls_in_call = false;
-    if (ret == RP_RCL_RET_OK)
-        request_taken(service, &header->request_id);
-    return ret;
-}
+/*
+ * A take wrapper (rcl_take_request and rcl_take_response, each with and
+ * without info): the real function, through the outermost-call guard; a
+ * successful outermost take is counted by counted(handle, its request id).
+ */
+#define TAKE_WRAPPER(name, header_t, fn_t, counted, request_id)                                    \
+    EXPORT rp_rcl_ret_t name(const void *handle, header_t *header, void *message)                  \
+    {                                                                                              \
+        static void *_Atomic real_fn = RP_UNRESOLVED;                                              \
+        fn_t real = (fn_t)rp_real(&real_fn, #name, "librcl.so");                                   \
+        if (real == NULL)                                                                          \
+            return RP_RCL_RET_ERROR; /* no librcl in this process */                               \
+        if (tls_in_call || header == NULL)                                                         \
+            return real(handle, header, message);                                                  \
+        tls_in_call = true;                                                                        \
+        rp_rcl_ret_t ret = real(handle, header, message);                                          \
+        tls_in_call = false;                                                                       \
+        if (ret == RP_RCL_RET_OK)                                                                  \
+            counted(handle, request_id);                                                           \
+        return ret;                                                                                \
+    }
 
-EXPORT rp_rcl_ret_t rcl_take_request(const void *service, rp_rmw_request_id_t *header, void *request)
-{
-    static void *_Atomic real_fn = RP_UNRESOLVED;
-    void *fn = rp_real(&real_fn, "rcl_take_request", "librcl.so");
-    if (fn == NULL)
-        return RP_RCL_RET_ERROR;
-    rp_rcl_take_request_fn real = (rp_rcl_take_request_fn)fn;
-    if (tls_in_call || header == NULL)
-        return real(service, header, request);
-    tls_in_call = true;
-    rp_rcl_ret_t ret = real(service, header, request);
-    tls_in_call = false;
-    if (ret == RP_RCL_RET_OK)
-        request_taken(service, header);
-    return ret;
-}
+TAKE_WRAPPER(rcl_take_request_with_info, rp_rmw_service_info_t, rp_rcl_take_request_with_info_fn, request_taken,
+             &header->request_id)
+TAKE_WRAPPER(rcl_take_request, rp_rmw_request_id_t, rp_rcl_take_request_fn, request_taken, header)
 
 EXPORT rp_rcl_ret_t rcl_send_response(const void *service, rp_rmw_request_id_t *header, void *response)
 {
@@ -172,43 +164,13 @@ EXPORT rp_rcl_ret_t rcl_send_request(const void *client, const void *request, in
     return ret;
 }
 
-static void response_taken(const void *client, int64_t seq)
+static void response_taken(const void *client, const rp_rmw_request_id_t *id)
 {
     struct rp_calls *c = calls_of(client, true);
     if (c != NULL)
-        call_close(c, (uint32_t)seq, sequence_key(seq));
+        call_close(c, (uint32_t)id->sequence_number, sequence_key(id->sequence_number));
 }
 
-EXPORT rp_rcl_ret_t rcl_take_response_with_info(const void *client, rp_rmw_service_info_t *header, void *response)
-{
-    static void *_Atomic real_fn = RP_UNRESOLVED;
-    void *fn = rp_real(&real_fn, "rcl_take_response_with_info", "librcl.so");
-    if (fn == NULL)
-        return RP_RCL_RET_ERROR;
-    rp_rcl_take_response_with_info_fn real = (rp_rcl_take_response_with_info_fn)fn;
-    if (tls_in_call || header == NULL)
-        return real(client, header, response);
-    tls_in_call = true;
-    rp_rcl_ret_t ret = real(client, header, response);
-    tls_in_call = false;
-    if (ret == RP_RCL_RET_OK)
-        response_taken(client, header->request_id.sequence_number);
-    return ret;
-}
-
-EXPORT rp_rcl_ret_t rcl_take_response(const void *client, rp_rmw_request_id_t *header, void *response)
-{
-    static void *_Atomic real_fn = RP_UNRESOLVED;
-    void *fn = rp_real(&real_fn, "rcl_take_response", "librcl.so");
-    if (fn == NULL)
-        return RP_RCL_RET_ERROR;
-    rp_rcl_take_response_fn real = (rp_rcl_take_response_fn)fn;
-    if (tls_in_call || header == NULL)
-        return real(client, header, response);
-    tls_in_call = true;
-    rp_rcl_ret_t ret = real(client, header, response);
-    tls_in_call = false;
-    if (ret == RP_RCL_RET_OK)
-        response_taken(client, header->sequence_number);
-    return ret;
-}
+TAKE_WRAPPER(rcl_take_response_with_info, rp_rmw_service_info_t, rp_rcl_take_response_with_info_fn, response_taken,
+             &header->request_id)
+TAKE_WRAPPER(rcl_take_response, rp_rmw_request_id_t, rp_rcl_take_response_fn, response_taken, header)
