@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -82,24 +78,8 @@ It listens on loopback unless told otherwise.`,
 				defer rec.Close()
 				go func() { _ = rec.Run(ctx) }()
 			}
-			srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-			systemd := false
-			flags := &web.FlagConfig{WebListenAddresses: &[]string{listen}, WebSystemdSocket: &systemd, WebConfigFile: &webConfig}
-			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			done := make(chan error, 1)
-			go func() { done <- web.ListenAndServe(srv, flags, logger) }()
-			fmt.Fprintf(os.Stderr, "pulse export: serving http://%s/metrics (segments in %s)\n", listen, f.env.Dir)
-			select {
-			case err := <-done:
-				return fmt.Errorf("export: %w", err)
-			case <-ctx.Done():
-			}
-			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer scancel()
-			if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
+			return serveUntilDone(ctx, mux, listen, webConfig, "export",
+				fmt.Sprintf("pulse export: serving http://%s/metrics (segments in %s)", listen, f.env.Dir))
 		},
 	}
 	addRecordFlags(c, &f, "out", "unused by export")

@@ -370,17 +370,26 @@ func writeSelfSigned(t *testing.T, dir string) (certPath, keyPath string, pool *
 	return
 }
 
-// TLS and basic auth come from exporter-toolkit's web configuration; a bad
-// one is refused at start with a clear error.
-func TestExportTLSAndBasicAuth(t *testing.T) {
-	dir := t.TempDir()
+// tlsAndPassword writes an exporter-toolkit web configuration with a
+// throwaway certificate and one basic-auth user, and returns it with a
+// client that trusts that certificate.
+func tlsAndPassword(t *testing.T, dir, user, password string) (string, *http.Client) {
+	t.Helper()
 	certPath, keyPath, pool := writeSelfSigned(t, dir)
-	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}
 	webCfg := filepath.Join(dir, "web.yml")
-	os.WriteFile(webCfg, []byte(fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  prometheus: %s\n", certPath, keyPath, hash)), 0o600)
+	os.WriteFile(webCfg, []byte(fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  %s: %s\n", certPath, keyPath, user, hash)), 0o600)
+	return webCfg, &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 5 * time.Second}
+}
+
+// TLS and basic auth come from exporter-toolkit's web configuration; a bad
+// one is refused at start with a clear error.
+func TestExportTLSAndBasicAuth(t *testing.T) {
+	dir := t.TempDir()
+	webCfg, client := tlsAndPassword(t, dir, "prometheus", "s3cret")
 	addr := freePort(t)
 	exp := pulseCmd(t, "export", "--listen", addr, "--web.config.file", webCfg)
 	exp.Env = append(exp.Env, "ROS_PULSE_DIR="+filepath.Join(dir, "segs"))
@@ -388,7 +397,6 @@ func TestExportTLSAndBasicAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { exp.Process.Signal(os.Interrupt); exp.Wait() }()
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 5 * time.Second}
 	get := func(user, pass string) (int, string) {
 		req, _ := http.NewRequest("GET", "https://"+addr+"/metrics", nil)
 		if user != "" {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
@@ -56,15 +55,11 @@ with the same screens, one window per --period; paused, ←/→ step through it.
 				frames, title = fr, filepath.Base(logPath)
 			}
 			if cpuProfile != "" { // for measuring the dashboard's own cost
-				pf, err := os.Create(cpuProfile)
+				stop, err := startCPUProfile(cpuProfile)
 				if err != nil {
 					return err
 				}
-				defer pf.Close()
-				if err := pprof.StartCPUProfile(pf); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+				defer stop()
 			}
 			m := top.New(title, logPath != "")
 			m.Empty = f.env.NothingThere()

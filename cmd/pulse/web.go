@@ -1,16 +1,10 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"os"
-	"runtime/pprof"
 	"time"
 
-	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/cobra"
 
 	"ros2_pulse/internal/cpu"
@@ -47,15 +41,11 @@ every asset is in the binary.`,
 				return err
 			}
 			if cpuProfile != "" { // for measuring the page server's own cost
-				pf, err := os.Create(cpuProfile)
+				stop, err := startCPUProfile(cpuProfile)
 				if err != nil {
 					return err
 				}
-				defer pf.Close()
-				if err := pprof.StartCPUProfile(pf); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+				defer stop()
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
@@ -84,24 +74,8 @@ every asset is in the binary.`,
 				defer rec.Close()
 				go func() { _ = rec.Run(ctx) }()
 			}
-			hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-			systemd := false
-			flags := &web.FlagConfig{WebListenAddresses: &[]string{listen}, WebSystemdSocket: &systemd, WebConfigFile: &webConfig}
-			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			done := make(chan error, 1)
-			go func() { done <- web.ListenAndServe(hs, flags, logger) }()
-			fmt.Fprintf(os.Stderr, "pulse web: open http://%s/ (segments in %s)\n", listen, f.env.Dir)
-			select {
-			case err := <-done:
-				return fmt.Errorf("web: %w", err)
-			case <-ctx.Done():
-			}
-			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer scancel()
-			if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
+			return serveUntilDone(ctx, srv.Handler(), listen, webConfig, "web",
+				fmt.Sprintf("pulse web: open http://%s/ (segments in %s)", listen, f.env.Dir))
 		},
 	}
 	addRecordFlags(c, &f, "out", "unused by web")

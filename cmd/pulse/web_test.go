@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -17,7 +15,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"golang.org/x/crypto/bcrypt"
 
 	"ros2_pulse/internal/graph"
 	"ros2_pulse/internal/segment"
@@ -263,13 +260,7 @@ func TestWebReplay(t *testing.T) {
 // without the password nothing is served, the page and its stream included.
 func TestWebTLSAndBasicAuth(t *testing.T) {
 	dir := t.TempDir()
-	certPath, keyPath, pool := writeSelfSigned(t, dir)
-	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	webCfg := filepath.Join(dir, "web.yml")
-	os.WriteFile(webCfg, []byte(fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  viewer: %s\n", certPath, keyPath, hash)), 0o600)
+	webCfg, client := tlsAndPassword(t, dir, "viewer", "s3cret")
 	addr := freePort(t)
 	cmd := pulseCmd(t, "web", "--listen", addr, "--web.config.file", webCfg)
 	cmd.Env = append(cmd.Env, "ROS_PULSE_DIR="+filepath.Join(dir, "segs"))
@@ -277,7 +268,6 @@ func TestWebTLSAndBasicAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 5 * time.Second}
 	get := func(path, user, pass string) int {
 		req, _ := http.NewRequest("GET", "https://"+addr+path, nil)
 		if user != "" {
