@@ -426,13 +426,10 @@ func serviceStatuses(w *window.Window, verdicts map[string][]health.Warning, har
 	all := map[string]*agg{}
 	for i := range w.Calls {
 		c := &w.Calls[i]
-		if !c.Alive || window.IsParameterService(c.Name) && c.Started+c.Answered == 0 && len(c.Open) == 0 {
+		if !c.Alive || c.Idle() {
 			continue
 		}
-		name, part, isAction := window.ActionOf(c.Name)
-		if !isAction {
-			name = c.Name
-		}
+		name, part, isAction := c.ShownAs()
 		a := all[name]
 		if a == nil {
 			a = &agg{action: isAction}

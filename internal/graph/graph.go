@@ -307,13 +307,10 @@ func (g *Graph) addServices(w *window.Window, nodeID func(string, int) (string, 
 	timed := map[endpoint]bool{}
 	for i := range w.Calls {
 		c := &w.Calls[i]
-		if !c.Alive || window.IsParameterService(c.Name) && c.Started+c.Answered == 0 && len(c.Open) == 0 {
+		if !c.Alive || c.Idle() {
 			continue
 		}
-		name, part, isAction := window.ActionOf(c.Name)
-		if !isAction {
-			name = c.Name
-		}
+		name, part, isAction := c.ShownAs()
 		k := endpoint{c.Node, name, c.Pid, c.Client}
 		e := edgeOf(k)
 		timed[endpoint{c.Node, c.Name, c.Pid, c.Client}] = true

@@ -40,10 +40,7 @@ func (s *Summary) addCalls(w *window.Window) {
 	}
 	for i := range w.Calls {
 		c := &w.Calls[i]
-		name, part, isAction := window.ActionOf(c.Name)
-		if !isAction {
-			name = c.Name
-		}
+		name, part, isAction := c.ShownAs()
 		k := callKey{name, c.Node, c.Pid, c.Client}
 		t := s.calls[k]
 		if t == nil {

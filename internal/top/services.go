@@ -48,13 +48,10 @@ func serviceRows(f *Frame) []serviceRow {
 	timed := map[string]bool{}
 	for i := range f.W.Calls {
 		c := &f.W.Calls[i]
-		if !c.Alive || window.IsParameterService(c.Name) && c.Started+c.Answered == 0 && len(c.Open) == 0 {
+		if !c.Alive || c.Idle() {
 			continue
 		}
-		name, part, isAction := window.ActionOf(c.Name)
-		if !isAction {
-			name = c.Name
-		}
+		name, part, isAction := c.ShownAs()
 		r := get(name, isAction)
 		timed[fmt.Sprintf("%d %s %s", c.Pid, c.Node, c.Name)] = true
 		if part == "" || part == "send_goal" {

@@ -78,6 +78,22 @@ func (c *Call) Timeouts(boundMs float64, prevOverdue int) uint64 {
 	return uint64(max(n, 0))
 }
 
+// ShownAs is the name the views show a call under: its action's, with the
+// part (send_goal, cancel_goal, get_result), for an action's service, else
+// its service's own with part "".
+func (c *Call) ShownAs() (name, part string, isAction bool) {
+	if name, part, ok := ActionOf(c.Name); ok {
+		return name, part, true
+	}
+	return c.Name, "", false
+}
+
+// Idle reports a parameter service nothing has called: every node serves
+// seven, and the views leave them out until they are used.
+func (c *Call) Idle() bool {
+	return IsParameterService(c.Name) && c.Started+c.Answered == 0 && len(c.Open) == 0
+}
+
 // OldestMs is the age of the oldest open call, 0 when none is open.
 func (c *Call) OldestMs() float64 {
 	if len(c.Open) == 0 {
