@@ -115,15 +115,9 @@ func (b *Builder) Build(w *window.Window, warns []health.Warning, samples map[in
 	}
 	sorted := append([]health.Warning(nil), warns...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Age > sorted[j].Age })
-	lines := logfmt.WarnLines(sorted)
 	for _, x := range sorted {
-		what := ""
-		for _, l := range lines { // the ALERT line of this verdict (WARN lines are upstream's repeats)
-			if strings.HasPrefix(l, "ALERT "+string(x.Kind)) && (x.Topic == "" || strings.Contains(l, x.Topic)) {
-				what = strings.TrimPrefix(l, "ALERT ")
-				break
-			}
-		}
+		lines := logfmt.WarnLines([]health.Warning{x}) // upstream's WARN line, if any, then the verdict's ALERT line
+		what := strings.TrimPrefix(lines[len(lines)-1], "ALERT ")
 		f.Warnings = append(f.Warnings, WarnRow{Kind: string(x.Kind), What: what, AgeS: x.Age.Seconds(), Topic: x.Topic, Node: x.Node})
 	}
 	for _, p := range w.Procs {

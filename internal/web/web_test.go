@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"ros2_pulse/internal/health"
 	"ros2_pulse/internal/window"
 )
 
@@ -142,5 +143,19 @@ func TestServerStreamsFrames(t *testing.T) {
 	}
 	if r, _ := http.Get(ts.URL + "/api/frame?i=0"); r == nil || r.StatusCode != http.StatusNotFound {
 		t.Errorf("a live server has no recorded frames")
+	}
+}
+
+// Each warning is said with its own ALERT fields, oldest first: two verdicts
+// of one kind on one topic (two subscriptions) stay apart.
+func TestWarningsSaidOneByOne(t *testing.T) {
+	warns := []health.Warning{
+		{Kind: health.RecvLag, Topic: "/imu", Node: "/a", Pid: 7, Value: 5, Min: 10, Timer: -1, Age: time.Second},
+		{Kind: health.RecvLag, Topic: "/imu", Node: "/b", Pid: 8, Value: 2, Min: 10, Timer: -1, Age: 3 * time.Second},
+	}
+	f := NewBuilder().Build(win(1, "/imu"), warns, nil)
+	if len(f.Warnings) != 2 || !strings.Contains(f.Warnings[0].What, "node=/b") || !strings.Contains(f.Warnings[1].What, "node=/a") ||
+		strings.HasPrefix(f.Warnings[0].What, "ALERT") {
+		t.Errorf("warnings %+v", f.Warnings)
 	}
 }
