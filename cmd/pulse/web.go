@@ -101,8 +101,7 @@ func webHook(srv *pweb.Server) (func(*window.Window, []health.Warning, bool), er
 	b := pweb.NewBuilder()
 	return func(w *window.Window, warns []health.Warning, final bool) {
 		now := time.Unix(0, w.TsNs)
-		all := append(append(append([]health.Warning(nil), warns...), lag.Observe(w, final, now)...), health.FullSegments(w)...)
-		all = append(all, health.UnmatchedWarnings(w, all)...)
+		all := lag.ViewWarnings(w, warns, final, now)
 		samples := map[int]cpu.Sample{}
 		for _, s := range sampler.Sample(cpu.Targets(w.Procs, false, "")) {
 			samples[s.Pid] = s

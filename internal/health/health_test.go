@@ -355,3 +355,32 @@ func TestReceiveVerdictsCarryTheCause(t *testing.T) {
 		t.Errorf("another subscription's cause: %q", c)
 	}
 }
+
+// A live view's warnings name a starved subscription once (the recorder's
+// detector said it; the view's own adds only the lagging ones) and a
+// lagging one once.
+func TestViewWarningsSayEachSubscriptionOnce(t *testing.T) {
+	w := win([]window.Topic{{Name: "/chatter", PubInter: 20, PubAny: 20, PubCount: 1, PubInterSeen: true, SubCount: 2, RecvSeen: true, Published: 20,
+		Pubs: []window.EndpointRate{{Pid: 1, Node: "/talker", Inter: 20, Alive: true, Exposure: 1, Total: [2]uint64{40, 0}}},
+		Subs: []window.EndpointRate{{Pid: 2, Node: "/deaf", Alive: true, Exposure: 1},
+			{Pid: 3, Node: "/slow", Inter: 5, Alive: true, Exposure: 1, Total: [2]uint64{10, 0}}}}}, nil, nil)
+	recorder, view := NewLagDetector(), NewLagDetector()
+	var got []Warning
+	for i := 0; i < 4; i++ {
+		now := time.Unix(int64(i), 0)
+		var recorded []Warning
+		for _, m := range recorder.Observe(w, false, now) { // as internal/recorder passes them
+			if m.Kind == RecvStarved {
+				recorded = append(recorded, m)
+			}
+		}
+		got = view.ViewWarnings(w, recorded, false, now)
+	}
+	count := map[string]int{}
+	for _, x := range got {
+		count[string(x.Kind)+" "+x.Node]++
+	}
+	if len(got) != 2 || count["recv_starved /deaf"] != 1 || count["recv_lag /slow"] != 1 {
+		t.Errorf("view warnings %v, want recv_starved /deaf and recv_lag /slow once each", count)
+	}
+}

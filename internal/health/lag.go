@@ -31,13 +31,23 @@ type LagDetector struct {
 	Fraction float64 // default 0.9
 	Windows  int     // default 3
 
-	streak map[string]int
-	since  map[string]time.Time
+	streak map[subKey]int
+	since  map[subKey]time.Time
+}
+
+// subKey is a subscription's streak: starved or lagging, on a topic, in a
+// process and node. A struct, not a formatted string: every subscription is
+// looked at every window.
+type subKey struct {
+	starved bool
+	topic   string
+	pid     int
+	node    string
 }
 
 // NewLagDetector returns a detector with the defaults.
 func NewLagDetector() *LagDetector {
-	return &LagDetector{Fraction: 0.9, Windows: 3, streak: map[string]int{}, since: map[string]time.Time{}}
+	return &LagDetector{Fraction: 0.9, Windows: 3, streak: map[subKey]int{}, since: map[subKey]time.Time{}}
 }
 
 // Observe takes the next window and returns the lagging subscriptions, with
@@ -48,7 +58,7 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 		return nil
 	}
 	var out []Warning
-	current := map[string]bool{}
+	var current map[subKey]bool // only what is found; most windows find nothing
 	for i := range w.Topics {
 		t := &w.Topics[i]
 		if t.PubCount == 0 || t.PubAny <= 0 || !t.PubMeasured("any") {
@@ -56,8 +66,8 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 		}
 		for _, s := range t.Subs {
 			if t.Starved(&s) {
-				k := fmt.Sprintf("starved|%s|%d|%s", t.Name, s.Pid, s.Node)
-				current[k] = true
+				k := subKey{true, t.Name, s.Pid, s.Node}
+				current = mark(current, k)
 				if d.tick(k, now) {
 					out = append(out, Warning{Kind: RecvStarved, Topic: t.Name, Side: spec.Recv, Transport: spec.Any, Node: s.Node, Pid: s.Pid,
 						Timer: -1, Value: 0, Min: t.PubAny, Since: d.since[k], Age: now.Sub(d.since[k]), Cause: Cause(w, t.Name, s.Node, s.Pid)})
@@ -71,11 +81,11 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 			// The subscription's window and the publishers' differ by up to
 			// one message each way.
 			slack := 1 / s.Exposure
-			k := fmt.Sprintf("%s|%d|%s", t.Name, s.Pid, s.Node)
 			if got+slack >= d.Fraction*t.PubAny {
 				continue
 			}
-			current[k] = true
+			k := subKey{false, t.Name, s.Pid, s.Node}
+			current = mark(current, k)
 			if d.tick(k, now) {
 				out = append(out, Warning{Kind: RecvLag, Topic: t.Name, Side: spec.Recv, Transport: spec.Any, Node: s.Node, Pid: s.Pid,
 					Timer: -1, Value: got, Min: t.PubAny, Since: d.since[k], Age: now.Sub(d.since[k])})
@@ -97,9 +107,17 @@ func StarvedWords(pubHz float64) string {
 	return fmt.Sprintf("receives nothing of %.1f Hz published here; the cause is not visible yet", pubHz)
 }
 
+func mark(m map[subKey]bool, k subKey) map[subKey]bool {
+	if m == nil {
+		m = map[subKey]bool{}
+	}
+	m[k] = true
+	return m
+}
+
 // tick counts one more window of a streak and reports whether it is long
 // enough to say.
-func (d *LagDetector) tick(k string, now time.Time) bool {
+func (d *LagDetector) tick(k subKey, now time.Time) bool {
 	d.streak[k]++
 	if d.streak[k] == 1 {
 		d.since[k] = now
@@ -153,4 +171,19 @@ func UnmatchedWarnings(w *window.Window, others []Warning) []Warning {
 			Timer: -1, Reason: u.Reason, Cause: u.Detail})
 	}
 	return out
+}
+
+// ViewWarnings is what a live view (top, web) shows of a window: the
+// verdicts the recorder passed (which already hold its starved
+// subscriptions), the subscriptions d finds lagging, the full segments, and
+// the endpoints that meet nobody.
+func (d *LagDetector) ViewWarnings(w *window.Window, recorded []Warning, final bool, now time.Time) []Warning {
+	all := append([]Warning(nil), recorded...)
+	for _, m := range d.Observe(w, final, now) {
+		if m.Kind == RecvLag { // starved ones came with the recorder's
+			all = append(all, m)
+		}
+	}
+	all = append(all, FullSegments(w)...)
+	return append(all, UnmatchedWarnings(w, all)...)
 }

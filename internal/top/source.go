@@ -28,8 +28,7 @@ func Hook(send func(tea.Msg)) (func(*window.Window, []health.Warning, bool), err
 	return func(w *window.Window, warns []health.Warning, final bool) {
 		now := time.Unix(0, w.TsNs)
 		f := Frame{W: w, At: now, Live: true, CPU: map[int]cpu.Sample{}}
-		f.Warns = append(append(append(f.Warns, warns...), lag.Observe(w, final, now)...), health.FullSegments(w)...)
-		f.Warns = append(f.Warns, health.UnmatchedWarnings(w, f.Warns)...)
+		f.Warns = lag.ViewWarnings(w, warns, final, now)
 		for _, s := range sampler.Sample(cpu.Targets(w.Procs, false, "")) {
 			f.CPU[s.Pid] = s
 		}
