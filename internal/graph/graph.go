@@ -5,10 +5,12 @@
 package graph
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"ros2_pulse/internal/compat"
@@ -164,16 +166,20 @@ func FromWindow(w *window.Window) *Graph {
 			add(nk{n, p.Pid})
 		}
 	}
+	endpoints := 0
 	for i := range w.Topics {
-		for _, e := range append(append([]window.EndpointRate(nil), w.Topics[i].Pubs...), w.Topics[i].Subs...) {
-			add(nk{e.Node, e.Pid})
+		for _, side := range [][]window.EndpointRate{w.Topics[i].Pubs, w.Topics[i].Subs} {
+			for j := range side {
+				add(nk{side[j].Node, side[j].Pid})
+			}
+			endpoints += len(side)
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].name != keys[j].name {
-			return keys[i].name < keys[j].name
-		}
-		return keys[i].pid < keys[j].pid
+	g.Nodes = make([]Node, 0, len(keys))
+	g.Topics = make([]Topic, 0, len(w.Topics))
+	g.Edges = make([]Edge, 0, endpoints) // an edge is large: grown by appending, it was most of a graph's garbage
+	slices.SortFunc(keys, func(a, b nk) int {
+		return cmp.Or(strings.Compare(a.name, b.name), cmp.Compare(a.pid, b.pid))
 	})
 	busy := map[nk]float64{}
 	for _, b := range w.Busy {
@@ -190,7 +196,7 @@ func FromWindow(w *window.Window) *Graph {
 	threads := window.ProcessBusy(w.Threads)
 	ids := map[nk]string{}
 	for i, k := range keys {
-		ids[k] = fmt.Sprintf("n%d", i)
+		ids[k] = "n" + strconv.Itoa(i)
 		n := Node{ID: ids[k], Name: k.name, Pid: k.pid, Alive: alive[k.pid]}
 		if v, ok := busy[k]; ok {
 			n.BusyPct = ptr(v)
@@ -203,23 +209,28 @@ func FromWindow(w *window.Window) *Graph {
 		}
 		g.Nodes = append(g.Nodes, n)
 	}
-	unmatched := map[string]window.Unmatched{} // side topic pid node -> the diagnosis that rules it out
+	type side struct {
+		pub         bool
+		topic, node string
+		pid         int
+	}
+	unmatched := map[side]window.Unmatched{} // the diagnosis that rules an endpoint out
 	for _, u := range w.Unmatched {
 		if u.Error {
-			unmatched[fmt.Sprintf("%t %s %d %s", u.Pub, u.Topic, u.Pid, u.Node)] = u
+			unmatched[side{u.Pub, u.Topic, u.Node, u.Pid}] = u
 		}
 	}
 	explain := func(edge *Edge, pub bool, topic string, e *window.EndpointRate) {
 		if q := e.QoS; q != nil {
 			edge.QoS, edge.Type = compat.Summary(q), q.Type
 		}
-		if u, ok := unmatched[fmt.Sprintf("%t %s %d %s", pub, topic, e.Pid, e.Node)]; ok && e.Alive {
+		if u, ok := unmatched[side{pub, topic, e.Node, e.Pid}]; ok && e.Alive {
 			edge.Transport, edge.Unmatched, edge.Why = "unmatched", u.Reason, u.Detail
 		}
 	}
 	for i := range w.Topics {
 		t := &w.Topics[i]
-		tid := fmt.Sprintf("t%d", i)
+		tid := "t" + strconv.Itoa(i)
 		topic := Topic{ID: tid, Name: t.Name, RecvHz: t.RecvInter + t.RecvIntra}
 		if window.IsServiceEvent(t.Name) {
 			topic.Introspects = strings.TrimSuffix(t.Name, "/_service_event")

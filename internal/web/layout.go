@@ -2,7 +2,6 @@ package web
 
 import (
 	"sort"
-	"strings"
 
 	"ros2_pulse/internal/graph"
 )
@@ -28,7 +27,6 @@ const (
 type layout struct {
 	pos    map[string]Pos  // by stable key: "n:<name>@<pid>", "t:<topic>", "s:<service>"
 	bottom map[int]float64 // per column, the lowest row used
-	topo   string          // the topology last laid out
 }
 
 func newLayout() *layout { return &layout{pos: map[string]Pos{}, bottom: map[int]float64{}} }
@@ -38,9 +36,8 @@ func nodeKey(n *graph.Node) string       { return "n:" + n.Name + "@" + itoa(n.P
 func topicKey(t *graph.Topic) string     { return "t:" + t.Name }
 func serviceKey(s *graph.Service) string { return "s:" + s.Name }
 
-// place returns each graph id's position, placing what is new. changed
-// reports whether the topology (entities or edges) differs from last time.
-func (l *layout) place(g *graph.Graph) (map[string]Pos, bool) {
+// place returns each graph id's position, placing what is new.
+func (l *layout) place(g *graph.Graph) map[string]Pos {
 	keys := map[string]string{} // graph id -> stable key
 	for i := range g.Nodes {
 		keys[g.Nodes[i].ID] = nodeKey(&g.Nodes[i])
@@ -51,25 +48,12 @@ func (l *layout) place(g *graph.Graph) (map[string]Pos, bool) {
 	for i := range g.Services {
 		keys[g.Services[i].ID] = serviceKey(&g.Services[i])
 	}
-	var topo []string
-	for _, k := range keys {
-		topo = append(topo, k)
-	}
-	for _, e := range g.Edges {
-		topo = append(topo, keys[e.From]+">"+keys[e.To])
-	}
-	sort.Strings(topo)
-	sig := strings.Join(topo, "\n")
-	changed := sig != l.topo
-	l.topo = sig
-	if changed {
-		l.placeNew(g, keys)
-	}
+	l.placeNew(g, keys)
 	out := make(map[string]Pos, len(keys))
 	for id, k := range keys {
 		out[id] = l.pos[k]
 	}
-	return out, changed
+	return out
 }
 
 // placeNew gives each entity without a place the column of its longest

@@ -12,7 +12,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,31 +33,168 @@ var assets embed.FS
 
 func itoa(v int) string { return strconv.Itoa(v) }
 
-// Frame is one window as the page draws it.
+// A frame is one window as the page draws it, in two parts: its Shape, what
+// stays while the topology stays (names, edges, QoS, types and positions),
+// and its Now, the window's values, aligned with the shape's lists. A page
+// gets a shape only when it changed and a Now every window, so a steady
+// graph costs its values only (design note 0021).
 type Frame struct {
-	TsNs    int64        `json:"ts_ns"`
-	Seconds float64      `json:"window_s"`
-	Graph   *graph.Graph `json:"graph"`
-	Labels  []string     `json:"labels"` // per edge of Graph.Edges: its label, as pulse graph writes it
-	// Pos: per graph id, sent only with a frame whose topology changed
-	// (Relayout); the page keeps it, and a page that opens later gets the
-	// latest positions with the latest frame.
-	Pos      map[string]Pos `json:"pos,omitempty"`
-	Relayout bool           `json:"relayout"`
-	Topics   []TopicRow     `json:"topics"`
-	Warnings []WarnRow      `json:"warnings"`
-	Procs    []ProcRow      `json:"procs"`
-	Index    int            `json:"index"` // replay: this frame's place; live: 0
-	Count    int            `json:"count"` // replay: how many; live: 0
+	Shape    *Shape
+	Now      Now
+	NewShape bool // the shape differs from the previous frame's
 }
 
-// TopicRow is a topic in the table: its rates and its state (top's words).
-type TopicRow struct {
-	Name   string   `json:"name"`
+// Shape is the graph's entities and edges without their rates, and where
+// each is drawn (by graph id). Seq numbers the shapes of one builder.
+type Shape struct {
+	Seq      int            `json:"seq"`
+	Nodes    []ShapeNode    `json:"nodes"`
+	Topics   []ShapeTopic   `json:"topics"`
+	Services []ShapeService `json:"services"`
+	Edges    []ShapeEdge    `json:"edges"`
+	Pos      map[string]Pos `json:"pos"`
+}
+
+// ShapeNode is a node of a process.
+type ShapeNode struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Pid  int    `json:"pid"`
+}
+
+// ShapeTopic is a topic, with its message types and what it belongs to.
+type ShapeTopic struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Types       []string `json:"types,omitempty"`
+	Introspects string   `json:"introspects,omitempty"`
+	Action      string   `json:"action,omitempty"`
+	Part        string   `json:"part,omitempty"`
+}
+
+// ShapeService is a service or an action.
+type ShapeService struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+}
+
+// ShapeEdge is a publication, subscription, server or client, with the QoS
+// and type its endpoint was created with.
+type ShapeEdge struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Kind string `json:"kind"`
+	QoS  string `json:"qos,omitempty"`
+	Type string `json:"type,omitempty"`
+}
+
+func nodeShape(n *graph.Node) ShapeNode { return ShapeNode{ID: n.ID, Name: n.Name, Pid: n.Pid} }
+func topicShape(t *graph.Topic) ShapeTopic {
+	return ShapeTopic{ID: t.ID, Name: t.Name, Types: t.Types, Introspects: t.Introspects, Action: t.Action, Part: t.Part}
+}
+func serviceShape(s *graph.Service) ShapeService {
+	return ShapeService{ID: s.ID, Name: s.Name, Kind: s.Kind}
+}
+func edgeShape(e *graph.Edge) ShapeEdge {
+	return ShapeEdge{From: e.From, To: e.To, Kind: e.Kind, QoS: e.QoS, Type: e.Type}
+}
+
+func (a ShapeTopic) equal(b ShapeTopic) bool {
+	return a.ID == b.ID && a.Name == b.Name && a.Introspects == b.Introspects && a.Action == b.Action && a.Part == b.Part && slices.Equal(a.Types, b.Types)
+}
+
+// sameShape reports whether g has shape s, without building g's (most windows do).
+func sameShape(g *graph.Graph, s *Shape) bool {
+	if s == nil || len(g.Nodes) != len(s.Nodes) || len(g.Topics) != len(s.Topics) || len(g.Services) != len(s.Services) || len(g.Edges) != len(s.Edges) {
+		return false
+	}
+	for i := range g.Nodes {
+		if nodeShape(&g.Nodes[i]) != s.Nodes[i] {
+			return false
+		}
+	}
+	for i := range g.Topics {
+		if !topicShape(&g.Topics[i]).equal(s.Topics[i]) {
+			return false
+		}
+	}
+	for i := range g.Services {
+		if serviceShape(&g.Services[i]) != s.Services[i] {
+			return false
+		}
+	}
+	for i := range g.Edges {
+		if edgeShape(&g.Edges[i]) != s.Edges[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// shapeOf is g's shape, without positions or number.
+func shapeOf(g *graph.Graph) *Shape {
+	s := &Shape{Nodes: make([]ShapeNode, len(g.Nodes)), Topics: make([]ShapeTopic, len(g.Topics)),
+		Services: make([]ShapeService, len(g.Services)), Edges: make([]ShapeEdge, len(g.Edges))}
+	for i := range g.Nodes {
+		s.Nodes[i] = nodeShape(&g.Nodes[i])
+	}
+	for i := range g.Topics {
+		s.Topics[i] = topicShape(&g.Topics[i])
+	}
+	for i := range g.Services {
+		s.Services[i] = serviceShape(&g.Services[i])
+	}
+	for i := range g.Edges {
+		s.Edges[i] = edgeShape(&g.Edges[i])
+	}
+	return s
+}
+
+// Now is one window's values. Nodes, Topics, Services and Edges follow the
+// order of the shape numbered Seq. Rates are rounded to 1 mHz: the page
+// shows tenths, and shorter numbers are most of what a window sends.
+type Now struct {
+	Seq      int          `json:"seq"`
+	TsNs     int64        `json:"ts_ns"`
+	Seconds  float64      `json:"window_s"`
+	Nodes    []NodeNow    `json:"nodes"`
+	Topics   []TopicNow   `json:"topics"`
+	Services []ServiceNow `json:"services"`
+	// Each edge's rate (0 when its state is "not_measured" on this
+	// distro), its state (graph.Edge's transport, or "exited") and its label
+	// as pulse graph writes it: three lists rather than an object per edge,
+	// whose keys would be most of what a large graph sends.
+	EdgeHz    []float64 `json:"edge_hz"`
+	EdgeState []string  `json:"edge_state"`
+	EdgeLabel []string  `json:"edge_label"`
+	Warnings  []WarnRow `json:"warnings"`
+	Procs     []ProcRow `json:"procs"`
+	Index     int       `json:"index"` // replay: this frame's place; live: 0
+	Count     int       `json:"count"` // replay: how many; live: 0
+}
+
+// NodeNow is whether a node's process exited and, where measured, its
+// callbacks' busy share, its slowest callback and its process's busiest
+// executor thread (a live node with nothing measured is {}).
+type NodeNow struct {
+	Exited    bool     `json:"exited,omitempty"`
+	BusyPct   *float64 `json:"busy_pct,omitempty"`
+	SlowestMs *float64 `json:"slowest_callback_ms,omitempty"`
+	ThreadPct *float64 `json:"executor_thread_pct,omitempty"`
+}
+
+// TopicNow is a topic's row of the table: its rates and its state (top's words).
+type TopicNow struct {
 	PubHz  *float64 `json:"pub_hz,omitempty"` // nil: not measured on this distro
 	RecvHz float64  `json:"recv_hz"`
 	State  string   `json:"state"`
 	GapMs  *float64 `json:"gap_ms,omitempty"`
+}
+
+// ServiceNow is the requests a service's servers took per second (nil: not measured).
+type ServiceNow struct {
+	Hz *float64 `json:"hz,omitempty"`
 }
 
 // WarnRow is a verdict with its age.
@@ -67,32 +206,53 @@ type WarnRow struct {
 	Node  string  `json:"node,omitempty"`
 }
 
-// ProcRow is a process's state, CPU and memory.
+// ProcRow is a live process's CPU and memory.
 type ProcRow struct {
 	Pid    int      `json:"pid"`
-	Alive  bool     `json:"alive"`
-	Nodes  []string `json:"nodes"`
 	CPUPct *float64 `json:"cpu_pct,omitempty"`
 	RSSMiB *float64 `json:"rss_mib,omitempty"`
 }
 
-// Builder turns windows into frames, keeping the layout across them.
+// Builder turns windows into frames, keeping the layout and the last shape.
 type Builder struct {
 	layout *layout
+	shape  *Shape
 }
 
 // NewBuilder returns a builder with an empty layout.
 func NewBuilder() *Builder { return &Builder{layout: newLayout()} }
 
+func milli(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+func milliPtr(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := milli(*p)
+	return &v
+}
+
 // Build makes the frame of w with its verdicts and its processes' CPU samples (nil: none).
 func (b *Builder) Build(w *window.Window, warns []health.Warning, samples map[int]cpu.Sample) Frame {
 	g := graph.FromWindow(w)
-	f := Frame{TsNs: w.TsNs, Seconds: w.Seconds, Graph: g, Topics: []TopicRow{}, Warnings: []WarnRow{}, Procs: []ProcRow{}}
-	for i := range g.Edges {
-		f.Labels = append(f.Labels, g.Edges[i].Label())
+	now := Now{TsNs: w.TsNs, Seconds: w.Seconds, Nodes: make([]NodeNow, len(g.Nodes)), Topics: make([]TopicNow, len(g.Topics)),
+		Services: make([]ServiceNow, len(g.Services)), EdgeHz: make([]float64, len(g.Edges)), EdgeState: make([]string, len(g.Edges)),
+		EdgeLabel: make([]string, len(g.Edges)), Warnings: []WarnRow{}, Procs: []ProcRow{}}
+	for i, n := range g.Nodes {
+		now.Nodes[i] = NodeNow{Exited: !n.Alive, BusyPct: milliPtr(n.BusyPct), SlowestMs: milliPtr(n.SlowestMs), ThreadPct: milliPtr(n.ThreadPct)}
 	}
-	if pos, changed := b.layout.place(g); changed {
-		f.Pos, f.Relayout = pos, true
+	for i, s := range g.Services {
+		now.Services[i] = ServiceNow{Hz: milliPtr(s.Hz)}
+	}
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		now.EdgeState[i], now.EdgeLabel[i] = e.Transport, e.Label()
+		if !e.Alive {
+			now.EdgeState[i] = "exited"
+		}
+		inter, _ := e.Hz("inter")
+		intra, _ := e.Hz("intra")
+		now.EdgeHz[i] = milli(inter + intra)
 	}
 	warned := map[string]bool{}
 	for _, x := range warns {
@@ -100,34 +260,44 @@ func (b *Builder) Build(w *window.Window, warns []health.Warning, samples map[in
 			warned[x.Topic] = true
 		}
 	}
-	for i := range w.Topics {
+	for i := range g.Topics { // graph topic i is w.Topics[i]
 		t := &w.Topics[i]
-		r := TopicRow{Name: t.Name, RecvHz: t.RecvInter + t.RecvIntra, State: t.State(warned[t.Name])}
+		r := TopicNow{RecvHz: milli(t.RecvInter + t.RecvIntra), State: t.State(warned[t.Name])}
 		if t.PubMeasured("any") && t.PubCount > 0 {
-			v := t.PubAny
+			v := milli(t.PubAny)
 			r.PubHz = &v
 		}
 		if t.PubGap.HasData || t.RecvGap.HasData {
-			v := max(t.PubGap.MaxDtMs(), t.RecvGap.MaxDtMs())
+			v := milli(max(t.PubGap.MaxDtMs(), t.RecvGap.MaxDtMs()))
 			r.GapMs = &v
 		}
-		f.Topics = append(f.Topics, r)
+		now.Topics[i] = r
 	}
+	f := Frame{Shape: b.shape}
+	if !sameShape(g, b.shape) {
+		shape := shapeOf(g)
+		shape.Seq = 1
+		if b.shape != nil {
+			shape.Seq = b.shape.Seq + 1
+		}
+		shape.Pos = b.layout.place(g)
+		b.shape, f.Shape, f.NewShape = shape, shape, true
+	}
+	now.Seq = f.Shape.Seq
 	sorted := append([]health.Warning(nil), warns...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Age > sorted[j].Age })
 	for _, x := range sorted {
 		lines := logfmt.WarnLines([]health.Warning{x}) // upstream's WARN line, if any, then the verdict's ALERT line
 		what := strings.TrimPrefix(lines[len(lines)-1], "ALERT ")
-		f.Warnings = append(f.Warnings, WarnRow{Kind: string(x.Kind), What: what, AgeS: x.Age.Seconds(), Topic: x.Topic, Node: x.Node})
+		now.Warnings = append(now.Warnings, WarnRow{Kind: string(x.Kind), What: what, AgeS: milli(x.Age.Seconds()), Topic: x.Topic, Node: x.Node})
 	}
 	for _, p := range w.Procs {
-		r := ProcRow{Pid: p.Pid, Alive: p.Alive, Nodes: append([]string{}, p.Nodes...)}
 		if s, ok := samples[p.Pid]; ok && p.Alive {
-			c, m := s.CPUPct, float64(s.RSSBytes)/(1<<20)
-			r.CPUPct, r.RSSMiB = &c, &m
+			c, m := milli(s.CPUPct), milli(float64(s.RSSBytes)/(1<<20))
+			now.Procs = append(now.Procs, ProcRow{Pid: p.Pid, CPUPct: &c, RSSMiB: &m})
 		}
-		f.Procs = append(f.Procs, r)
 	}
+	f.Now = now
 	return f
 }
 
@@ -135,19 +305,26 @@ func (b *Builder) Build(w *window.Window, warns []health.Warning, samples map[in
 // /events, or a recording's frames by index.
 type Server struct {
 	mu      sync.Mutex
-	latest  []byte
-	layout  []byte // the latest positions, as a frame with Pos only, for pages that open later
-	subs    map[chan []byte]bool
-	replay  [][]byte // a recording's frames, encoded; nil live
+	latest  message
+	subs    map[chan message]bool
+	replay  [][]byte // a recording's frames, each {"shape":…,"now":…}; nil live
 	version string
+}
+
+// message is one window for the pages: its values, and the shape they
+// follow (sent to a page only when it differs from the one the page has).
+type message struct {
+	seq   int
+	shape []byte
+	now   []byte
 }
 
 // NewServer returns a live server (replay nil) or one over a recording's frames.
 func NewServer(version string, replay []Frame) (*Server, error) {
-	s := &Server{subs: map[chan []byte]bool{}, version: version}
+	s := &Server{subs: map[chan message]bool{}, version: version}
 	for i := range replay {
-		replay[i].Index, replay[i].Count = i, len(replay)
-		b, err := json.Marshal(&replay[i])
+		replay[i].Now.Index, replay[i].Now.Count = i, len(replay)
+		b, err := json.Marshal(map[string]any{"shape": replay[i].Shape, "now": &replay[i].Now})
 		if err != nil {
 			return nil, err
 		}
@@ -158,25 +335,25 @@ func NewServer(version string, replay []Frame) (*Server, error) {
 
 // Publish sends a frame to every open page and keeps it for pages that open later.
 func (s *Server) Publish(f Frame) error {
-	b, err := json.Marshal(&f)
+	now, err := json.Marshal(&f.Now)
 	if err != nil {
 		return err
 	}
-	var layout []byte
-	if f.Relayout {
-		if layout, err = json.Marshal(map[string]any{"pos": f.Pos}); err != nil {
+	s.mu.Lock()
+	last := s.latest
+	s.mu.Unlock()
+	m := message{seq: f.Shape.Seq, shape: last.shape, now: now}
+	if m.seq != last.seq || m.shape == nil { // encoded once per shape
+		if m.shape, err = json.Marshal(f.Shape); err != nil {
 			return err
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.latest = b
-	if layout != nil {
-		s.layout = layout
-	}
+	s.latest = m
 	for ch := range s.subs {
 		select {
-		case ch <- b:
+		case ch <- m:
 		default: // a page that has not read the last frame gets the next one
 		}
 	}
@@ -222,7 +399,9 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
-// events streams frames as server-sent events: the latest at once, then each new one.
+// events streams frames as server-sent events: the latest at once, then
+// each new one; a "shape" event before the first values and whenever the
+// shape changes.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -230,9 +409,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
-	ch := make(chan []byte, 1)
+	ch := make(chan message, 1)
 	s.mu.Lock()
-	latest, layout := s.latest, s.layout
+	latest := s.latest
 	s.subs[ch] = true
 	s.mu.Unlock()
 	defer func() {
@@ -240,19 +419,21 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		delete(s.subs, ch)
 		s.mu.Unlock()
 	}()
-	send := func(b []byte) bool {
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+	sentSeq := 0
+	send := func(m message) bool {
+		if m.seq != sentSeq {
+			if _, err := fmt.Fprintf(w, "event: shape\ndata: %s\n\n", m.shape); err != nil {
+				return false
+			}
+			sentSeq = m.seq
+		}
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", m.now); err != nil {
 			return false
 		}
 		flusher.Flush()
 		return true
 	}
-	if layout != nil { // the positions first: the latest frame may not carry them
-		if _, err := fmt.Fprintf(w, "event: layout\ndata: %s\n\n", layout); err != nil {
-			return
-		}
-	}
-	if latest != nil && !send(latest) {
+	if latest.now != nil && !send(latest) {
 		return
 	}
 	keepalive := time.NewTicker(15 * time.Second)
@@ -261,8 +442,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case b := <-ch:
-			if !send(b) {
+		case m := <-ch:
+			if !send(m) {
 				return
 			}
 		case <-keepalive.C: // a comment keeps proxies from closing an idle stream

@@ -29,16 +29,16 @@ func win(ts int64, topics ...string) *window.Window {
 func TestLayoutKeepsPlaces(t *testing.T) {
 	b := NewBuilder()
 	f1 := b.Build(win(1, "/b"), nil, nil)
-	if !f1.Relayout {
-		t.Fatal("the first frame is a layout")
+	if !f1.NewShape || f1.Shape.Seq != 1 || f1.Now.Seq != 1 {
+		t.Fatalf("the first frame is a new shape: %+v", f1)
 	}
 	byName := func(f Frame) map[string]Pos {
 		out := map[string]Pos{}
-		for _, n := range f.Graph.Nodes {
-			out[n.Name] = f.Pos[n.ID]
+		for _, n := range f.Shape.Nodes {
+			out[n.Name] = f.Shape.Pos[n.ID]
 		}
-		for _, tp := range f.Graph.Topics {
-			out[tp.Name] = f.Pos[tp.ID]
+		for _, tp := range f.Shape.Topics {
+			out[tp.Name] = f.Shape.Pos[tp.ID]
 		}
 		return out
 	}
@@ -46,10 +46,13 @@ func TestLayoutKeepsPlaces(t *testing.T) {
 	if !(p1["/talker"].X < p1["/b"].X && p1["/b"].X < p1["/listener"].X) {
 		t.Errorf("not left to right: %+v", p1)
 	}
-	if f := b.Build(win(2, "/b"), nil, nil); f.Relayout || f.Pos != nil {
-		t.Errorf("the same topology laid out again, or its positions sent again")
+	if f := b.Build(win(2, "/b"), nil, nil); f.NewShape || f.Shape != f1.Shape || f.Now.Seq != 1 {
+		t.Errorf("the same topology made a new shape")
 	}
 	f3 := b.Build(win(3, "/a", "/b"), nil, nil) // /a sorts first: its graph id takes /b's
+	if !f3.NewShape || f3.Shape.Seq != 2 || f3.Now.Seq != 2 || len(f3.Now.EdgeHz) != len(f3.Shape.Edges) || len(f3.Now.EdgeLabel) != len(f3.Shape.Edges) || len(f3.Now.Topics) != 2 {
+		t.Fatalf("a new topic: shape %d (new %t), values of shape %d", f3.Shape.Seq, f3.NewShape, f3.Now.Seq)
+	}
 	p3 := byName(f3)
 	for name, p := range p1 {
 		if p3[name] != p {
@@ -84,8 +87,8 @@ func TestServerStreamsFrames(t *testing.T) {
 		t.Errorf("content type %q", ct)
 	}
 	lines := bufio.NewReader(resp.Body)
-	layouts := 0
-	next := func() Frame {
+	var shapes []Shape
+	next := func() Now {
 		t.Helper()
 		event := ""
 		for {
@@ -97,33 +100,39 @@ func TestServerStreamsFrames(t *testing.T) {
 				event = strings.TrimSpace(e)
 				continue
 			}
-			if data, ok := strings.CutPrefix(l, "data: "); ok && event == "layout" { // positions, before the frame
-				var lay struct{ Pos map[string]Pos }
-				if err := json.Unmarshal([]byte(data), &lay); err != nil || len(lay.Pos) != 3 {
-					t.Fatalf("layout %q: %v", data, err)
+			if data, ok := strings.CutPrefix(l, "data: "); ok && event == "shape" { // before the values that follow it
+				var sh Shape
+				if err := json.Unmarshal([]byte(data), &sh); err != nil || len(sh.Pos) != len(sh.Nodes)+len(sh.Topics)+len(sh.Services) {
+					t.Fatalf("shape %q: %v", data, err)
 				}
-				layouts++
+				shapes = append(shapes, sh)
 				event = ""
 				continue
 			}
 			if data, ok := strings.CutPrefix(l, "data: "); ok {
-				var f Frame
-				if err := json.Unmarshal([]byte(data), &f); err != nil {
+				var n Now
+				if err := json.Unmarshal([]byte(data), &n); err != nil {
 					t.Fatal(err)
 				}
-				return f
+				return n
 			}
 		}
 	}
-	if f := next(); f.TsNs != 1 || len(f.Topics) != 1 || f.Topics[0].State != window.StateOK || len(f.Labels) != len(f.Graph.Edges) || layouts != 1 {
-		t.Errorf("first frame %+v (after %d layouts)", f, layouts)
+	if n := next(); n.TsNs != 1 || len(n.Topics) != 1 || n.Topics[0].State != window.StateOK || len(shapes) != 1 || n.Seq != shapes[0].Seq ||
+		len(n.EdgeHz) != len(shapes[0].Edges) || n.EdgeLabel[0] != "10.0 Hz" || n.EdgeState[0] != "inter" || n.EdgeHz[0] != 10 {
+		t.Errorf("first values %+v (after %d shapes)", n, len(shapes))
 	}
 	go func() {
 		time.Sleep(50 * time.Millisecond)
 		s.Publish(b.Build(win(2, "/chatter"), nil, nil))
+		time.Sleep(50 * time.Millisecond)
+		s.Publish(b.Build(win(3, "/chatter", "/new"), nil, nil))
 	}()
-	if f := next(); f.TsNs != 2 || f.Pos != nil {
-		t.Errorf("second frame %+v: the same topology, no positions", f)
+	if n := next(); n.TsNs != 2 || len(shapes) != 1 {
+		t.Errorf("second values %+v: the same topology, no shape sent (%d shapes)", n, len(shapes))
+	}
+	if n := next(); n.TsNs != 3 || len(shapes) != 2 || n.Seq != shapes[1].Seq || len(shapes[1].Topics) != 2 || len(n.Topics) != 2 {
+		t.Errorf("third values %+v: a new topic, a new shape first (%d shapes)", n, len(shapes))
 	}
 	page, err := http.Get(ts.URL + "/")
 	if err != nil {
@@ -154,8 +163,8 @@ func TestWarningsSaidOneByOne(t *testing.T) {
 		{Kind: health.RecvLag, Topic: "/imu", Node: "/b", Pid: 8, Value: 2, Min: 10, Timer: -1, Age: 3 * time.Second},
 	}
 	f := NewBuilder().Build(win(1, "/imu"), warns, nil)
-	if len(f.Warnings) != 2 || !strings.Contains(f.Warnings[0].What, "node=/b") || !strings.Contains(f.Warnings[1].What, "node=/a") ||
-		strings.HasPrefix(f.Warnings[0].What, "ALERT") {
-		t.Errorf("warnings %+v", f.Warnings)
+	if ws := f.Now.Warnings; len(ws) != 2 || !strings.Contains(ws[0].What, "node=/b") || !strings.Contains(ws[1].What, "node=/a") ||
+		strings.HasPrefix(ws[0].What, "ALERT") {
+		t.Errorf("warnings %+v", ws)
 	}
 }

@@ -1,6 +1,8 @@
-// pulse web: draws the frames the server sends (one per window). Every name
-// comes from a segment, so every string goes into the page as a text node
-// (textContent, setAttribute of plain values), never as markup.
+// pulse web: draws the graph the server sends. A "shape" (entities, edges,
+// positions) comes when the topology changes; the values of each window
+// follow it, aligned with the shape's lists. Every name comes from a
+// segment, so every string goes into the page as a text node (textContent,
+// setAttribute of plain values), never as markup.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -8,8 +10,11 @@ const BUILTIN = new Set(["/rosout", "/parameter_events"]);
 const HISTORY = 300; // points per sparkline: five minutes at 1 s windows
 
 const state = {
-  frame: null,
-  pos: {},            // graph id -> {x, y}: sent when the topology changes
+  shape: null,        // the latest shape
+  keys: new Map(),    // graph id -> stable key, for the shape
+  nodeEls: [], topicEls: [], serviceEls: [], edgeEls: [], rows: [], // aligned with the shape's lists
+  edgeTopic: [],      // per shape edge: the index of its topic, or -1
+  frame: null,        // the latest values
   ents: new Map(),    // stable key -> <g>
   edges: new Map(),   // edge key -> <g>
   history: new Map(), // stable key -> [rate, ...]
@@ -27,16 +32,9 @@ function el(tag, attrs, text) {
   return e;
 }
 
-function keyOf(g, id) {
-  for (const n of g.nodes) if (n.id === id) return "n:" + n.name + "@" + n.pid;
-  for (const t of g.topics) if (t.id === id) return "t:" + t.name;
-  for (const s of g.services) if (s.id === id) return "s:" + s.name;
-  return "";
-}
+function setText(node, text) { if (node.textContent !== text) node.textContent = text; }
 
 function fmt(v, digits) { return v === undefined || v === null ? "-" : Number(v).toFixed(digits); }
-
-function edgeHz(e) { return (e.inter_hz || 0) + (e.intra_hz || 0); }
 
 function shown(name) {
   const q = $("filter").value.trim().toLowerCase();
@@ -44,7 +42,7 @@ function shown(name) {
   return q === "" || name.toLowerCase().includes(q);
 }
 
-function entity(key, kind, label, sub) {
+function entity(key, kind, label) {
   let g = state.ents.get(key);
   if (!g) {
     g = el("g", { class: "entity " + kind, "data-key": key, "data-kind": kind });
@@ -52,108 +50,140 @@ function entity(key, kind, label, sub) {
     if (kind === "node") g.appendChild(el("ellipse", { cx: w / 2, cy: 16, rx: w / 2, ry: 18 }));
     else if (kind === "topic") g.appendChild(el("rect", { x: 0, y: 0, width: w, height: 32, rx: 3 }));
     else g.appendChild(el("polygon", { points: `10,0 ${w - 10},0 ${w},16 ${w - 10},32 10,32 0,16` }));
-    g.appendChild(el("text", { x: w / 2, y: sub ? 13 : 20, "text-anchor": "middle", class: "name" }, label));
-    g.appendChild(el("text", { x: w / 2, y: 27, "text-anchor": "middle", class: "sub" }, sub || ""));
+    g.appendChild(el("text", { x: w / 2, y: 13, "text-anchor": "middle", class: "name" }, label));
+    g.appendChild(el("text", { x: w / 2, y: 27, "text-anchor": "middle", class: "sub" }, ""));
     g.dataset.w = w;
+    g.dataset.name = label;
     g.addEventListener("click", () => select(key));
     $("graph").appendChild(g);
     state.ents.set(key, g);
   }
-  g.querySelector("text.name").textContent = label;
-  g.querySelector("text.sub").textContent = sub || "";
+  g.name = g.name || g.querySelector("text.name");
+  g.sub = g.sub || g.querySelector("text.sub");
   return g;
 }
 
-function render(f) {
-  const t0 = performance.now();
-  if (f.pos) state.pos = f.pos;
-  state.frame = f;
-  const g = f.graph;
+// applyShape draws a new shape: entities at their places (kept from before),
+// edges between them, the topic table's rows; what is gone is removed.
+function applyShape(s) {
+  state.shape = s;
+  const keys = new Map();
   const seen = new Set();
-  const topicState = new Map(f.topics.map((t) => [t.name, t.state]));
-  const procs = new Map(f.procs.map((p) => [p.pid, p]));
   let maxX = 0, maxY = 0;
-  const place = (ge, id, key, name) => {
-    const p = state.pos[id] || { x: 0, y: 0 };
+  const place = (id, key, kind, label, name) => {
+    keys.set(id, key);
+    const ge = entity(key, kind, label);
+    const p = s.pos[id] || { x: 0, y: 0 };
     ge.setAttribute("transform", `translate(${p.x},${p.y})`);
-    ge.dataset.x = p.x; ge.dataset.y = p.y;
-    ge.classList.toggle("hidden", !shown(name));
-    ge.classList.toggle("selected", key === state.selected);
+    ge.dataset.x = p.x; ge.dataset.y = p.y; ge.dataset.filter = name;
     maxX = Math.max(maxX, p.x + Number(ge.dataset.w)); maxY = Math.max(maxY, p.y + 40);
     seen.add(key);
+    return ge;
   };
-  for (const n of g.nodes) {
-    const key = "n:" + n.name + "@" + n.pid;
-    const p = procs.get(n.pid);
-    let sub = "pid " + n.pid + (n.alive ? "" : " · exited");
-    if (n.alive && p && p.cpu_pct !== undefined) sub += ` · ${fmt(p.cpu_pct, 1)}% · ${fmt(p.rss_mib, 0)} MiB`;
-    const ge = entity(key, "node", n.name, sub);
-    ge.classList.toggle("exited", !n.alive);
-    ge.classList.toggle("saturated", (n.busy_pct || 0) >= 90 || (n.executor_thread_pct || 0) >= 90);
-    ge.dataset.state = n.alive ? "alive" : "exited";
-    place(ge, n.id, key, n.name);
-  }
-  for (const t of g.topics) {
-    const key = "t:" + t.name;
-    let sub = t.introspects ? "service events of " + t.introspects : t.action ? t.part + " of action " + t.action : (t.types || []).join(", ");
-    const ge = entity(key, "topic", t.name, sub);
-    ge.dataset.state = topicState.get(t.name) || "-";
-    place(ge, t.id, key, t.name);
-    const h = state.history.get(key) || [];
-    h.push(t.pub_hz !== undefined ? t.pub_hz : t.recv_hz);
-    if (h.length > HISTORY) h.shift();
-    state.history.set(key, h);
-  }
-  for (const s of g.services) {
-    const key = "s:" + s.name;
-    const ge = entity(key, "service", (s.kind === "action" ? "action " : "") + s.name, s.hz !== undefined ? fmt(s.hz, 1) + " req/s" : "");
-    place(ge, s.id, key, s.name);
-  }
+  state.nodeEls = s.nodes.map((n) => place(n.id, "n:" + n.name + "@" + n.pid, "node", n.name, n.name));
+  state.topicEls = s.topics.map((t) => {
+    const ge = place(t.id, "t:" + t.name, "topic", t.name, t.name);
+    setText(ge.sub, t.introspects ? "service events of " + t.introspects : t.action ? t.part + " of action " + t.action : (t.types || []).join(", "));
+    return ge;
+  });
+  state.serviceEls = s.services.map((v) => place(v.id, "s:" + v.name, "service", (v.kind === "action" ? "action " : "") + v.name, v.name));
   for (const [key, ge] of state.ents) if (!seen.has(key)) { ge.remove(); state.ents.delete(key); }
+  state.keys = keys;
 
+  const topicIndex = new Map(s.topics.map((t, i) => [t.id, i]));
   const edgeSeen = new Set();
-  g.edges.forEach((e, i) => {
-    const from = keyOf(g, e.from), to = keyOf(g, e.to);
+  state.edgeTopic = [];
+  state.edgeEls = s.edges.map((e) => {
+    const from = keys.get(e.from), to = keys.get(e.to);
     const key = from + ">" + to + ">" + e.kind;
     let ge = state.edges.get(key);
     if (!ge) {
       ge = el("g", { class: "edge", "data-from": from, "data-to": to, "data-kind": e.kind });
       ge.appendChild(el("path", {}));
-      ge.appendChild(el("text", {}));
+      ge.appendChild(el("text", { "text-anchor": "middle" }));
       $("graph").insertBefore(ge, $("graph").firstChild); // under the entities
       state.edges.set(key, ge);
     }
     edgeSeen.add(key);
-    const a = state.ents.get(from), b = state.ents.get(to);
-    if (!a || !b) return;
+    ge.path = ge.firstChild; ge.label = ge.lastChild;
+    ge.ends = [state.ents.get(from), state.ents.get(to)];
+    const [a, b] = ge.ends;
     const x1 = Number(a.dataset.x) + Number(a.dataset.w), y1 = Number(a.dataset.y) + 16;
     const x2 = Number(b.dataset.x), y2 = Number(b.dataset.y) + 16;
     const mx = (x1 + x2) / 2;
-    const hz = edgeHz(e);
-    const path = ge.querySelector("path");
-    path.setAttribute("d", `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`);
-    path.setAttribute("stroke-width", (1 + Math.log10(1 + hz) * 1.5).toFixed(2));
-    const topic = e.kind === "pub" ? to : e.kind === "sub" ? from : "";
-    const stalled = topic && (state.ents.get(topic)?.dataset.state === "STALL");
-    const cls = !e.alive ? "exited" : stalled ? "stalled" : e.transport;
-    ge.setAttribute("class", "edge " + cls);
-    ge.dataset.state = cls;
-    ge.dataset.hz = hz.toFixed(3);
-    const label = ge.querySelector("text");
-    label.textContent = f.labels[i] || "";
-    label.setAttribute("x", mx); label.setAttribute("y", (y1 + y2) / 2 - 4);
-    label.setAttribute("text-anchor", "middle");
-    ge.classList.toggle("hidden", (a.classList.contains("hidden") || b.classList.contains("hidden")));
+    ge.path.setAttribute("d", `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`);
+    ge.label.setAttribute("x", mx); ge.label.setAttribute("y", (y1 + y2) / 2 - 4);
+    state.edgeTopic.push(e.kind === "pub" ? topicIndex.get(e.to) ?? -1 : e.kind === "sub" ? topicIndex.get(e.from) ?? -1 : -1);
+    return ge;
   });
   for (const [key, ge] of state.edges) if (!edgeSeen.has(key)) { ge.remove(); state.edges.delete(key); }
   // The whole graph fits the pane's width (zoomed out when it is wider), so nothing is off screen.
   $("graph").setAttribute("viewBox", `0 0 ${maxX + 60} ${maxY + 40}`);
 
-  renderTopics(f);
+  const body = $("topics").querySelector("tbody");
+  state.rows = s.topics.map((t) => {
+    const tr = document.createElement("tr");
+    tr.dataset.topic = t.name;
+    for (let i = 0; i < 5; i++) tr.appendChild(document.createElement("td"));
+    tr.cells[0].textContent = t.name;
+    tr.addEventListener("click", () => select("t:" + t.name));
+    return tr;
+  });
+  body.replaceChildren(...state.rows);
+  applyFilter();
+}
+
+// applyFilter hides what the filter and the builtins box leave out.
+function applyFilter() {
+  for (const ge of state.ents.values()) ge.classList.toggle("hidden", !shown(ge.dataset.filter));
+  for (const ge of state.edges.values()) ge.classList.toggle("hidden", ge.ends.some((x) => x.classList.contains("hidden")));
+  if (state.shape) state.shape.topics.forEach((t, i) => { state.rows[i].hidden = !shown(t.name); });
+}
+
+function render(f) {
+  const s = state.shape;
+  if (!s || f.seq !== s.seq) return; // values of a shape not drawn yet
+  const t0 = performance.now();
+  state.frame = f;
+  const procs = new Map(f.procs.map((p) => [p.pid, p]));
+  s.nodes.forEach((n, i) => {
+    const v = f.nodes[i], ge = state.nodeEls[i], p = procs.get(n.pid);
+    let sub = "pid " + n.pid + (v.exited ? " · exited" : "");
+    if (!v.exited && p && p.cpu_pct !== undefined) sub += ` · ${fmt(p.cpu_pct, 1)}% · ${fmt(p.rss_mib, 0)} MiB`;
+    setText(ge.sub, sub);
+    ge.classList.toggle("exited", !!v.exited);
+    ge.classList.toggle("saturated", (v.busy_pct || 0) >= 90 || (v.executor_thread_pct || 0) >= 90);
+    ge.dataset.state = v.exited ? "exited" : "alive";
+  });
+  s.topics.forEach((t, i) => {
+    const v = f.topics[i], key = "t:" + t.name;
+    state.topicEls[i].dataset.state = v.state;
+    const h = state.history.get(key) || [];
+    h.push(v.pub_hz !== undefined ? v.pub_hz : v.recv_hz);
+    if (h.length > HISTORY) h.shift();
+    state.history.set(key, h);
+    const c = state.rows[i].cells;
+    setText(c[1], fmt(v.pub_hz, 1)); setText(c[2], fmt(v.recv_hz, 1)); setText(c[3], fmt(v.gap_ms, 0)); setText(c[4], v.state);
+    c[4].className = "state-" + v.state;
+  });
+  s.services.forEach((v, i) => setText(state.serviceEls[i].sub, f.services[i].hz !== undefined ? fmt(f.services[i].hz, 1) + " req/s" : ""));
+  s.edges.forEach((e, i) => {
+    const ge = state.edgeEls[i], st = f.edge_state[i];
+    const hz = f.edge_hz[i] || 0;
+    ge.path.setAttribute("stroke-width", (1 + Math.log10(1 + hz) * 1.5).toFixed(2));
+    const ti = state.edgeTopic[i];
+    const cls = st !== "exited" && ti >= 0 && f.topics[ti].state === "STALL" ? "stalled" : st;
+    ge.setAttribute("class", "edge " + cls + (ge.classList.contains("hidden") ? " hidden" : ""));
+    ge.dataset.state = cls;
+    ge.dataset.hz = hz.toFixed(3);
+    setText(ge.label, f.edge_label[i]);
+  });
+  for (const [k, g] of state.ents) g.classList.toggle("selected", k === state.selected);
+
   renderWarnings(f);
   renderDetail();
   const when = new Date(f.ts_ns / 1e6);
-  $("status").textContent = `${when.toLocaleTimeString()} · window ${f.window_s.toFixed(2)} s · ${g.nodes.length} nodes, ${g.topics.length} topics`;
+  $("status").textContent = `${when.toLocaleTimeString()} · window ${f.window_s.toFixed(2)} s · ${s.nodes.length} nodes, ${s.topics.length} topics`;
   state.frames++;
   state.lastRenderMs = performance.now() - t0;
 }
@@ -163,23 +193,6 @@ function cell(tr, text, cls) {
   td.textContent = text;
   if (cls) td.className = cls;
   tr.appendChild(td);
-}
-
-function renderTopics(f) {
-  const body = $("topics").querySelector("tbody");
-  body.replaceChildren();
-  for (const t of f.topics) {
-    if (!shown(t.name)) continue;
-    const tr = document.createElement("tr");
-    tr.dataset.topic = t.name;
-    cell(tr, t.name);
-    cell(tr, fmt(t.pub_hz, 1));
-    cell(tr, fmt(t.recv_hz, 1));
-    cell(tr, fmt(t.gap_ms, 0));
-    cell(tr, t.state, "state-" + t.state);
-    tr.addEventListener("click", () => select("t:" + t.name));
-    body.appendChild(tr);
-  }
 }
 
 function age(s) {
@@ -210,27 +223,25 @@ function select(key) {
 }
 
 function renderDetail() {
-  const f = state.frame;
+  const f = state.frame, s = state.shape;
   const key = state.selected;
   $("detail").hidden = !key || !f;
   if (!key || !f) return;
-  const g = f.graph;
   $("detailtitle").textContent = key.slice(2);
   const table = $("detailtable");
   table.replaceChildren();
   const head = document.createElement("tr");
   for (const h of ["side", "node / topic", "Hz", "QoS", "state"]) { const th = document.createElement("th"); th.textContent = h; head.appendChild(th); }
   table.appendChild(head);
-  g.edges.forEach((e, i) => {
-    const from = keyOf(g, e.from), to = keyOf(g, e.to);
+  s.edges.forEach((e, i) => {
+    const from = state.keys.get(e.from), to = state.keys.get(e.to);
     if (from !== key && to !== key) return;
-    const other = from === key ? to : from;
     const tr = document.createElement("tr");
     cell(tr, e.kind);
-    cell(tr, other.slice(2));
-    cell(tr, fmt(edgeHz(e), 1));
+    cell(tr, (from === key ? to : from).slice(2));
+    cell(tr, fmt(f.edge_hz[i], 1));
     cell(tr, [e.qos, e.type].filter(Boolean).join(" · ") || "-");
-    cell(tr, (e.alive ? "" : "exited ") + (f.labels[i] || ""));
+    cell(tr, (f.edge_state[i] === "exited" ? "exited " : "") + f.edge_label[i]);
     table.appendChild(tr);
   });
   const spark = $("spark");
@@ -245,8 +256,8 @@ function renderDetail() {
 }
 
 async function start() {
-  $("filter").addEventListener("input", () => state.frame && render(state.frame));
-  $("builtins").addEventListener("change", () => state.frame && render(state.frame));
+  $("filter").addEventListener("input", applyFilter);
+  $("builtins").addEventListener("change", applyFilter);
   const info = await (await fetch("api/info")).json();
   if (info.replay) {
     $("replay").hidden = false;
@@ -254,15 +265,16 @@ async function start() {
     slider.max = Math.max(0, info.count - 1);
     const show = async () => {
       const f = await (await fetch("api/frame?i=" + slider.value)).json();
-      render(f);
-      $("slidertext").textContent = `window ${f.index + 1} of ${f.count}`;
+      if (!state.shape || state.shape.seq !== f.shape.seq) applyShape(f.shape);
+      render(f.now);
+      $("slidertext").textContent = `window ${f.now.index + 1} of ${f.now.count}`;
     };
     slider.addEventListener("input", show);
     await show();
     return;
   }
   const es = new EventSource("events");
-  es.addEventListener("layout", (m) => { state.pos = JSON.parse(m.data).pos; });
+  es.addEventListener("shape", (m) => applyShape(JSON.parse(m.data)));
   es.onmessage = (m) => render(JSON.parse(m.data));
   es.onerror = () => { $("status").textContent = "disconnected: retrying…"; };
 }
