@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,6 +47,11 @@ every asset is in the binary.`,
 					return err
 				}
 				defer stop()
+			}
+			if os.Getenv("GOGC") == "" {
+				// A collection every 4 s rather than every 2 s on a large graph:
+				// a third of the server's CPU for about 3 MB more (design note 0021).
+				debug.SetGCPercent(200)
 			}
 			ctx, cancel := signalContext()
 			defer cancel()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/heapprofiler"
 	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/chromedp"
 	"golang.org/x/sys/unix"
@@ -164,12 +165,21 @@ func BenchmarkWebLargeGraph(b *testing.B) {
 		if err := web.Start(); err != nil {
 			b.Fatal(err)
 		}
+		// The reader alone, side by side: pulse record of the same directory, its log thrown away.
+		rec := pulseCmd(b, "record", "--period", "1s", "--out", os.DevNull)
+		rec.Env = append(rec.Env, "ROS_PULSE_DIR="+dir)
+		if err := rec.Start(); err != nil {
+			b.Fatal(err)
+		}
 		page := browser(b)
 		if _, err := chromedp.Run(page, chromedp.Navigate("http://"+addr+"/")); err != nil {
 			b.Fatal(err)
 		}
 		waitFor(b, page, "the large graph", `window.__pulse.frames >= 2 && document.querySelectorAll("g.edge").length >= 1000`, 60*time.Second)
-		heap := func() float64 {
+		heap := func() float64 { // what the page keeps: measured after a collection
+			if _, err := chromedp.Call(page, heapprofiler.CollectGarbage, cdp.Empty{}); err != nil {
+				return math.NaN()
+			}
 			if _, err := chromedp.Call(page, performance.Enable, performance.EnableParams{}); err != nil {
 				return math.NaN()
 			}
@@ -185,12 +195,19 @@ func BenchmarkWebLargeGraph(b *testing.B) {
 			return math.NaN()
 		}
 		heap0 := heap()
-		cpu0, t0 := cpuSeconds(web.Process.Pid), time.Now()
+		type heapAt struct{ s, mib float64 }
+		heaps := []heapAt{{0, heap0}}
+		nextHeap := 30 * time.Second
+		cpu0, rec0, t0 := cpuSeconds(web.Process.Pid), cpuSeconds(rec.Process.Pid), time.Now()
 		var renders []float64
 		var seen atomic.Int64
 		last := -1
 		for time.Since(t0) < time.Duration(secs)*time.Second {
 			time.Sleep(200 * time.Millisecond)
+			if at := time.Since(t0); at >= nextHeap {
+				heaps = append(heaps, heapAt{at.Seconds(), heap()})
+				nextHeap += 30 * time.Second
+			}
 			r, err := eval[[]float64](page, `[window.__pulse.frames, window.__pulse.lastRenderMs]`)
 			if err != nil || len(r) != 2 {
 				continue
@@ -201,11 +218,22 @@ func BenchmarkWebLargeGraph(b *testing.B) {
 				seen.Add(1)
 			}
 		}
-		cpuPct := (cpuSeconds(web.Process.Pid) - cpu0) / time.Since(t0).Seconds() * 100
+		elapsed := time.Since(t0).Seconds()
+		cpuPct := (cpuSeconds(web.Process.Pid) - cpu0) / elapsed * 100
+		recPct := (cpuSeconds(rec.Process.Pid) - rec0) / elapsed * 100
 		heap1 := heap()
 		web.Process.Signal(os.Interrupt)
+		rec.Process.Signal(os.Interrupt)
 		web.Wait()
+		rec.Wait()
 		cancel()
+		heaps = append(heaps, heapAt{elapsed, heap1})
+		// The heap's trend: a least-squares line through every sample, per 10 minutes.
+		var n, sx, sy, sxx, sxy float64
+		for _, h := range heaps {
+			n, sx, sy, sxx, sxy = n+1, sx+h.s, sy+h.mib, sxx+h.s*h.s, sxy+h.s*h.mib
+		}
+		slope := (n*sxy - sx*sy) / (n*sxx - sx*sx) * 600
 		sort.Float64s(renders)
 		mean := 0.0
 		for _, r := range renders {
@@ -216,9 +244,11 @@ func BenchmarkWebLargeGraph(b *testing.B) {
 		b.ReportMetric(mean, "ms/frame")
 		b.ReportMetric(p99, "p99-ms/frame")
 		b.ReportMetric(cpuPct, "%cpu")
+		b.ReportMetric(recPct, "%cpu-record")
 		b.ReportMetric(heap0, "MiB-heap-start")
 		b.ReportMetric(heap1, "MiB-heap-end")
-		b.Logf("%d frames over %d s: draw mean %.1f ms, p99 %.1f ms, max %.1f ms; pulse web %.2f %% of a core; JS heap %.1f -> %.1f MiB",
-			len(renders), secs, mean, p99, renders[len(renders)-1], cpuPct, heap0, heap1)
+		b.ReportMetric(slope, "MiB-heap-per-10min")
+		b.Logf("%d frames over %d s: draw mean %.1f ms, p99 %.1f ms, max %.1f ms; pulse web %.2f %% of a core (pulse record of the same graph %.2f %%); JS heap %.1f -> %.1f MiB, %d samples, trend %+.3f MiB per 10 min",
+			len(renders), secs, mean, p99, renders[len(renders)-1], cpuPct, recPct, heap0, heap1, len(heaps), slope)
 	}
 }

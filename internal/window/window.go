@@ -304,9 +304,17 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 	// and appends were most of a sample's cost).
 	index := map[string]int32{}
 	var sizes [][2]int
-	endpoints := 0
+	endpoints, callbacks := 0, 0
 	for _, s := range cur.Snapshots {
 		endpoints += len(s.Endpoints)
+		for i := range s.Endpoints {
+			if k := s.Endpoints[i].Kind; k != segment.KindPublisher && k != segment.KindClient {
+				callbacks++ // at most: a callback is large, and grown by appending it was half a window's garbage
+			}
+		}
+	}
+	if callbacks > 0 {
+		w.Callbacks = make([]Callback, 0, callbacks)
 	}
 	topicOf := make([]int32, 0, endpoints) // per pub/sub endpoint in scan order: its topic, or -1 when hidden
 	rates := 0
