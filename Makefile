@@ -177,9 +177,10 @@ test-busy: deps
 # binutils (nm, readelf), util-linux (mount), tmux (pulse top's terminal), python3 (an unprobed
 # node; the fleet test reads an agent inside its namespace with it), prometheus/promtool (pulse export and the rules), CycloneDDS with idlc (pulse bridge and
 # its subscribers), Fast DDS with fastddsgen and g++ (a subscriber as rmw_fastrtps nodes make
-# one), graphviz (checks pulse graph's DOT output), chromium (pulse web in a real browser, driven by chromedp).
+# one), graphviz (checks pulse graph's DOT output), chromium and firefox-esr (pulse web in two real browsers, driven
+# by chromedp and by WebDriver BiDi).
 TEST_PKGS := make gcc g++ libc6-dev binutils util-linux pkg-config tmux python3 prometheus cyclonedds-dev cyclonedds-tools \
-	libfastrtps-dev fastddsgen graphviz chromium
+	libfastrtps-dev fastddsgen graphviz chromium firefox-esr
 deps:
 	@bash scripts/need-packages.sh $(TEST_PKGS)
 

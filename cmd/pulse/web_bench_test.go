@@ -34,14 +34,15 @@ func TestWebScreenshots(t *testing.T) {
 			g, segs := startGraph(t, dir, graph, "30")
 			defer func() { g.Process.Signal(os.Interrupt); g.Wait() }()
 			addr := startWeb(t, segs, "--period", "1s")
-			ctx := browser(t)
+			p := chromium(t)
+			ctx := p.ctx
 			if _, err := chromedp.Run(ctx, chromedp.EmulateViewport(1600, 1000)); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := chromedp.Run(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, ctx, "three frames with traffic", `window.__pulse.frames >= 3 && [...document.querySelectorAll("g.edge")].some(e => Number(e.dataset.hz) > 0)`, 20*time.Second)
+			waitFor(t, p, "three frames with traffic", `window.__pulse.frames >= 3 && [...document.querySelectorAll("g.edge")].some(e => Number(e.dataset.hz) > 0)`, 20*time.Second)
 			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 			if err != nil {
 				t.Fatal(err)
@@ -171,11 +172,12 @@ func BenchmarkWebLargeGraph(b *testing.B) {
 		if err := rec.Start(); err != nil {
 			b.Fatal(err)
 		}
-		page := browser(b)
-		if _, err := chromedp.Run(page, chromedp.Navigate("http://"+addr+"/")); err != nil {
+		p := chromium(b)
+		page := p.ctx
+		if err := p.navigate("http://" + addr + "/"); err != nil {
 			b.Fatal(err)
 		}
-		waitFor(b, page, "the large graph", `window.__pulse.frames >= 2 && document.querySelectorAll("g.edge").length >= 1000`, 60*time.Second)
+		waitFor(b, p, "the large graph", `window.__pulse.frames >= 2 && document.querySelectorAll("g.edge").length >= 1000`, 60*time.Second)
 		heap := func() float64 { // what the page keeps: measured after a collection
 			if _, err := chromedp.Call(page, heapprofiler.CollectGarbage, cdp.Empty{}); err != nil {
 				return math.NaN()
@@ -208,7 +210,7 @@ func BenchmarkWebLargeGraph(b *testing.B) {
 				heaps = append(heaps, heapAt{at.Seconds(), heap()})
 				nextHeap += 30 * time.Second
 			}
-			r, err := eval[[]float64](page, `[window.__pulse.frames, window.__pulse.lastRenderMs]`)
+			r, err := eval[[]float64](p, `[window.__pulse.frames, window.__pulse.lastRenderMs]`)
 			if err != nil || len(r) != 2 {
 				continue
 			}

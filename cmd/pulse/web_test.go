@@ -1,45 +1,20 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"math"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"ros2_pulse/internal/graph"
 	"ros2_pulse/internal/segment"
 )
-
-// browser starts Debian's chromium, headless (make test installs it; the
-// tests judge the page in a real browser or fail, never skip).
-func browser(t testing.TB) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("chromium is not installed (make test installs Debian's chromium): %v", err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("headless", "new"))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(alloc)
-	timeout := 90 * time.Second
-	if v, err := strconv.Atoi(os.Getenv("PULSE_WEB_BENCH_S")); err == nil && v > 0 { // a long benchmark keeps its page
-		timeout += time.Duration(v) * time.Second
-	}
-	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	return ctx
-}
 
 // startWeb runs pulse web over segs (extra: more flags) and returns its address.
 func startWeb(t testing.TB, segs string, extra ...string) string {
@@ -68,10 +43,10 @@ type pageEdge struct {
 }
 
 // waitFor evaluates a JavaScript condition until it is true.
-func waitFor(t testing.TB, ctx context.Context, what, cond string, timeout time.Duration) {
+func waitFor(t testing.TB, p page, what, cond string, timeout time.Duration) {
 	t.Helper()
 	for deadline := time.Now().Add(timeout); ; time.Sleep(100 * time.Millisecond) {
-		if ok, err := eval[bool](ctx, cond); err == nil && ok {
+		if ok, err := eval[bool](p, cond); err == nil && ok {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -87,7 +62,9 @@ const pageEdgesJS = `[...document.querySelectorAll("g.edge")].map(e => ({From: e
 // measures at the same time, within 5 %; a stalled topic turns STALL and a
 // killed node exited within two windows, a new topic appears without a
 // reload and without moving what was drawn (issue 27).
-func TestWebInBrowser(t *testing.T) {
+func TestWebInBrowser(t *testing.T) { browsers(t, webInBrowser) }
+
+func webInBrowser(t *testing.T, p page) {
 	dir := t.TempDir()
 	graphFile := filepath.Join(dir, "g.graph")
 	os.WriteFile(graphFile, []byte(`process sensors
@@ -108,15 +85,14 @@ process doomed kill=6
   node /doomed_listener
     sub /doomed_topic
 `), 0o600)
-	graphCmd, segs := startGraph(t, dir, graphFile, "40")
+	graphCmd, segs := startGraph(t, dir, graphFile, "40") // the browser is open: the graph's clock starts now
 	defer func() { graphCmd.Process.Signal(os.Interrupt); graphCmd.Wait() }()
 	addr := startWeb(t, segs, "--period", "2s")
-	ctx := browser(t)
-	if _, err := chromedp.Run(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
+	if err := p.navigate("http://" + addr + "/"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, "the graph's edges", `window.__pulse && window.__pulse.frames >= 2 && document.querySelectorAll("g.edge").length >= 6`, 20*time.Second)
-	eval[int](ctx, `window.__marker = 1`) // a reload would lose it
+	waitFor(t, p, "the graph's edges", `window.__pulse && window.__pulse.frames >= 2 && document.querySelectorAll("g.edge").length >= 6`, 20*time.Second)
+	eval[int](p, `window.__marker = 1`) // a reload would lose it
 
 	// Rates against pulse graph, sampled over the same 2 s.
 	gcmd := pulseCmd(t, "graph", "--format", "json", "--period", "2s")
@@ -129,7 +105,7 @@ process doomed kill=6
 	if err := json.Unmarshal(raw, &gr); err != nil {
 		t.Fatal(err)
 	}
-	page, err := eval[[]pageEdge](ctx, pageEdgesJS)
+	drawn, err := eval[[]pageEdge](p, pageEdgesJS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,12 +125,12 @@ process doomed kill=6
 			continue
 		}
 		found := false
-		for _, p := range page {
-			if p.From == key[e.From] && p.To == key[e.To] && p.Kind == e.Kind {
+		for _, d := range drawn {
+			if d.From == key[e.From] && d.To == key[e.To] && d.Kind == e.Kind {
 				found = true
 				compared++
-				if math.Abs(p.Hz-hz) > 0.05*hz {
-					t.Errorf("%s -> %s: the page says %.2f Hz, pulse graph %.2f Hz", p.From, p.To, p.Hz, hz)
+				if math.Abs(d.Hz-hz) > 0.05*hz {
+					t.Errorf("%s -> %s: the page says %.2f Hz, pulse graph %.2f Hz", d.From, d.To, d.Hz, hz)
 				}
 			}
 		}
@@ -168,27 +144,70 @@ process doomed kill=6
 
 	// Positions before the faults and the new topic.
 	const positions = `Object.fromEntries([...document.querySelectorAll("g.entity")].map(e => [e.dataset.key, e.getAttribute("transform")]))`
-	before, _ := eval[map[string]string](ctx, positions)
-	// At 6 s /imu stalls and /doomed's process is killed; at 8 s /second appears.
-	waitFor(t, ctx, "/imu stalled", `document.querySelector('g.entity[data-key="t:/imu"]')?.dataset.state === "STALL"`, 15*time.Second)
-	waitFor(t, ctx, "/doomed exited", `[...document.querySelectorAll("g.entity[data-kind=node]")].some(e => e.dataset.key.startsWith("n:/doomed@") && e.dataset.state === "exited")`, 10*time.Second)
-	waitFor(t, ctx, "the new topic /second", `!!document.querySelector('g.entity[data-key="t:/second"]')`, 15*time.Second)
-	after, _ := eval[map[string]string](ctx, positions)
+	before, _ := eval[map[string]string](p, positions)
+	// At 6 s /imu stalls and /doomed's process is killed; at 8 s /second
+	// appears. Every frame the page draws is read until /imu is drawn
+	// stalled: the first window that counts none of its messages must say
+	// so, two windows at most after the last window that counted some.
+	type imuFrame struct {
+		N      int     `json:"n"`
+		TsNs   float64 `json:"ts"`
+		Window float64 `json:"w"`
+		Pub    float64 `json:"pub"`
+		State  string  `json:"st"`
+		Drawn  string  `json:"drawn"`
+	}
+	const imuJS = `(() => { const s = window.__pulse.shape, f = window.__pulse.frame, i = s.topics.findIndex(t => t.name === "/imu");
+	  return {n: window.__pulse.frames, ts: f.ts_ns, w: f.window_s, pub: f.topics[i].pub_hz || 0, st: f.topics[i].state,
+	    drawn: document.querySelector('g.entity[data-key="t:/imu"]').dataset.state}; })()`
+	var lastCounted, stalled *imuFrame
+	seen := map[int]bool{}
+	for deadline := time.Now().Add(20 * time.Second); stalled == nil; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("/imu was never drawn stalled (last window that counted it: %+v)", lastCounted)
+		}
+		f, err := eval[imuFrame](p, imuJS)
+		if err != nil || seen[f.N] {
+			continue
+		}
+		seen[f.N] = true
+		switch {
+		case f.Drawn == "STALL":
+			stalled = &f
+		case f.Pub > 0:
+			lastCounted = &f
+		}
+	}
+	if lastCounted == nil {
+		t.Fatal("no window counted /imu before it stalled")
+	}
+	if late := (stalled.TsNs - lastCounted.TsNs) / 1e9; late > 2*stalled.Window*1.1 {
+		t.Errorf("/imu drawn stalled %.1f s after the last window that counted it (windows of %.1f s), want two windows at most", late, stalled.Window)
+	}
+	t.Logf("/imu drawn stalled %.1f s (%d frames) after the last window that counted it", (stalled.TsNs-lastCounted.TsNs)/1e9, stalled.N-lastCounted.N)
+	if stalled.N-lastCounted.N > 2 {
+		t.Errorf("/imu drawn stalled %d frames after the last window that counted it, want two at most", stalled.N-lastCounted.N)
+	}
+	waitFor(t, p, "/doomed exited", `[...document.querySelectorAll("g.entity[data-kind=node]")].some(e => e.dataset.key.startsWith("n:/doomed@") && e.dataset.state === "exited")`, 10*time.Second)
+	waitFor(t, p, "the new topic /second", `!!document.querySelector('g.entity[data-key="t:/second"]')`, 15*time.Second)
+	after, _ := eval[map[string]string](p, positions)
 	for k, v := range before {
 		if a, ok := after[k]; ok && a != v {
 			t.Errorf("%s moved from %s to %s", k, v, a)
 		}
 	}
-	if marker, err := eval[int](ctx, `window.__marker || 0`); err != nil || marker != 1 {
+	if marker, err := eval[int](p, `window.__marker || 0`); err != nil || marker != 1 {
 		t.Errorf("the page reloaded (marker %d, %v)", marker, err)
 	}
-	ms, _ := eval[float64](ctx, `window.__pulse.lastRenderMs`)
+	ms, _ := eval[float64](p, `window.__pulse.lastRenderMs`)
 	t.Logf("compared %d edges; the last frame drew in %.1f ms", compared, ms)
 }
 
 // Every name on the page comes from a segment and is shown as text: a
 // hostile node, topic and executable name runs no script, and reads as written.
-func TestWebEscapesHostileNames(t *testing.T) {
+func TestWebEscapesHostileNames(t *testing.T) { browsers(t, webEscapesHostileNames) }
+
+func webEscapesHostileNames(t *testing.T, p page) {
 	segs := t.TempDir()
 	hostileNode := `/<img src=x onerror="window.__pwned=1">`
 	hostileTopic := `/</text><script>window.__pwned=2</script>`
@@ -199,30 +218,26 @@ func TestWebEscapesHostileNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := startWeb(t, segs, "--period", "500ms", "--retain", "-1s")
-	ctx := browser(t)
-	if _, err := chromedp.Run(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
+	if err := p.navigate("http://" + addr + "/"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, "the hostile topic", `[...document.querySelectorAll("g.entity text.name")].some(e => e.textContent === `+jsString(hostileTopic)+`)`, 15*time.Second)
-	waitFor(t, ctx, "the hostile node", `[...document.querySelectorAll("g.entity text.name")].some(e => e.textContent === `+jsString(hostileNode)+`)`, 5*time.Second)
-	if pwned, err := eval[int](ctx, `window.__pwned === undefined ? -1 : Number(window.__pwned)`); err != nil || pwned != -1 {
+	waitFor(t, p, "the hostile topic", `[...document.querySelectorAll("g.entity text.name")].some(e => e.textContent === `+jsString(hostileTopic)+`)`, 15*time.Second)
+	waitFor(t, p, "the hostile node", `[...document.querySelectorAll("g.entity text.name")].some(e => e.textContent === `+jsString(hostileNode)+`)`, 5*time.Second)
+	if pwned, err := eval[int](p, `window.__pwned === undefined ? -1 : Number(window.__pwned)`); err != nil || pwned != -1 {
 		t.Errorf("a name ran a script: window.__pwned = %v (%v)", pwned, err)
 	}
-	if scripts, _ := eval[int](ctx, `document.querySelectorAll("script").length + document.querySelectorAll("img").length`); scripts != 1 { // our own app.js only
+	if scripts, _ := eval[int](p, `document.querySelectorAll("script").length + document.querySelectorAll("img").length`); scripts != 1 { // our own app.js only
 		t.Errorf("%d script or img elements on the page, want only app.js", scripts)
 	}
-}
-
-// eval runs a JavaScript expression in the page and returns its value.
-func eval[T any](ctx context.Context, expr string) (T, error) {
-	return chromedp.Run(ctx, chromedp.Evaluate[T](expr))
 }
 
 func jsString(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // A recording replays with a time slider: the page steps to the first and
 // the last window and shows each one's graph (issue 27).
-func TestWebReplay(t *testing.T) {
+func TestWebReplay(t *testing.T) { browsers(t, webReplay) }
+
+func webReplay(t *testing.T, p page) {
 	dir := t.TempDir()
 	_, sim, _ := bin(t)
 	graphFile := filepath.Join(dir, "g.graph")
@@ -233,17 +248,16 @@ func TestWebReplay(t *testing.T) {
 		t.Fatalf("pulse run: %v\n%s", err, out)
 	}
 	addr := startWeb(t, t.TempDir(), "--log", rec)
-	ctx := browser(t)
-	if _, err := chromedp.Run(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
+	if err := p.navigate("http://" + addr + "/"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, "the slider", `!document.getElementById("replay").hidden && Number(document.getElementById("slider").max) >= 4`, 15*time.Second)
+	waitFor(t, p, "the slider", `!document.getElementById("replay").hidden && Number(document.getElementById("slider").max) >= 4`, 15*time.Second)
 	step := func(to string) string {
-		if _, err := eval[bool](ctx, `(() => { const s = document.getElementById("slider"); s.value = `+to+`; s.dispatchEvent(new Event("input")); return true })()`); err != nil {
+		if _, err := eval[bool](p, `(() => { const s = document.getElementById("slider"); s.value = `+to+`; s.dispatchEvent(new Event("input")); return true })()`); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, ctx, "window "+to, `window.__pulse.frame && String(window.__pulse.frame.index) === String(`+to+`)`, 5*time.Second)
-		text, _ := eval[string](ctx, `document.getElementById("slidertext").textContent`)
+		waitFor(t, p, "window "+to, `window.__pulse.frame && String(window.__pulse.frame.index) === String(`+to+`)`, 5*time.Second)
+		text, _ := eval[string](p, `document.getElementById("slidertext").textContent`)
 		return text
 	}
 	first := step("0")
@@ -251,7 +265,7 @@ func TestWebReplay(t *testing.T) {
 	if !strings.HasPrefix(first, "window 1 of ") || first == last {
 		t.Errorf("slider: first %q, last %q", first, last)
 	}
-	if chatter, _ := eval[bool](ctx, `!!document.querySelector('g.entity[data-key="t:/chatter"]')`); !chatter {
+	if chatter, _ := eval[bool](p, `!!document.querySelector('g.entity[data-key="t:/chatter"]')`); !chatter {
 		t.Errorf("the replayed window does not show /chatter")
 	}
 }
@@ -307,20 +321,20 @@ func TestDemoWeb(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { demo.Process.Signal(os.Interrupt); demo.Wait() }()
-	ctx := browser(t)
+	p := chromium(t)
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), "http://"+addr+"/"); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("demo --web did not print its page's address:\n%s", stderr.String())
 		}
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
+	if err := p.navigate("http://" + addr + "/"); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
 		if t.Failed() {
-			got, err := eval[string](ctx, `JSON.stringify({frames: window.__pulse && window.__pulse.frames, nodes: document.querySelectorAll("g.entity[data-kind=node]").length, edges: document.querySelectorAll("g.edge").length, status: document.getElementById("status").textContent})`)
+			got, err := eval[string](p, `JSON.stringify({frames: window.__pulse && window.__pulse.frames, nodes: document.querySelectorAll("g.entity[data-kind=node]").length, edges: document.querySelectorAll("g.edge").length, status: document.getElementById("status").textContent})`)
 			t.Logf("the page: %s %v\ndemo:\n%s", got, err, stderr.String())
 		}
 	}()
-	waitFor(t, ctx, "the demo robot's nodes and edges", `document.querySelectorAll("g.entity[data-kind=node]").length >= 6 && [...document.querySelectorAll("g.edge")].some(e => Number(e.dataset.hz) > 0)`, 20*time.Second)
+	waitFor(t, p, "the demo robot's nodes and edges", `document.querySelectorAll("g.entity[data-kind=node]").length >= 6 && [...document.querySelectorAll("g.edge")].some(e => Number(e.dataset.hz) > 0)`, 20*time.Second)
 }
