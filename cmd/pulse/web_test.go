@@ -85,7 +85,8 @@ process doomed kill=6
   node /doomed_listener
     sub /doomed_topic
 `), 0o600)
-	graphCmd, segs := startGraph(t, dir, graphFile, "40") // the browser is open: the graph's clock starts now
+	// Gaps and latency tracked, for the detail panel.
+	graphCmd, segs := startGraph(t, dir, graphFile, "40", "ROS_TOPIC_STATS_JITTER=1", "ROS_TOPIC_STATS_LATENCY=1") // the browser is open: the graph's clock starts now
 	defer func() { graphCmd.Process.Signal(os.Interrupt); graphCmd.Wait() }()
 	addr := startWeb(t, segs, "--period", "2s")
 	if err := p.navigate("http://" + addr + "/"); err != nil {
@@ -195,6 +196,31 @@ process doomed kill=6
 		if a, ok := after[k]; ok && a != v {
 			t.Errorf("%s moved from %s to %s", k, v, a)
 		}
+	}
+	// A click on /image shows each endpoint with its process, rate, QoS and
+	// callback time, and the topic's gaps and latency; the table its latency.
+	eval[bool](p, `(document.querySelector('g.entity[data-key="t:/image"]').dispatchEvent(new MouseEvent("click")), true)`)
+	waitFor(t, p, "/image's detail", `[...document.querySelectorAll("#detailtable tr")].length >= 3 && document.getElementById("detailgaps").textContent.includes("latency")`, 10*time.Second)
+	type detailRow struct{ Side, Other, Pid, Hz, QoS, Time string }
+	rows, err := eval[[]detailRow](p, `[...document.querySelectorAll("#detailtable tr")].slice(1).map(r => ({Side: r.cells[0].textContent, Other: r.cells[1].textContent, Pid: r.cells[2].textContent, Hz: r.cells[3].textContent, QoS: r.cells[5].textContent, Time: r.cells[6].textContent}))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sides := map[string]detailRow{}
+	for _, r := range rows {
+		sides[r.Side+" "+r.Other] = r
+	}
+	if pub, sub := sides["pub /camera"], sides["sub /controller"]; len(rows) != 2 || pub.Pid == "" || sub.Pid == "" || pub.Pid == sub.Pid ||
+		!strings.Contains(pub.QoS, "msg/") || !strings.Contains(sub.Time, " / ") {
+		t.Errorf("/image's detail: %+v", rows)
+	}
+	// The detail is of the window drawn: its rate is the edge's (one window may pass between the two reads).
+	edgeHz, _ := eval[float64](p, `Number(document.querySelector('g.edge[data-from^="n:/camera@"][data-to="t:/image"]').dataset.hz)`)
+	if hz, _ := strconv.ParseFloat(sides["pub /camera"].Hz, 64); edgeHz <= 0 || math.Abs(hz-edgeHz) > 0.1*edgeHz {
+		t.Errorf("/image's publisher in the detail: %q Hz, its edge %.2f Hz", sides["pub /camera"].Hz, edgeHz)
+	}
+	if lat, _ := eval[string](p, `document.querySelector('#topics tr[data-topic="/image"]').cells[4].textContent`); lat == "-" || lat == "" {
+		t.Errorf("the topic table has no latency for /image: %q", lat)
 	}
 	if marker, err := eval[int](p, `window.__marker || 0`); err != nil || marker != 1 {
 		t.Errorf("the page reloaded (marker %d, %v)", marker, err)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"math"
 	"sort"
 
 	"ros2_pulse/internal/graph"
@@ -120,19 +121,51 @@ func (l *layout) placeNew(g *graph.Graph, keys map[string]string) {
 			}
 		}
 	}
-	ids := make([]string, 0, len(keys))
-	for id := range keys {
-		ids = append(ids, id)
+	// New entities column by column, left to right, each column's in the
+	// order of where their inputs are drawn (the mean row of the entities
+	// feeding them: a barycentre sweep, which uncrosses most edges), then by
+	// name; each below the last of its column.
+	preds := map[string][]string{}
+	for _, e := range g.Edges {
+		preds[e.To] = append(preds[e.To], e.From)
 	}
-	sort.Slice(ids, func(i, j int) bool { return keys[ids[i]] < keys[ids[j]] }) // new entities in name order
-	for _, id := range ids {
-		k := keys[id]
+	byCol := map[int][]string{}
+	var cols []int
+	for id, k := range keys {
 		if _, ok := l.pos[k]; ok {
 			continue // a place once given is kept
 		}
-		c := col[id]
-		y := l.bottom[c] + rowHeight
-		l.bottom[c] = y
-		l.pos[k] = Pos{X: 40 + float64(c)*colWidth, Y: y}
+		if byCol[col[id]] == nil {
+			cols = append(cols, col[id])
+		}
+		byCol[col[id]] = append(byCol[col[id]], id)
+	}
+	sort.Ints(cols)
+	for _, c := range cols {
+		ids := byCol[c]
+		centre := map[string]float64{}
+		for _, id := range ids {
+			sum, n := 0.0, 0
+			for _, from := range preds[id] {
+				if p, ok := l.pos[keys[from]]; ok {
+					sum, n = sum+p.Y, n+1
+				}
+			}
+			centre[id] = math.Inf(1) // fed by nothing drawn: after the rest
+			if n > 0 {
+				centre[id] = sum / float64(n)
+			}
+		}
+		sort.Slice(ids, func(i, j int) bool {
+			if a, b := centre[ids[i]], centre[ids[j]]; a != b {
+				return a < b
+			}
+			return keys[ids[i]] < keys[ids[j]]
+		})
+		for _, id := range ids {
+			y := l.bottom[c] + rowHeight
+			l.bottom[c] = y
+			l.pos[keys[id]] = Pos{X: 40 + float64(c)*colWidth, Y: y}
+		}
 	}
 }

@@ -41,7 +41,8 @@ func itoa(v int) string { return strconv.Itoa(v) }
 type Frame struct {
 	Shape    *Shape
 	Now      Now
-	NewShape bool // the shape differs from the previous frame's
+	NewShape bool           // the shape differs from the previous frame's
+	w        *window.Window // for the detail a page asks of an entity
 }
 
 // Shape is the graph's entities and edges without their rates, and where
@@ -190,6 +191,8 @@ type TopicNow struct {
 	RecvHz float64  `json:"recv_hz"`
 	State  string   `json:"state"`
 	GapMs  *float64 `json:"gap_ms,omitempty"`
+	// LatencyMs: the receive latency's p99 over its subscriptions (latency tracking on).
+	LatencyMs *float64 `json:"latency_ms,omitempty"`
 }
 
 // ServiceNow is the requests a service's servers took per second (nil: not measured).
@@ -271,9 +274,14 @@ func (b *Builder) Build(w *window.Window, warns []health.Warning, samples map[in
 			v := milli(max(t.PubGap.MaxDtMs(), t.RecvGap.MaxDtMs()))
 			r.GapMs = &v
 		}
+		if t.Latency.HasData && t.Latency.N > 0 {
+			v := milli(t.Latency.P99Ms)
+			r.LatencyMs = &v
+		}
 		now.Topics[i] = r
 	}
-	f := Frame{Shape: b.shape}
+	labelLoss(w, g, now.EdgeLabel)
+	f := Frame{Shape: b.shape, w: w}
 	if !sameShape(g, b.shape) {
 		shape := shapeOf(g)
 		shape.Seq = 1
@@ -301,13 +309,51 @@ func (b *Builder) Build(w *window.Window, warns []health.Warning, samples map[in
 	return f
 }
 
+// labelLoss adds to each subscription edge's label the share of this
+// machine's publishes it missed, where that was judged and is not nothing.
+func labelLoss(w *window.Window, g *graph.Graph, labels []string) {
+	type end struct {
+		topic, node string
+		pid         int
+	}
+	var lossy map[end]float64 // made for the first loss: most windows have none
+	for i := range w.Topics {
+		for _, e := range w.Topics[i].Subs {
+			if e.LossJudged && e.LossPct >= 0.05 {
+				if lossy == nil {
+					lossy = map[end]float64{}
+				}
+				lossy[end{w.Topics[i].Name, e.Node, e.Pid}] = e.LossPct
+			}
+		}
+	}
+	if lossy == nil {
+		return
+	}
+	names := map[string]string{}
+	pids := map[string]int{}
+	for _, n := range g.Nodes {
+		names[n.ID], pids[n.ID] = n.Name, n.Pid
+	}
+	for _, t := range g.Topics {
+		names[t.ID] = t.Name
+	}
+	for i, e := range g.Edges {
+		if pct, ok := lossy[end{names[e.From], names[e.To], pids[e.To]}]; ok && e.Kind == "sub" {
+			labels[i] += fmt.Sprintf(" · loss %.1f%%", pct)
+		}
+	}
+}
+
 // Server serves the page, its assets and the frames: live ones pushed over
 // /events, or a recording's frames by index.
 type Server struct {
 	mu      sync.Mutex
 	latest  message
+	window  *window.Window // the latest window, for details
 	subs    map[chan message]bool
-	replay  [][]byte // a recording's frames, each {"shape":…,"now":…}; nil live
+	replay  [][]byte         // a recording's frames, each {"shape":…,"now":…}; nil live
+	windows []*window.Window // and their windows
 	version string
 }
 
@@ -329,6 +375,7 @@ func NewServer(version string, replay []Frame) (*Server, error) {
 			return nil, err
 		}
 		s.replay = append(s.replay, b)
+		s.windows = append(s.windows, replay[i].w)
 	}
 	return s, nil
 }
@@ -350,7 +397,7 @@ func (s *Server) Publish(f Frame) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.latest = m
+	s.latest, s.window = m, f.w
 	for ch := range s.subs {
 		select {
 		case ch <- m:
@@ -388,6 +435,7 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(s.replay[i])
 	})
+	mux.HandleFunc("/api/detail", s.detail)
 	mux.Handle("/", files)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -397,6 +445,31 @@ func (s *Server) Handler() http.Handler {
 		securityHeaders(w)
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// detail answers what the page shows of one entity (?key=) in the latest
+// window, or in a recording's window ?i=.
+func (s *Server) detail(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var win *window.Window
+	if s.replay != nil {
+		i, err := strconv.Atoi(q.Get("i"))
+		if err != nil || i < 0 || i >= len(s.windows) {
+			http.Error(w, "no such frame", http.StatusNotFound)
+			return
+		}
+		win = s.windows[i]
+	} else {
+		s.mu.Lock()
+		win = s.window
+		s.mu.Unlock()
+	}
+	if win == nil {
+		http.Error(w, "no window yet", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(DetailOf(win, q.Get("key")))
 }
 
 // events streams frames as server-sent events: the latest at once, then

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -166,5 +167,111 @@ func TestWarningsSaidOneByOne(t *testing.T) {
 	if ws := f.Now.Warnings; len(ws) != 2 || !strings.Contains(ws[0].What, "node=/b") || !strings.Contains(ws[1].What, "node=/a") ||
 		strings.HasPrefix(ws[0].What, "ALERT") {
 		t.Errorf("warnings %+v", ws)
+	}
+}
+
+// A clicked entity's detail: a topic's endpoints with their process, rate,
+// loss and callback time, and its gaps and latency; a node's publications,
+// subscriptions, timers (lateness) and service calls; the server answers
+// it for the latest window, a replay for the window asked.
+func TestDetail(t *testing.T) {
+	w := win(1, "/imu")
+	w.Procs[0].Exe = "/opt/ros/lib/robot"
+	imu := &w.Topics[0]
+	imu.Subs[0].LossJudged, imu.Subs[0].LossPct = true, 12.5
+	imu.PubGap = window.GapStats{N: 9, MeanMs: 100, P99Ms: 104, MaxMs: 110, HasData: true}
+	imu.Latency = window.GapStats{N: 9, MeanMs: 1.5, P99Ms: 3, MaxMs: 4, HasData: true}
+	w.Callbacks = []window.Callback{
+		{Pid: 1, Node: "/listener", Kind: "subscription", Name: "/imu", Measured: true, Duration: window.Durations{N: 10, MeanMs: 2, P99Ms: 5, MaxMs: 6}},
+		{Pid: 1, Node: "/talker", Kind: "timer", Ordinal: 0, Measured: true, Duration: window.Durations{N: 10, MeanMs: 0.5, P99Ms: 0.9, MaxMs: 1}},
+	}
+	w.Timers = []window.Timer{{Node: "/talker", Pid: 1, PeriodMs: 100, Hz: 10, LateKnown: true, Late: window.Durations{N: 10, MeanMs: 0.2, P99Ms: 0.4, MaxMs: 0.5}}}
+	w.Calls = []window.Call{{Pid: 1, Node: "/talker", Name: "/reset", Alive: true, Started: 3, Answered: 3, Hz: 3, Time: window.Durations{N: 3, MeanMs: 7, P99Ms: 9, MaxMs: 9}, Open: []float64{4}}}
+
+	d := DetailOf(w, "t:/imu")
+	if len(d.Endpoints) != 2 || d.PubGap == nil || d.PubGap.P99Ms != 104 || d.Latency == nil || d.Latency.P99Ms != 3 || d.RecvGap != nil {
+		t.Fatalf("topic detail %+v", d)
+	}
+	pub, sub := d.Endpoints[0], d.Endpoints[1]
+	if pub.Kind != "pub" || pub.Other != "/talker" || pub.Exe != "/opt/ros/lib/robot" || pub.Hz == nil || *pub.Hz != 10 || pub.Time != nil {
+		t.Errorf("publisher %+v", pub)
+	}
+	if sub.Kind != "sub" || sub.LossPct == nil || *sub.LossPct != 12.5 || sub.Time == nil || sub.Time.P99Ms != 5 {
+		t.Errorf("subscription %+v", sub)
+	}
+	kinds := map[string]DetailRow{}
+	for _, r := range DetailOf(w, "n:/talker@1").Endpoints {
+		kinds[r.Kind] = r
+	}
+	if p, tm, sv := kinds["pub"], kinds["timer"], kinds["server"]; len(kinds) != 3 || p.Other != "/imu" || tm.Late == nil || tm.Late.P99Ms != 0.4 ||
+		tm.Time == nil || tm.Time.MaxMs != 1 || tm.Other != "100 ms" || sv.Other != "/reset" || sv.Time == nil || sv.Open != 1 {
+		t.Errorf("node detail %+v", kinds)
+	}
+	if d := DetailOf(w, "s:/reset"); len(d.Endpoints) != 1 || d.Endpoints[0].Other != "/talker" {
+		t.Errorf("service detail %+v", d)
+	}
+	if d := DetailOf(w, "n:nonsense"); len(d.Endpoints) != 0 {
+		t.Errorf("a key naming nothing: %+v", d)
+	}
+
+	s, _ := NewServer("test", nil)
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	if r, _ := http.Get(ts.URL + "/api/detail?key=t:/imu"); r == nil || r.StatusCode != http.StatusNotFound {
+		t.Errorf("a detail before any window")
+	}
+	s.Publish(NewBuilder().Build(w, nil, nil))
+	r, err := http.Get(ts.URL + "/api/detail?key=" + url.QueryEscape("n:/talker@1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var got Detail
+	if err := json.NewDecoder(r.Body).Decode(&got); err != nil || got.Key != "n:/talker@1" || len(got.Endpoints) != 3 {
+		t.Errorf("served detail %+v %v", got, err)
+	}
+	b := NewBuilder()
+	replay, _ := NewServer("test", []Frame{b.Build(win(1, "/a"), nil, nil), b.Build(win(2, "/a", "/b"), nil, nil)})
+	rs := httptest.NewServer(replay.Handler())
+	defer rs.Close()
+	for i, want := range []int{0, 2} { // /b's endpoints only in the second window
+		var d Detail
+		if r, err := http.Get(rs.URL + "/api/detail?key=t:/b&i=" + itoa(i)); err != nil || json.NewDecoder(r.Body).Decode(&d) != nil || len(d.Endpoints) != want {
+			t.Errorf("replay window %d: %+v %v", i, d, err)
+		}
+	}
+}
+
+// A subscription's judged loss is said on its edge.
+func TestEdgeLabelsSayLoss(t *testing.T) {
+	w := win(1, "/imu")
+	w.Topics[0].Subs[0].LossJudged, w.Topics[0].Subs[0].LossPct = true, 25
+	f := NewBuilder().Build(w, nil, nil)
+	for i, e := range f.Shape.Edges {
+		if want := e.Kind == "sub"; strings.Contains(f.Now.EdgeLabel[i], "loss 25.0%") != want {
+			t.Errorf("edge %+v label %q", e, f.Now.EdgeLabel[i])
+		}
+	}
+}
+
+// Within a column, entities are ordered by where what feeds them is drawn,
+// not by name: /a publishes /z and /b publishes /y, so /z is drawn level
+// with /a, above /y, and the two edges do not cross.
+func TestLayoutUncrossesEdges(t *testing.T) {
+	w := &window.Window{TsNs: 1, Seconds: 1, Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/a", "/b"}}}}
+	for _, tp := range []struct{ topic, node string }{{"/z", "/a"}, {"/y", "/b"}} {
+		w.Topics = append(w.Topics, window.Topic{Name: tp.topic, PubInter: 10, PubAny: 10, PubCount: 1, PubInterSeen: true,
+			Pubs: []window.EndpointRate{{Pid: 1, Node: tp.node, Inter: 10, Alive: true}}})
+	}
+	f := NewBuilder().Build(w, nil, nil)
+	y := map[string]float64{}
+	for _, n := range f.Shape.Nodes {
+		y[n.Name] = f.Shape.Pos[n.ID].Y
+	}
+	for _, tp := range f.Shape.Topics {
+		y[tp.Name] = f.Shape.Pos[tp.ID].Y
+	}
+	if !(y["/a"] < y["/b"] && y["/z"] < y["/y"]) {
+		t.Errorf("rows %v: /z should be level with /a, above /y", y)
 	}
 }

@@ -17,7 +17,8 @@ const state = {
   frame: null,        // the latest values
   ents: new Map(),    // stable key -> <g>
   edges: new Map(),   // edge key -> <g>
-  history: new Map(), // stable key -> [rate, ...]
+  history: new Map(), // stable key -> {buf: Float32Array(HISTORY), n}: a ring, so the page's memory stays flat
+  detail: null,       // the selected entity's detail, as /api/detail answered it
   selected: null,     // stable key
   frames: 0,
 };
@@ -63,6 +64,11 @@ function entity(key, kind, label) {
   return g;
 }
 
+// topicSub is a topic's second line: what it is part of, or its types.
+function topicSub(t) {
+  return t.introspects ? "service events of " + t.introspects : t.action ? t.part + " of action " + t.action : (t.types || []).join(", ");
+}
+
 // applyShape draws a new shape: entities at their places (kept from before),
 // edges between them, the topic table's rows; what is gone is removed.
 function applyShape(s) {
@@ -83,7 +89,7 @@ function applyShape(s) {
   state.nodeEls = s.nodes.map((n) => place(n.id, "n:" + n.name + "@" + n.pid, "node", n.name, n.name));
   state.topicEls = s.topics.map((t) => {
     const ge = place(t.id, "t:" + t.name, "topic", t.name, t.name);
-    setText(ge.sub, t.introspects ? "service events of " + t.introspects : t.action ? t.part + " of action " + t.action : (t.types || []).join(", "));
+    setText(ge.sub, topicSub(t));
     return ge;
   });
   state.serviceEls = s.services.map((v) => place(v.id, "s:" + v.name, "service", (v.kind === "action" ? "action " : "") + v.name, v.name));
@@ -124,13 +130,31 @@ function applyShape(s) {
   state.rows = s.topics.map((t) => {
     const tr = document.createElement("tr");
     tr.dataset.topic = t.name;
-    for (let i = 0; i < 5; i++) tr.appendChild(document.createElement("td"));
+    for (let i = 0; i < 6; i++) tr.appendChild(document.createElement("td"));
     tr.cells[0].textContent = t.name;
     tr.addEventListener("click", () => select("t:" + t.name));
     return tr;
   });
   body.replaceChildren(...state.rows);
+  for (const key of state.history.keys()) if (!seen.has(key)) state.history.delete(key);
   applyFilter();
+}
+
+// remember appends a rate to an entity's ring of the last HISTORY windows.
+function remember(key, v) {
+  let h = state.history.get(key);
+  if (!h) { h = { buf: new Float32Array(HISTORY), n: 0 }; state.history.set(key, h); }
+  h.buf[h.n % HISTORY] = v;
+  h.n++;
+}
+
+// recent is an entity's remembered rates, oldest first.
+function recent(key) {
+  const h = state.history.get(key);
+  if (!h) return [];
+  const out = [];
+  for (let i = Math.max(0, h.n - HISTORY); i < h.n; i++) out.push(h.buf[i % HISTORY]);
+  return out;
 }
 
 // applyFilter hides what the filter and the builtins box leave out.
@@ -156,15 +180,14 @@ function render(f) {
     ge.dataset.state = v.exited ? "exited" : "alive";
   });
   s.topics.forEach((t, i) => {
-    const v = f.topics[i], key = "t:" + t.name;
-    state.topicEls[i].dataset.state = v.state;
-    const h = state.history.get(key) || [];
-    h.push(v.pub_hz !== undefined ? v.pub_hz : v.recv_hz);
-    if (h.length > HISTORY) h.shift();
-    state.history.set(key, h);
+    const v = f.topics[i], ge = state.topicEls[i];
+    ge.dataset.state = v.state;
+    setText(ge.sub, topicSub(t) + (v.latency_ms !== undefined ? ` · lat p99 ${fmt(v.latency_ms, 1)} ms` : ""));
+    remember("t:" + t.name, v.pub_hz !== undefined ? v.pub_hz : v.recv_hz);
     const c = state.rows[i].cells;
-    setText(c[1], fmt(v.pub_hz, 1)); setText(c[2], fmt(v.recv_hz, 1)); setText(c[3], fmt(v.gap_ms, 0)); setText(c[4], v.state);
-    c[4].className = "state-" + v.state;
+    setText(c[1], fmt(v.pub_hz, 1)); setText(c[2], fmt(v.recv_hz, 1)); setText(c[3], fmt(v.gap_ms, 0)); setText(c[4], fmt(v.latency_ms, 1));
+    setText(c[5], v.state);
+    c[5].className = "state-" + v.state;
   });
   s.services.forEach((v, i) => setText(state.serviceEls[i].sub, f.services[i].hz !== undefined ? fmt(f.services[i].hz, 1) + " req/s" : ""));
   s.edges.forEach((e, i) => {
@@ -218,35 +241,86 @@ function renderWarnings(f) {
 
 function select(key) {
   state.selected = state.selected === key ? null : key;
+  state.detail = null;
   for (const [k, g] of state.ents) g.classList.toggle("selected", k === state.selected);
   renderDetail();
 }
 
+// fetchDetail asks the server for the selected entity's detail in the
+// window drawn (one request at a time), then draws it.
+async function fetchDetail() {
+  const key = state.selected, f = state.frame;
+  if (!key || !f || state.fetching) return;
+  state.fetching = true;
+  try {
+    const q = "api/detail?key=" + encodeURIComponent(key) + (state.replay ? "&i=" + f.index : "");
+    const r = await fetch(q);
+    if (r.ok && state.selected === key) state.detail = await r.json();
+  } catch (e) {
+    state.detail = null;
+  } finally {
+    state.fetching = false;
+  }
+  drawDetail();
+}
+
 function renderDetail() {
-  const f = state.frame, s = state.shape;
-  const key = state.selected;
-  $("detail").hidden = !key || !f;
+  $("detail").hidden = !state.selected || !state.frame;
+  if (!state.selected || !state.frame) return;
+  drawDetail();
+  fetchDetail();
+}
+
+function spread(s) { return s ? `${fmt(s.mean_ms, 2)} / ${fmt(s.p99_ms, 2)} / ${fmt(s.max_ms, 2)}` : "-"; }
+
+// drawDetail draws the selected entity: each endpoint (from the detail the
+// server sent, else from the frame's edges), its gaps, and its sparkline.
+function drawDetail() {
+  const f = state.frame, s = state.shape, key = state.selected;
   if (!key || !f) return;
   $("detailtitle").textContent = key.slice(2);
   const table = $("detailtable");
   table.replaceChildren();
   const head = document.createElement("tr");
-  for (const h of ["side", "node / topic", "Hz", "QoS", "state"]) { const th = document.createElement("th"); th.textContent = h; head.appendChild(th); }
+  const d = state.detail && state.detail.key === key ? state.detail : null;
+  const cols = d ? ["side", "node / topic", "pid", "Hz", "loss %", "QoS · type", "time ms (mean / p99 / max)", "late ms"] : ["side", "node / topic", "Hz", "QoS", "state"];
+  for (const h of cols) { const th = document.createElement("th"); th.textContent = h; head.appendChild(th); }
   table.appendChild(head);
-  s.edges.forEach((e, i) => {
-    const from = state.keys.get(e.from), to = state.keys.get(e.to);
-    if (from !== key && to !== key) return;
-    const tr = document.createElement("tr");
-    cell(tr, e.kind);
-    cell(tr, (from === key ? to : from).slice(2));
-    cell(tr, fmt(f.edge_hz[i], 1));
-    cell(tr, [e.qos, e.type].filter(Boolean).join(" · ") || "-");
-    cell(tr, (f.edge_state[i] === "exited" ? "exited " : "") + f.edge_label[i]);
-    table.appendChild(tr);
-  });
+  if (d) {
+    for (const e of d.endpoints) {
+      const tr = document.createElement("tr");
+      cell(tr, e.kind);
+      cell(tr, e.other);
+      cell(tr, String(e.pid));
+      cell(tr, e.hz === undefined ? "not measured" : fmt(e.hz, 1));
+      cell(tr, fmt(e.loss_pct, 1));
+      cell(tr, [e.qos, e.type].filter(Boolean).join(" · ") || "-");
+      cell(tr, e.time ? spread(e.time) : e.why || "-");
+      cell(tr, spread(e.late) + (e.open ? ` · ${e.open} open` : ""));
+      tr.title = e.exe || "";
+      table.appendChild(tr);
+    }
+  } else {
+    s.edges.forEach((e, i) => {
+      const from = state.keys.get(e.from), to = state.keys.get(e.to);
+      if (from !== key && to !== key) return;
+      const tr = document.createElement("tr");
+      cell(tr, e.kind);
+      cell(tr, (from === key ? to : from).slice(2));
+      cell(tr, fmt(f.edge_hz[i], 1));
+      cell(tr, [e.qos, e.type].filter(Boolean).join(" · ") || "-");
+      cell(tr, (f.edge_state[i] === "exited" ? "exited " : "") + f.edge_label[i]);
+      table.appendChild(tr);
+    });
+  }
+  const gaps = [];
+  if (d && d.pub_gap) gaps.push("published gaps ms " + spread(d.pub_gap));
+  if (d && d.recv_gap) gaps.push("received gaps ms " + spread(d.recv_gap));
+  if (d && d.latency) gaps.push("latency ms " + spread(d.latency));
+  $("detailgaps").textContent = gaps.length ? gaps.join(" · ") + " (mean / p99 / max)" : "";
   const spark = $("spark");
   spark.replaceChildren();
-  const h = state.history.get(key) || [];
+  const h = recent(key);
   if (h.length > 1) {
     const top = Math.max(...h, 1e-9);
     const pts = h.map((v, i) => `${(i / (HISTORY - 1)) * 300},${38 - (v / top) * 36}`).join(" ");
@@ -260,6 +334,7 @@ async function start() {
   $("builtins").addEventListener("change", applyFilter);
   const info = await (await fetch("api/info")).json();
   if (info.replay) {
+    state.replay = true;
     $("replay").hidden = false;
     const slider = $("slider");
     slider.max = Math.max(0, info.count - 1);
