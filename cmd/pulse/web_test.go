@@ -57,6 +57,68 @@ func waitFor(t testing.TB, p page, what, cond string, timeout time.Duration) {
 
 const pageEdgesJS = `[...document.querySelectorAll("g.edge")].map(e => ({From: e.dataset.from, To: e.dataset.to, Kind: e.dataset.kind, State: e.dataset.state, Hz: Number(e.dataset.hz)}))`
 
+// pageMatchesGraph compares every pub and sub edge of 20 Hz or more on the
+// page with what pulse graph --format json measures over the same window:
+// pulse graph is started as the page gets a window, so its sample and the
+// page's next window cover the same period (within the time pulse graph
+// takes to start), and each must say the other's rate within 5 %. It
+// returns how many edges it compared.
+func pageMatchesGraph(t *testing.T, p page, segs string, period time.Duration) int {
+	t.Helper()
+	frames := func() int { n, _ := eval[int](p, `window.__pulse.frames`); return n }
+	n0 := frames()
+	for deadline := time.Now().Add(3 * period); frames() == n0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the page drew no new window")
+		}
+	}
+	gcmd := pulseCmd(t, "graph", "--format", "json", "--period", period.String())
+	gcmd.Env = append(gcmd.Env, "ROS_PULSE_DIR="+segs)
+	raw, err := gcmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, p, "the window pulse graph measured", `window.__pulse.frames >= `+strconv.Itoa(n0+2), 2*period)
+	var gr graph.Graph
+	if err := json.Unmarshal(raw, &gr); err != nil {
+		t.Fatal(err)
+	}
+	drawn, err := eval[[]pageEdge](p, pageEdgesJS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := map[string]string{}
+	for _, n := range gr.Nodes {
+		key[n.ID] = "n:" + n.Name + "@" + strconv.Itoa(n.Pid)
+	}
+	for _, tp := range gr.Topics {
+		key[tp.ID] = "t:" + tp.Name
+	}
+	compared := 0
+	for _, e := range gr.Edges {
+		hz, _ := e.Hz("inter")
+		intra, _ := e.Hz("intra")
+		hz += intra
+		if e.Kind != "pub" && e.Kind != "sub" || hz < 20 {
+			continue
+		}
+		found := false
+		for _, d := range drawn {
+			if d.From == key[e.From] && d.To == key[e.To] && d.Kind == e.Kind {
+				found = true
+				compared++
+				if math.Abs(d.Hz-hz) > 0.05*hz {
+					t.Errorf("%s -> %s: the page says %.2f Hz, pulse graph %.2f Hz", d.From, d.To, d.Hz, hz)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("the page has no edge %s -> %s (%s)", key[e.From], key[e.To], e.Kind)
+		}
+	}
+	return compared
+}
+
 // The demo robot in a real browser: the page draws its nodes and topics, and
 // every edge of 20 Hz or more carries the rate pulse graph --format json
 // measures at the same time, within 5 %; a stalled topic turns STALL and a
@@ -95,50 +157,7 @@ process doomed kill=6
 	waitFor(t, p, "the graph's edges", `window.__pulse && window.__pulse.frames >= 2 && document.querySelectorAll("g.edge").length >= 6`, 20*time.Second)
 	eval[int](p, `window.__marker = 1`) // a reload would lose it
 
-	// Rates against pulse graph, sampled over the same 2 s.
-	gcmd := pulseCmd(t, "graph", "--format", "json", "--period", "2s")
-	gcmd.Env = append(gcmd.Env, "ROS_PULSE_DIR="+segs)
-	raw, err := gcmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gr graph.Graph
-	if err := json.Unmarshal(raw, &gr); err != nil {
-		t.Fatal(err)
-	}
-	drawn, err := eval[[]pageEdge](p, pageEdgesJS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := map[string]string{}
-	for _, n := range gr.Nodes {
-		key[n.ID] = "n:" + n.Name + "@" + strconv.Itoa(n.Pid)
-	}
-	for _, tp := range gr.Topics {
-		key[tp.ID] = "t:" + tp.Name
-	}
-	compared := 0
-	for _, e := range gr.Edges {
-		hz, _ := e.Hz("inter")
-		intra, _ := e.Hz("intra")
-		hz += intra
-		if e.Kind != "pub" && e.Kind != "sub" || hz < 20 {
-			continue
-		}
-		found := false
-		for _, d := range drawn {
-			if d.From == key[e.From] && d.To == key[e.To] && d.Kind == e.Kind {
-				found = true
-				compared++
-				if math.Abs(d.Hz-hz) > 0.05*hz {
-					t.Errorf("%s -> %s: the page says %.2f Hz, pulse graph %.2f Hz", d.From, d.To, d.Hz, hz)
-				}
-			}
-		}
-		if !found {
-			t.Errorf("the page has no edge %s -> %s (%s)", key[e.From], key[e.To], e.Kind)
-		}
-	}
+	compared := pageMatchesGraph(t, p, segs, 2*time.Second)
 	if compared < 5 {
 		t.Errorf("only %d edges of 20 Hz or more compared", compared)
 	}
