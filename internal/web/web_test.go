@@ -275,3 +275,19 @@ func TestLayoutUncrossesEdges(t *testing.T) {
 		t.Errorf("rows %v: /z should be level with /a, above /y", y)
 	}
 }
+
+// A detail's key comes from the page's query string: any string gives a
+// detail of that key, never a panic.
+func FuzzDetail(f *testing.F) {
+	w := win(1, "/imu")
+	w.Calls = []window.Call{{Pid: 1, Node: "/talker", Name: "/fib/_action/send_goal", Alive: true}}
+	w.Timers = []window.Timer{{Node: "/talker", Pid: 1, PeriodMs: 100}}
+	for _, k := range []string{"t:/imu", "n:/talker@1", "n:/talker@", "n:@@1", "s:/fib", "", ":", "n:", "x:/imu"} {
+		f.Add(k)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		if d := DetailOf(w, key); d.Key != key || d.Endpoints == nil {
+			t.Errorf("key %q: %+v", key, d)
+		}
+	})
+}
