@@ -26,10 +26,13 @@ func webCmd() *cobra.Command {
 		Long: `web serves a page with this machine's computation graph laid out left to right:
 nodes, topics and services, each edge labelled with its live rate, drawn wider with
 more traffic and coloured by its state (the words of pulse top); each node with its
-liveness, CPU and memory. Click a node or topic for its endpoints, QoS and a sparkline
+liveness, CPU and memory; a subscription's loss and a topic's latency where measured.
+Click a node, topic or service for its endpoints with their process, rate, loss, QoS,
+callback time, a timer's lateness, a service's handling, a topic's gaps and a sparkline
 of its rate; a topic table and the warnings with their ages sit beside the graph.
-The page updates once per window over one server-sent event stream; an entity keeps
-its place once drawn. --log replays a recording with a time slider.
+The page updates once per window over one server-sent event stream (the graph's shape
+when it changes, then each window's values); an entity keeps its place once drawn.
+--log replays a recording with a time slider.
 
 It listens on loopback unless told otherwise; --web.config.file takes the
 exporter-toolkit web configuration (TLS, basic auth). The site is read-only and
