@@ -95,6 +95,11 @@ func pageMatchesGraph(t *testing.T, p page, segs string, period time.Duration) i
 		key[tp.ID] = "t:" + tp.Name
 	}
 	compared := 0
+	defer func() {
+		if compared < 5 {
+			t.Logf("pulse graph said: %s", raw)
+		}
+	}()
 	for _, e := range gr.Edges {
 		hz, _ := e.Hz("inter")
 		intra, _ := e.Hz("intra")
@@ -131,17 +136,17 @@ func webInBrowser(t *testing.T, p page) {
 	graphFile := filepath.Join(dir, "g.graph")
 	os.WriteFile(graphFile, []byte(`process sensors
   node /imu_driver
-    pub /imu 50 thread stall=6:60
+    pub /imu 50 thread stall=14:60
   node /camera
     pub /image 30 thread
-    reuse_pub /first /second 20 8
+    reuse_pub /first /second 20 16
 process control
   node /controller
     sub /imu
     sub /image
     sub /first
     pub /cmd_vel 20
-process doomed kill=6
+process doomed kill=14
   node /doomed
     pub /doomed_topic 40 thread
   node /doomed_listener
@@ -150,7 +155,10 @@ process doomed kill=6
 	// Gaps and latency tracked, for the detail panel.
 	graphCmd, segs := startGraph(t, dir, graphFile, "40", "ROS_TOPIC_STATS_JITTER=1", "ROS_TOPIC_STATS_LATENCY=1") // the browser is open: the graph's clock starts now
 	defer func() { graphCmd.Process.Signal(os.Interrupt); graphCmd.Wait() }()
-	addr := startWeb(t, segs, "--period", "2s")
+	// /cmd_vel is published at 20 Hz: below this spec.
+	specFile := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(specFile, []byte("topics:\n  /cmd_vel: {min_hz: 100}\n"), 0o600)
+	addr := startWeb(t, segs, "--period", "2s", "--spec", specFile)
 	if err := p.navigate("http://" + addr + "/"); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +173,7 @@ process doomed kill=6
 	// Positions before the faults and the new topic.
 	const positions = `Object.fromEntries([...document.querySelectorAll("g.entity")].map(e => [e.dataset.key, e.getAttribute("transform")]))`
 	before, _ := eval[map[string]string](p, positions)
-	// At 6 s /imu stalls and /doomed's process is killed; at 8 s /second
+	// At 14 s /imu stalls and /doomed's process is killed; at 16 s /second
 	// appears. Every frame the page draws is read until /imu is drawn
 	// stalled: the first window that counts none of its messages must say
 	// so, two windows at most after the last window that counted some.
@@ -216,6 +224,15 @@ process doomed kill=6
 			t.Errorf("%s moved from %s to %s", k, v, a)
 		}
 	}
+	// A topic below its spec is WARN in the table and on the graph, its edges too.
+	waitFor(t, p, "/cmd_vel below its spec", `document.querySelector('g.entity[data-key="t:/cmd_vel"]').dataset.state === "WARN" &&
+	  document.querySelector('g.edge[data-to="t:/cmd_vel"]').dataset.state === "warn" &&
+	  document.querySelector('#topics tr[data-topic="/cmd_vel"]').cells[5].textContent === "WARN" &&
+	  [...document.querySelectorAll("#warnings li")].some(li => li.textContent.includes("/cmd_vel"))`, 10*time.Second)
+	if st, _ := eval[string](p, `document.querySelector('g.edge[data-to="t:/image"]').dataset.state`); st == "warn" {
+		t.Errorf("/image meets the spec (it names nothing of it) but its edge is drawn below spec")
+	}
+
 	// A click on /image shows each endpoint with its process, rate, QoS and
 	// callback time, and the topic's gaps and latency; the table its latency.
 	eval[bool](p, `(document.querySelector('g.entity[data-key="t:/image"]').dispatchEvent(new MouseEvent("click")), true)`)

@@ -182,6 +182,8 @@ function render(f) {
   s.topics.forEach((t, i) => {
     const v = f.topics[i], ge = state.topicEls[i];
     ge.dataset.state = v.state;
+    ge.classList.toggle("warn", v.state === "WARN");
+    ge.classList.toggle("stall", v.state === "STALL");
     setText(ge.sub, topicSub(t) + (v.latency_ms !== undefined ? ` · lat p99 ${fmt(v.latency_ms, 1)} ms` : ""));
     remember("t:" + t.name, v.pub_hz !== undefined ? v.pub_hz : v.recv_hz);
     const c = state.rows[i].cells;
@@ -195,7 +197,12 @@ function render(f) {
     const hz = f.edge_hz[i] || 0;
     ge.path.setAttribute("stroke-width", (1 + Math.log10(1 + hz) * 1.5).toFixed(2));
     const ti = state.edgeTopic[i];
-    const cls = st !== "exited" && ti >= 0 && f.topics[ti].state === "STALL" ? "stalled" : st;
+    // A topic's state colours its edges as top's words do: stalled, or below
+    // its spec (a verdict names it); an edge's own fault (exited, starved,
+    // unmatched) says more and stays.
+    const topicState = ti >= 0 ? f.topics[ti].state : "";
+    const own = st === "exited" || st === "starved" || st === "unmatched";
+    const cls = own ? st : topicState === "STALL" ? "stalled" : topicState === "WARN" ? "warn" : st;
     ge.setAttribute("class", "edge " + cls + (ge.classList.contains("hidden") ? " hidden" : ""));
     ge.dataset.state = cls;
     ge.dataset.hz = hz.toFixed(3);
