@@ -148,8 +148,14 @@ HOTPATH := $(BIN)/hotpath
 $(HOTPATH): bench/hotpath/hotpath.c $(PULSE_LIB) $(LIB)/sim/humble/libtracetools.so $(LIB)/sim/humble/librcl.so
 	$(CC) $(CWARN) -O2 -Iprobe/include -Isim/rcl -o $@ $< -L$(LIB) -lros2_pulse -L$(LIB)/sim/humble -Wl,--no-as-needed -ltracetools -lrcl \
 	  -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../lib/sim/humble' -ldl -lpthread
+# Gap tracking's steps one by one (issue 28): the probe's own bucket function, the rest as it does them.
+GAPSTEPS := $(BIN)/gapsteps
+$(GAPSTEPS): bench/gapsteps/gapsteps.c probe/src/probe_internal.h probe/include/ros2_pulse/segment.h
+	@mkdir -p $(BIN)
+	$(CC) $(CWARN) -O2 -Iprobe/include -Iprobe/src -o $@ $< -lpthread -lm
 # All three benchmarks; CSV, PNG and tables in docs/perf (docs/PERFORMANCE.md).
-bench: build $(HOTPATH)
+bench: build $(HOTPATH) $(GAPSTEPS)
+	$(GAPSTEPS) --msgs 20000000 --reps 10 > docs/perf/gapsteps.csv
 	$(PULSE) bench hotpath
 	$(PULSE) bench overhead
 	$(PULSE) bench reader
@@ -195,7 +201,8 @@ lint:
 	$(GO) vet ./...
 	$(GO) vet -tags fleet ./cmd/pulse/
 
-test-c: build
+test-c: build $(GAPSTEPS)
+	$(GAPSTEPS) --msgs 100000 --reps 2 | awk -F, 'NR > 1 { n++ } END { exit n == 11 ? 0 : 1 }'
 	bash probe/test/test_exports.sh $(PULSE_LIB)
 	bash probe/test/test_rtld_local.sh $(abspath $(BUILD))
 

@@ -495,16 +495,6 @@ static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t g
     return set;
 }
 
-static inline uint32_t gap_bucket(uint64_t d)
-{
-    uint64_t u = d >> 10; /* ~microseconds; see rp_gap in segment.h */
-    if (u < 16)
-        return (uint32_t)u;
-    uint32_t e = 63u - (uint32_t)__builtin_clzll(u);
-    uint32_t b = (e - 3) * 16 + (uint32_t)((u >> (e - RP_GAP_SUB_BITS)) & 15);
-    return b < RP_GAP_BUCKETS ? b : RP_GAP_BUCKETS - 1;
-}
-
 /*
  * One clock read, one exchange: each predecessor timestamp is consumed by
  * exactly one message, two threads racing can only lose a sample (now <=
@@ -525,7 +515,7 @@ static void record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot)
     if (prev != 0 && now > prev) {
         uint64_t d = now - prev;
         atomic_fetch_add_explicit(&g->sum_ns, d, memory_order_relaxed);
-        atomic_fetch_add_explicit(&g->buckets[gap_bucket(d)], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&g->buckets[rp_gap_bucket(d)], 1, memory_order_relaxed);
     }
 }
 
@@ -540,7 +530,7 @@ static void record_latency(struct rp_gap *g, int64_t source_ns)
     uint64_t d = (uint64_t)(now - source_ns);
     atomic_store_explicit(&g->last_mono_ns, (uint64_t)now, memory_order_relaxed);
     atomic_fetch_add_explicit(&g->sum_ns, d, memory_order_relaxed);
-    atomic_fetch_add_explicit(&g->buckets[gap_bucket(d)], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g->buckets[rp_gap_bucket(d)], 1, memory_order_relaxed);
 }
 
 /* The opt-in work of a take: gap tracking when counted here, latency for all. */

@@ -27,6 +27,17 @@ int32_t rp_private_lane(void) RP_HIDDEN;
 
 uint64_t rp_mono_ns(void) RP_HIDDEN;
 
+/* The rp_gap bucket of a gap (or latency) of d ns (segment.h). */
+static inline uint32_t rp_gap_bucket(uint64_t d)
+{
+    uint64_t u = d >> 10; /* ~microseconds; see rp_gap in segment.h */
+    if (u < 16)
+        return (uint32_t)u;
+    uint32_t e = 63u - (uint32_t)__builtin_clzll(u);
+    uint32_t b = (e - 3) * 16 + (uint32_t)((u >> (e - RP_GAP_SUB_BITS)) & 15);
+    return b < RP_GAP_BUCKETS ? b : RP_GAP_BUCKETS - 1;
+}
+
 /* The rp_timing bucket of a duration of d ns (segment.h). */
 static inline uint32_t rp_time_bucket(uint64_t d)
 {
