@@ -32,9 +32,9 @@ func TestWebScreenshots(t *testing.T) {
 	for _, graph := range []string{"demo", "stress"} {
 		t.Run(graph, func(t *testing.T) {
 			dir := t.TempDir()
-			g, segs := startGraph(t, dir, graph, "30")
+			g, segs := startGraph(t, dir, graph, "45")
 			defer func() { g.Process.Signal(os.Interrupt); g.Wait() }()
-			addr := startWeb(t, segs, "--period", "2s")
+			addr := startWeb(t, segs, "--period", "4s") // 4 s windows: a 20 Hz edge counts 80 messages, one either way is 1.3 %
 			p := chromium(t)
 			ctx := p.ctx
 			if _, err := chromedp.Run(ctx, chromedp.EmulateViewport(1600, 1000)); err != nil {
@@ -43,9 +43,9 @@ func TestWebScreenshots(t *testing.T) {
 			if _, err := chromedp.Run(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, p, "three frames with traffic", `window.__pulse.frames >= 3 && [...document.querySelectorAll("g.edge")].some(e => Number(e.dataset.hz) > 0)`, 20*time.Second)
+			waitFor(t, p, "two frames with traffic", `window.__pulse.frames >= 2 && [...document.querySelectorAll("g.edge")].some(e => Number(e.dataset.hz) > 0)`, 30*time.Second)
 			// Its rates are pulse graph's (the issue's proof on the demo and the stress farm).
-			n := pageMatchesGraph(t, p, segs, 2*time.Second)
+			n := pageMatchesGraph(t, p, segs, 4*time.Second)
 			if n < 5 {
 				t.Errorf("only %d edges of 20 Hz or more compared", n)
 			}
