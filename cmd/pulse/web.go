@@ -53,7 +53,7 @@ every asset is in the binary.`,
 			}
 			if os.Getenv("GOGC") == "" {
 				// A collection every 4 s rather than every 2 s on a large graph:
-				// a third of the server's CPU for about 3 MB more (design note 0021).
+				// about a quarter of the server's CPU for ~3 MB more (design note 0021).
 				debug.SetGCPercent(200)
 			}
 			ctx, cancel := signalContext()

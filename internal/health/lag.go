@@ -58,7 +58,7 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 		return nil
 	}
 	var out []Warning
-	var current map[subKey]bool // only what is found; most windows find nothing
+	current := map[subKey]bool{}
 	for i := range w.Topics {
 		t := &w.Topics[i]
 		if t.PubCount == 0 || t.PubAny <= 0 || !t.PubMeasured("any") {
@@ -67,7 +67,7 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 		for _, s := range t.Subs {
 			if t.Starved(&s) {
 				k := subKey{true, t.Name, s.Pid, s.Node}
-				current = mark(current, k)
+				current[k] = true
 				if d.tick(k, now) {
 					out = append(out, Warning{Kind: RecvStarved, Topic: t.Name, Side: spec.Recv, Transport: spec.Any, Node: s.Node, Pid: s.Pid,
 						Timer: -1, Value: 0, Min: t.PubAny, Since: d.since[k], Age: now.Sub(d.since[k]), Cause: Cause(w, t.Name, s.Node, s.Pid)})
@@ -85,7 +85,7 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 				continue
 			}
 			k := subKey{false, t.Name, s.Pid, s.Node}
-			current = mark(current, k)
+			current[k] = true
 			if d.tick(k, now) {
 				out = append(out, Warning{Kind: RecvLag, Topic: t.Name, Side: spec.Recv, Transport: spec.Any, Node: s.Node, Pid: s.Pid,
 					Timer: -1, Value: got, Min: t.PubAny, Since: d.since[k], Age: now.Sub(d.since[k])})
@@ -105,14 +105,6 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 // every view uses.
 func StarvedWords(pubHz float64) string {
 	return fmt.Sprintf("receives nothing of %.1f Hz published here; the cause is not visible yet", pubHz)
-}
-
-func mark(m map[subKey]bool, k subKey) map[subKey]bool {
-	if m == nil {
-		m = map[subKey]bool{}
-	}
-	m[k] = true
-	return m
 }
 
 // tick counts one more window of a streak and reports whether it is long
