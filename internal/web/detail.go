@@ -65,6 +65,17 @@ func gapSpread(g window.GapStats) *Spread {
 	return &Spread{N: g.N, MeanMs: milli(g.MeanMs), P99Ms: milli(g.P99Ms), MaxMs: milli(g.MaxDtMs())}
 }
 
+// timed gives the row its callback's time, or why it has none (c nil: no callback seen).
+func (r *DetailRow) timed(c *window.Callback) {
+	switch {
+	case c == nil:
+	case c.Measured:
+		r.Time = spreadOf(c.Duration)
+	default:
+		r.Why = c.Why
+	}
+}
+
 func hzPtr(v float64) *float64 { v = milli(v); return &v }
 
 // DetailOf is the detail of key ("n:<node>@<pid>", "t:<topic>", "s:<service>") in w.
@@ -79,15 +90,6 @@ func DetailOf(w *window.Window, key string) Detail {
 		c := &w.Callbacks[i]
 		callback[c.Kind+"\x00"+strconv.Itoa(c.Pid)+"\x00"+c.Node+"\x00"+c.Name] = c
 	}
-	subTime := func(topic string, e *window.EndpointRate, r *DetailRow) {
-		if c := callback["subscription\x00"+strconv.Itoa(e.Pid)+"\x00"+e.Node+"\x00"+topic]; c != nil {
-			if c.Measured {
-				r.Time = spreadOf(c.Duration)
-			} else {
-				r.Why = c.Why
-			}
-		}
-	}
 	row := func(kind, other string, topic string, e *window.EndpointRate) DetailRow {
 		r := DetailRow{Kind: kind, Other: other, Pid: e.Pid, Exe: exe[e.Pid]}
 		if !(kind == "pub" && e.PubHidden) && !(kind == "sub" && e.RecvHidden && e.Inter+e.Intra == 0) {
@@ -101,7 +103,7 @@ func DetailOf(w *window.Window, key string) Detail {
 			r.QoS, r.Type = compat.Summary(q), q.Type
 		}
 		if kind == "sub" {
-			subTime(topic, e, &r)
+			r.timed(callback["subscription\x00"+strconv.Itoa(e.Pid)+"\x00"+e.Node+"\x00"+topic])
 		}
 		return r
 	}
@@ -154,11 +156,7 @@ func DetailOf(w *window.Window, key string) Detail {
 			}
 			for j := range w.Callbacks {
 				if c := &w.Callbacks[j]; c.Kind == "timer" && c.Pid == pid && c.Node == node && c.Ordinal == tm.Ordinal {
-					if c.Measured {
-						r.Time = spreadOf(c.Duration)
-					} else {
-						r.Why = c.Why
-					}
+					r.timed(c)
 				}
 			}
 			d.Endpoints = append(d.Endpoints, r)

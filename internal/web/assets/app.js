@@ -59,7 +59,6 @@ function entity(key, kind, label) {
     $("graph").appendChild(g);
     state.ents.set(key, g);
   }
-  g.name = g.name || g.querySelector("text.name");
   g.sub = g.sub || g.querySelector("text.sub");
   return g;
 }
