@@ -13,7 +13,6 @@ import (
 
 	"ros2_pulse/internal/export"
 	"ros2_pulse/internal/health"
-	"ros2_pulse/internal/recorder"
 	"ros2_pulse/internal/window"
 )
 
@@ -71,22 +70,17 @@ It listens on loopback unless told otherwise.`,
 						coll.SetVerdicts(s, warns)
 					}
 				}
-				rec, err := recorder.New(f.env.Dir, opt)
+				rec, err := recordInBackground(ctx, f.env.Dir, opt)
 				if err != nil {
 					return err
 				}
 				defer rec.Close()
-				go func() { _ = rec.Run(ctx) }()
 			}
 			return serveUntilDone(ctx, mux, listen, webConfig, "export",
 				fmt.Sprintf("pulse export: serving http://%s/metrics (segments in %s)", listen, f.env.Dir))
 		},
 	}
-	addRecordFlags(c, &f, "out", "unused by export")
-	_ = c.Flags().MarkHidden("out")
-	_ = c.Flags().MarkHidden("format")
-	c.Flags().StringVar(&listen, "listen", "127.0.0.1:9464", "address to serve /metrics on (loopback by default)")
-	c.Flags().StringVar(&webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth)")
+	addServeFlags(c, &f, &listen, &webConfig, "127.0.0.1:9464", "/metrics")
 	c.Flags().BoolVar(&perTopic, "per-topic", false, "one series per topic, side and transport instead of per endpoint")
 	c.Flags().BoolVar(&histograms, "histograms", true, "serve the gap and latency histograms (false: a fleet's leaner series; verdicts and ages stay)")
 	return c

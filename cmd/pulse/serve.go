@@ -11,7 +11,32 @@ import (
 	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/spf13/cobra"
+
+	"ros2_pulse/internal/recorder"
 )
+
+// addServeFlags gives a served view (pulse export, pulse web) the recorder's
+// flags, with --out and --format hidden (it writes no log), and where and
+// how to serve: --listen, addr by default, and --web.config.file.
+func addServeFlags(c *cobra.Command, f *recordFlags, listen, webConfig *string, addr, what string) {
+	addRecordFlags(c, f, "out", "unused by "+c.Name())
+	_ = c.Flags().MarkHidden("out")
+	_ = c.Flags().MarkHidden("format")
+	c.Flags().StringVar(listen, "listen", addr, "address to serve "+what+" on (loopback by default)")
+	c.Flags().StringVar(webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth)")
+}
+
+// recordInBackground runs a recorder over dir until ctx ends, for a served
+// view whose OnWindow hook feeds it; the caller closes it.
+func recordInBackground(ctx context.Context, dir string, opt recorder.Options) (*recorder.Recorder, error) {
+	rec, err := recorder.New(dir, opt)
+	if err != nil {
+		return nil, err
+	}
+	go func() { _ = rec.Run(ctx) }()
+	return rec, nil
+}
 
 // serveUntilDone serves handler on listen with exporter-toolkit's web
 // configuration (TLS, basic auth; "" for plain HTTP) until ctx ends, then

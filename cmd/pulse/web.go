@@ -11,7 +11,6 @@ import (
 	"ros2_pulse/internal/cpu"
 	"ros2_pulse/internal/health"
 	"ros2_pulse/internal/logfmt"
-	"ros2_pulse/internal/recorder"
 	"ros2_pulse/internal/spec"
 	pweb "ros2_pulse/internal/web"
 	"ros2_pulse/internal/window"
@@ -76,22 +75,17 @@ every asset is in the binary.`,
 					return err
 				}
 				opt.Out, opt.OnWindow = nil, hook
-				rec, err := recorder.New(f.env.Dir, opt)
+				rec, err := recordInBackground(ctx, f.env.Dir, opt)
 				if err != nil {
 					return err
 				}
 				defer rec.Close()
-				go func() { _ = rec.Run(ctx) }()
 			}
 			return serveUntilDone(ctx, srv.Handler(), listen, webConfig, "web",
 				fmt.Sprintf("pulse web: open http://%s/ (segments in %s)", listen, f.env.Dir))
 		},
 	}
-	addRecordFlags(c, &f, "out", "unused by web")
-	_ = c.Flags().MarkHidden("out")
-	_ = c.Flags().MarkHidden("format")
-	c.Flags().StringVar(&listen, "listen", "127.0.0.1:9465", "address to serve the page on (loopback by default)")
-	c.Flags().StringVar(&webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth)")
+	addServeFlags(c, &f, &listen, &webConfig, "127.0.0.1:9465", "the page")
 	c.Flags().StringVar(&logPath, "log", "", "replay a recorded log (text or jsonl) with a time slider")
 	c.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the page server")
 	_ = c.Flags().MarkHidden("cpuprofile")
