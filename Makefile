@@ -150,7 +150,7 @@ $(HOTPATH): bench/hotpath/hotpath.c $(PULSE_LIB) $(LIB)/sim/humble/libtracetools
 	  -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../lib/sim/humble' -ldl -lpthread
 # Gap tracking's steps one by one (issue 28): the probe's own bucket function, the rest as it does them.
 GAPSTEPS := $(BIN)/gapsteps
-$(GAPSTEPS): bench/gapsteps/gapsteps.c probe/src/probe_internal.h probe/include/ros2_pulse/segment.h
+$(GAPSTEPS): bench/gapsteps/gapsteps.c probe/src/probe_internal.h probe/src/clock.h probe/include/ros2_pulse/segment.h
 	@mkdir -p $(BIN)
 	$(CC) $(CWARN) -O2 -Iprobe/include -Iprobe/src -o $@ $< -lpthread -lm
 # All three benchmarks; CSV, PNG and tables in docs/perf (docs/PERFORMANCE.md).

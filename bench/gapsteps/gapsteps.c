@@ -12,7 +12,7 @@
  * empty loop's. Legs run interleaved, R repetitions in rotated order.
  *
  *   loop        the empty loop (subtracted from the others)
- *   clock       clock_gettime(CLOCK_MONOTONIC), as rp_mono_ns reads it
+ *   clock       rp_mono_ns, the probe's clock read (clock.h)
  *   bucket      rp_gap_bucket of a gap near 20 ms (the probe's own function)
  *   xchg        the relaxed atomic exchange of last_mono_ns
  *   add_sum     the relaxed atomic add to sum_ns
@@ -37,7 +37,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "probe_internal.h"
+#include "probe_internal.h" /* rp_mono_ns, rp_gap_bucket: the probe's own */
 
 enum { L_LOOP, L_CLOCK, L_BUCKET, L_XCHG, L_ADD_SUM, L_ADD_BUCKET, L_ALL_NOCLOCK, L_ALL, L_ALL_1024, L_ALL_2T, L_PLAIN, L_COUNT };
 static const char *const names[L_COUNT] = {"loop", "clock", "bucket", "xchg", "add_sum", "add_bucket", "all_noclock", "all", "all_1024", "all_2t", "plain_noclock"};
@@ -45,13 +45,6 @@ static const char *const names[L_COUNT] = {"loop", "clock", "bucket", "xchg", "a
 #define NGAPS 1024
 static struct rp_gap *gaps; /* 64-byte aligned, as the segment's section */
 static volatile uint64_t sink;
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static double thread_cpu_ns(void)
 {
@@ -82,7 +75,7 @@ static void run(int leg, long n, struct rp_gap *g)
             acc += d;
             break;
         case L_CLOCK:
-            acc += mono_ns();
+            acc += rp_mono_ns();
             break;
         case L_BUCKET:
             acc += rp_gap_bucket(d);
@@ -102,10 +95,10 @@ static void run(int leg, long n, struct rp_gap *g)
             break;
         case L_ALL:
         case L_ALL_2T:
-            record_at(g, mono_ns());
+            record_at(g, rp_mono_ns());
             break;
         case L_ALL_1024:
-            record_at(&gaps[i & (NGAPS - 1)], mono_ns());
+            record_at(&gaps[i & (NGAPS - 1)], rp_mono_ns());
             break;
         case L_PLAIN: {
             fake += d;
@@ -179,7 +172,7 @@ int main(int argc, char **argv)
         return 1;
     }
     memset(gaps, 0, NGAPS * sizeof *gaps);
-    (void)mono_ns(); /* the vDSO resolved before anything is timed */
+    (void)rp_mono_ns(); /* the vDSO resolved before anything is timed */
     double sum[L_COUNT] = {0}, sq[L_COUNT] = {0};
     for (int r = 0; r < reps; r++) {
         double loop = 0, got[L_COUNT];

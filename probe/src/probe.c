@@ -392,13 +392,6 @@ static uint64_t callback_endpoint(uintptr_t cb)
     return ep;
 }
 
-uint64_t rp_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Counts one eviction of a live entry; true when TLS_GROW_EVICTIONS came within a second. */
 static bool evictions_call_for_growth(void)
 {

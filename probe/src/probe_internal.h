@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "segment_writer.h"
 
 #define RP_HIDDEN __attribute__((visibility("hidden")))
@@ -24,8 +25,6 @@ static inline _Atomic uint64_t *rp_lanes(void) { return atomic_load_explicit(&g_
 
 /* This thread's private lane index, claiming a lane on first use; -1 on the shared lane or without a segment. */
 int32_t rp_private_lane(void) RP_HIDDEN;
-
-uint64_t rp_mono_ns(void) RP_HIDDEN;
 
 /* The rp_gap bucket of a gap (or latency) of d ns (segment.h). */
 static inline uint32_t rp_gap_bucket(uint64_t d)

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "segment_writer.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,13 +18,6 @@
 #include <unistd.h>
 
 #define ALIGN64(x) (((x) + 63u) & ~(uint64_t)63u)
-
-uint64_t rp_now_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t now_real_ns(void)
 {
@@ -297,7 +291,7 @@ bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint
     h->pid = pid;
     h->ppid = (int32_t)getppid();
     h->distro = distro;
-    h->start_mono_ns = rp_now_mono_ns();
+    h->start_mono_ns = rp_mono_ns();
     h->start_real_ns = now_real_ns();
     h->lane_count = lanes;
     h->node_capacity = cfg->node_capacity;
@@ -396,7 +390,7 @@ int32_t rp_segment_add_node(struct rp_segment *seg, const char *ns, const char *
     bool truncated;
     copy_name(n->name, full, &truncated);
     n->flags = truncated ? RP_EP_NAME_TRUNCATED : 0;
-    n->created_mono_ns = rp_now_mono_ns();
+    n->created_mono_ns = rp_mono_ns();
     atomic_store_explicit(&n->state, RP_RECORD_READY, memory_order_release);
     atomic_store_explicit(&h->node_count, idx + 1, memory_order_release);
     return (int32_t)idx;
@@ -416,7 +410,7 @@ int32_t rp_segment_add_endpoint(struct rp_segment *seg, uint16_t kind, const cha
     copy_name(e->name, name, &truncated);
     e->kind = kind;
     e->aux = aux;
-    e->created_mono_ns = rp_now_mono_ns();
+    e->created_mono_ns = rp_mono_ns();
     if (seg->timing != NULL)
         seg->timing[idx].period_ns = kind == RP_KIND_TIMER ? aux : 0;
     atomic_store_explicit(&e->node_index, node_index, memory_order_relaxed);
@@ -446,7 +440,7 @@ int32_t rp_segment_reuse_endpoint(struct rp_segment *seg, uint32_t idx, uint16_t
     copy_name(e->name, name, &truncated);
     e->kind = kind;
     e->aux = aux;
-    e->created_mono_ns = rp_now_mono_ns();
+    e->created_mono_ns = rp_mono_ns();
     for (int k = 0; k < 3; k++)
         e->base[k] = sums[k];
     /* Histograms start afresh: readers take a new generation's as new (their buckets are not counters of the slot). */

@@ -47,7 +47,6 @@ void rp_config_load(struct rp_config *cfg);
 /* One line on stderr, prefixed "[ros2_pulse] ", written with a single write(2). */
 void rp_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-uint64_t rp_now_mono_ns(void);
 uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes, bool gaps, bool latency, bool timing);
 
 /* Creates, reserves, maps and locks a new segment. On failure prints why and returns false. */
