@@ -108,8 +108,8 @@ func TestServiceCalls(t *testing.T) {
 			if d := got[simtruth.Key{Pid: pidOf(truth, "/doomed_caller"), Kind: "client", Node: "/doomed_caller", Topic: "/doomed"}]; d == nil || !d.lostServer {
 				t.Errorf("/doomed_caller: never seen with calls open and no server after its server was killed: %+v", d)
 			}
-			if checked != 16 {
-				t.Errorf("the graph's truth holds %d services and clients, want 16", checked)
+			if checked != 17 {
+				t.Errorf("the graph's truth holds %d services and clients, want 17", checked)
 			}
 		})
 	}

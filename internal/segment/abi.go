@@ -11,7 +11,7 @@ package segment
 const (
 	Magic                 = 0x45534c5550325352 // "RS2PULSE" as a little-endian u64
 	ABIMajor              = 1
-	ABIMinor              = 6
+	ABIMinor              = 7
 	HeaderSize            = 4096
 	MaxSections           = 8
 	ExeMax                = 256
@@ -35,6 +35,7 @@ const (
 	SectionQoS            = 8 // per endpoint: actual QoS, type, rmw, domain (ABI 1.5)
 	SectionCalls          = 9 // per service or client: requests, answers, durations, open calls (ABI 1.6)
 	CallRing              = 32
+	CallAnswered          = 1 << 63 // ABI 1.7: in a client's ring entry, an answer taken before its call opened
 	TypeMax               = 128
 	RMWMax                = 32
 	NoDomain              = 0xffffffff

@@ -127,7 +127,7 @@ func TestABIMatchesC(t *testing.T) {
 		"RP_ENV_LOCALHOST_ONLY": EnvLocalhostOnly, "RP_ENV_DISCOVERY_RANGE": EnvDiscoveryRange,
 		"RP_ENV_STATIC_PEERS": EnvStaticPeers, "RP_ENV_CYCLONEDDS_URI": EnvCycloneDDSURI,
 		"RP_ENV_FASTDDS_PROFILE": EnvFastDDSProfile, "RP_ENV_ZENOH_CONFIG": EnvZenohConfig, "RP_ENV_TRUNCATED": EnvTruncated,
-		"RP_SECTION_CALLS": SectionCalls, "RP_CALL_RING": CallRing, "RP_KIND_CLIENT": KindClient,
+		"RP_SECTION_CALLS": SectionCalls, "RP_CALL_RING": CallRing, "RP_CALL_ANSWERED": CallAnswered, "RP_KIND_CLIENT": KindClient,
 	}
 	for name, v := range consts {
 		gv, ok := goConsts[name]

@@ -513,7 +513,7 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 			ep.Timing, ep.Lateness = readTiming(mem, timingSec, i, ep.Kind == KindTimer)
 		}
 		if callsSec != nil && (ep.Kind == KindService || ep.Kind == KindClient) {
-			ep.Calls = readCalls(mem, callsSec, i)
+			ep.Calls = readCalls(mem, callsSec, i, h.AbiMinor >= 7 && ep.Kind == KindClient)
 		}
 		if qosSec != nil && (ep.Kind == KindPublisher || ep.Kind == KindSubscription) {
 			ep.QoS = readQoS(mem, qosSec, i, gen, &names.qos, &snap.Corrupt)
@@ -569,9 +569,11 @@ func readTiming(mem []byte, sec *rawSection, i uint32, timer bool) (*Timing, *La
 
 // readCalls copies record i of the calls section. An open call is read id,
 // start, id: one whose entry changed meanwhile (answered, or replaced) is
-// left out. Most records are a node's idle parameter services: the counts
-// say when there is no histogram (nothing answered) or no open call to read.
-func readCalls(mem []byte, sec *rawSection, i uint32) *Calls {
+// left out, and so is a client's answer waiting for its call (early: ABI 1.7,
+// an id with CallAnswered). Most records are a node's idle parameter
+// services: the counts say when there is no histogram (nothing answered) or
+// no open call to read.
+func readCalls(mem []byte, sec *rawSection, i uint32, early bool) *Calls {
 	r := (*rawCalls)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
 	c := &Calls{Started: load64(&r.Started), Answered: load64(&r.Answered), Unmatched: load64(&r.Unmatched),
 		Evicted: load64(&r.Evicted), SumNs: load64(&r.SumNs)}
@@ -586,7 +588,7 @@ func readCalls(mem []byte, sec *rawSection, i uint32) *Calls {
 	for k := range r.Ring {
 		e := &r.Ring[k]
 		id := load64(&e.Id)
-		if id == 0 {
+		if id == 0 || early && id&CallAnswered != 0 {
 			continue
 		}
 		if start := load64(&e.StartNs); start != 0 && load64(&e.Id) == id {

@@ -2,6 +2,7 @@ package segment
 
 import (
 	"encoding/binary"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -309,5 +310,23 @@ func TestParseQoSAndEnv(t *testing.T) {
 	}
 	if q := snap.Endpoints[0].QoS; q == nil || q.Type != "" || q.RMW != "" || snap.Corrupt == 0 {
 		t.Errorf("hostile type: %+v, corrupt %d", q, snap.Corrupt)
+	}
+}
+
+// TestReadCallsSkipsEarlyAnswers: a client's answer taken before its call
+// opened (ABI 1.7, CallAnswered in the id) waits in the ring, and is no open
+// call; before 1.7 no id had that bit and every non-zero id was open.
+func TestReadCallsSkipsEarlyAnswers(t *testing.T) {
+	mem := make([]byte, unsafe.Sizeof(rawCalls{}))
+	r := (*rawCalls)(unsafe.Pointer(&mem[0]))
+	r.Started = 2
+	r.Ring[1] = rawCall{Id: 5, StartNs: 100}
+	r.Ring[2] = rawCall{Id: 6 | CallAnswered, StartNs: 200}
+	sec := &rawSection{Stride: uint64(len(mem))}
+	if got := readCalls(mem, sec, 0, true).Open; !slices.Equal(got, []uint64{100}) {
+		t.Errorf("ABI 1.7 client: open calls started at %v, want [100]", got)
+	}
+	if got := readCalls(mem, sec, 0, false).Open; !slices.Equal(got, []uint64{100, 200}) {
+		t.Errorf("before 1.7: open calls started at %v, want [100 200]", got)
 	}
 }

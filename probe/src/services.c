@@ -44,35 +44,105 @@ static struct rp_calls *calls_of(const void *handle, bool client)
     return ep != 0 ? &g_seg.calls[ep - 1] : NULL;
 }
 
-/* A server's key for a request: its sequence number mixed with its client's GUID, never 0. */
+/* A server's key for a request: its sequence number mixed with its client's GUID, never 0, never RP_CALL_ANSWERED. */
 static uint64_t request_key(const rp_rmw_request_id_t *id)
 {
     uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a over the GUID, then the sequence number */
     for (size_t i = 0; i < sizeof id->writer_guid; i++)
         h = (h ^ id->writer_guid[i]) * UINT64_C(0x100000001b3);
     h ^= (uint64_t)id->sequence_number * UINT64_C(0x9E3779B97F4A7C15);
+    h &= ~RP_CALL_ANSWERED;
     return h != 0 ? h : 1;
 }
 
-/*
- * A call opens. It takes the ring entry of its sequence number (client) or
- * of its place in the order of requests (server: two threads taking at once
- * get two entries); an outstanding call there is evicted, its end never timed.
- */
-static void call_open(struct rp_calls *c, const int64_t *client_seq, uint64_t key)
+/* An answered call: its duration counted. */
+static void call_done(struct rp_calls *c, uint64_t start, uint64_t end)
 {
-    uint64_t now = rp_mono_ns();
-    uint64_t nth = atomic_fetch_add_explicit(&c->started, 1, memory_order_relaxed);
-    struct rp_call *e = &c->ring[(client_seq != NULL ? (uint64_t)*client_seq : nth) % RP_CALL_RING];
-    if (atomic_exchange_explicit(&e->id, 0, memory_order_acq_rel) != 0)
-        atomic_fetch_add_explicit(&c->evicted, 1, memory_order_relaxed);
-    /* release: whoever reads this start also sees the id cleared before it */
-    atomic_store_explicit(&e->start_ns, now, memory_order_release);
-    atomic_store_explicit(&e->id, key, memory_order_release);
+    uint64_t d = end > start ? end - start : 0;
+    atomic_fetch_add_explicit(&c->sum_ns, d, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->buckets[rp_time_bucket(d)], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->answered, 1, memory_order_relaxed);
 }
 
-/* A call is answered: its entry (looked for at hint first) is freed and its duration counted. */
-static void call_close(struct rp_calls *c, uint32_t hint, uint64_t key)
+/*
+ * What was in a ring entry this thread just took (exchanged for 0): a call
+ * still outstanding (evicted), or an early answer nobody claimed (unmatched).
+ */
+static void displaced(struct rp_calls *c, uint64_t old)
+{
+    if (old & RP_CALL_ANSWERED)
+        atomic_fetch_add_explicit(&c->unmatched, 1, memory_order_relaxed);
+    else if (old != 0)
+        atomic_fetch_add_explicit(&c->evicted, 1, memory_order_relaxed);
+}
+
+/*
+ * Writes id and its time into entry e, as the ring's writers do (id 0, the
+ * time, then the id, release); false when another writer filled the entry
+ * between this thread's take and its store: the caller looks again.
+ */
+static bool fill(struct rp_call *e, uint64_t id, uint64_t ns)
+{
+    uint64_t free_id = 0;
+    atomic_store_explicit(&e->start_ns, ns, memory_order_release);
+    return atomic_compare_exchange_strong_explicit(&e->id, &free_id, id, memory_order_acq_rel, memory_order_relaxed);
+}
+
+/* Tries before a ring write gives up; each retry means another writer won the same entry. */
+#define FILL_TRIES 4
+
+/*
+ * A call opens, started at start. It takes the ring entry of its sequence
+ * number (client) or of its place in the order of requests (server: two
+ * threads taking at once get two entries); an outstanding call there is
+ * evicted, its end never timed. A client's answer that was taken first
+ * waits there (RP_CALL_ANSWERED): the call is answered at once.
+ */
+static void call_open(struct rp_calls *c, const int64_t *client_seq, uint64_t key, uint64_t start)
+{
+    uint64_t nth = atomic_fetch_add_explicit(&c->started, 1, memory_order_relaxed);
+    struct rp_call *e = &c->ring[(client_seq != NULL ? (uint64_t)*client_seq : nth) % RP_CALL_RING];
+    for (int i = 0; i < FILL_TRIES; i++) {
+        uint64_t old = atomic_exchange_explicit(&e->id, 0, memory_order_acq_rel);
+        if (old == (key | RP_CALL_ANSWERED)) {
+            uint64_t end = atomic_load_explicit(&e->start_ns, memory_order_acquire);
+            call_done(c, start, end > start ? end : rp_mono_ns()); /* end lost to a third writer: now bounds it */
+            return;
+        }
+        displaced(c, old);
+        if (fill(e, key, start))
+            return;
+    }
+    atomic_fetch_add_explicit(&c->evicted, 1, memory_order_relaxed); /* the entry never settled: not timed */
+}
+
+/*
+ * A client's answer whose call is not in the ring yet (its sender is still
+ * inside rcl_send_request): it waits in its sequence number's entry, where
+ * that call will look when it opens.
+ */
+static void answer_early(struct rp_calls *c, uint64_t seq, uint64_t key, uint64_t now)
+{
+    struct rp_call *e = &c->ring[seq % RP_CALL_RING];
+    for (int i = 0; i < FILL_TRIES; i++) {
+        uint64_t old = atomic_exchange_explicit(&e->id, 0, memory_order_acq_rel);
+        if (old == key) { /* its call opened meanwhile */
+            call_done(c, atomic_load_explicit(&e->start_ns, memory_order_acquire), now);
+            return;
+        }
+        displaced(c, old);
+        if (fill(e, key | RP_CALL_ANSWERED, now))
+            return;
+    }
+    atomic_fetch_add_explicit(&c->unmatched, 1, memory_order_relaxed);
+}
+
+/*
+ * A call is answered: its entry (looked for at hint first) is freed and its
+ * duration counted. A client's answer (client_seq) whose call is not there
+ * yet waits for it; a server's is unmatched.
+ */
+static void call_close(struct rp_calls *c, uint32_t hint, uint64_t key, const int64_t *client_seq)
 {
     uint64_t now = rp_mono_ns();
     for (uint32_t i = 0; i < RP_CALL_RING; i++) {
@@ -82,13 +152,13 @@ static void call_close(struct rp_calls *c, uint32_t hint, uint64_t key)
         if (atomic_load_explicit(&e->id, memory_order_acquire) != key ||
             !atomic_compare_exchange_strong_explicit(&e->id, &want, 0, memory_order_acq_rel, memory_order_relaxed))
             continue; /* not this call's, or another thread answered it just now */
-        uint64_t d = now > start ? now - start : 0;
-        atomic_fetch_add_explicit(&c->sum_ns, d, memory_order_relaxed);
-        atomic_fetch_add_explicit(&c->buckets[rp_time_bucket(d)], 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&c->answered, 1, memory_order_relaxed);
+        call_done(c, start, now);
         return;
     }
-    atomic_fetch_add_explicit(&c->unmatched, 1, memory_order_relaxed);
+    if (client_seq != NULL)
+        answer_early(c, (uint64_t)*client_seq, key, now);
+    else
+        atomic_fetch_add_explicit(&c->unmatched, 1, memory_order_relaxed);
 }
 
 /* ---------------------------------------------------------------- server */
@@ -97,7 +167,7 @@ static void request_taken(const void *service, const rp_rmw_request_id_t *id)
 {
     struct rp_calls *c = calls_of(service, false);
     if (c != NULL)
-        call_open(c, NULL, request_key(id));
+        call_open(c, NULL, request_key(id), rp_mono_ns());
 }
 
 /*
@@ -137,15 +207,19 @@ EXPORT rp_rcl_ret_t rcl_send_response(const void *service, rp_rmw_request_id_t *
     if (ret == RP_RCL_RET_OK && key != 0) {
         struct rp_calls *c = calls_of(service, false);
         if (c != NULL) /* most servers answer in the order they took: search from the oldest open entry */
-            call_close(c, (uint32_t)atomic_load_explicit(&c->answered, memory_order_relaxed), key);
+            call_close(c, (uint32_t)atomic_load_explicit(&c->answered, memory_order_relaxed), key, NULL);
     }
     return ret;
 }
 
 /* ---------------------------------------------------------------- client */
 
-/* A client's key: its sequence number, never 0 (rmw numbers from 1; a 0 would read as a free entry). */
-static uint64_t sequence_key(int64_t seq) { return seq != 0 ? (uint64_t)seq : UINT64_MAX; }
+/* A client's key: its sequence number, never 0 (a free entry), never with RP_CALL_ANSWERED (rmw numbers from 1). */
+static uint64_t sequence_key(int64_t seq)
+{
+    uint64_t k = (uint64_t)seq & ~RP_CALL_ANSWERED;
+    return k != 0 ? k : ~RP_CALL_ANSWERED;
+}
 
 EXPORT rp_rcl_ret_t rcl_send_request(const void *client, const void *request, int64_t *sequence_number)
 {
@@ -153,14 +227,13 @@ EXPORT rp_rcl_ret_t rcl_send_request(const void *client, const void *request, in
     void *fn = rp_real(&real_fn, "rcl_send_request", "librcl.so");
     if (fn == NULL)
         return RP_RCL_RET_ERROR;
+    struct rp_calls *c = sequence_number != NULL ? calls_of(client, true) : NULL;
+    uint64_t start = c != NULL ? rp_mono_ns() : 0; /* the round trip includes the send */
     rp_rcl_ret_t ret = ((rp_rcl_send_request_fn)fn)(client, request, sequence_number);
-    /* The call opens once rcl returns: its sequence number is known only then (a response cannot be
-     * taken before: the same client's take waits for this thread's executor or another's wait set). */
-    if (ret == RP_RCL_RET_OK && sequence_number != NULL) {
-        struct rp_calls *c = calls_of(client, true);
-        if (c != NULL)
-            call_open(c, sequence_number, sequence_key(*sequence_number));
-    }
+    /* The call opens once rcl returns: its sequence number is known only then. Its answer may have been
+     * taken already by another thread (answer_early): call_open finds it. */
+    if (ret == RP_RCL_RET_OK && c != NULL)
+        call_open(c, sequence_number, sequence_key(*sequence_number), start);
     return ret;
 }
 
@@ -168,7 +241,7 @@ static void response_taken(const void *client, const rp_rmw_request_id_t *id)
 {
     struct rp_calls *c = calls_of(client, true);
     if (c != NULL)
-        call_close(c, (uint32_t)id->sequence_number, sequence_key(id->sequence_number));
+        call_close(c, (uint32_t)id->sequence_number, sequence_key(id->sequence_number), &id->sequence_number);
 }
 
 TAKE_WRAPPER(rcl_take_response_with_info, rp_rmw_service_info_t, rp_rcl_take_response_with_info_fn, response_taken,

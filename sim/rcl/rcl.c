@@ -21,6 +21,7 @@
  * "rcl_timer_calls_ok N": timer calls through either function, each once).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -428,6 +429,11 @@ EXPORT rp_rcl_ret_t rcl_send_request(const void *client, const void *request, in
 #if SIM_DISTRO >= 3
     ros_trace_rmw_send_request(impl->rmw_handle, request, id.sequence_number);
 #endif
+    if (impl->hold_ns > 0) { /* the request is out: its answer may be taken before this call returns */
+        struct timespec hold = {(time_t)(impl->hold_ns / 1000000000u), (long)(impl->hold_ns % 1000000000u)};
+        while (nanosleep(&hold, &hold) != 0 && errno == EINTR) {
+        }
+    }
     *sequence_number = id.sequence_number;
     return RP_RCL_RET_OK;
 }

@@ -70,6 +70,7 @@ struct sim_call_impl {
     _Atomic int64_t seq;  /* client: the last sequence number it sent (rmw numbers from 1) */
     uint8_t gid[16];      /* client: its writer GUID; bytes 0-3 hold its socket's index */
     char peer_path[108];  /* client: the service's socket; service: the directory of the clients' "c<index>.sock" */
+    uint64_t hold_ns;     /* client: rcl_send_request returns this long after its write (a sender preempted there) */
 };
 
 #endif

@@ -352,7 +352,7 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
         } else if (strcmp(kw, "client") == 0) {
             if (nt < 3 || g->nclients >= G_MAX_CLIENTS || !valid_name(tok[1]) ||
                 !parse_num(tok[2], 0.01, 10000, &v))
-                FAIL("usage: client NAME HZ [timeout=MS]");
+                FAIL("usage: client NAME HZ [timeout=MS] [hold=MS]");
             struct g_client *c = &g->clients[g->nclients++];
             memset(c, 0, sizeof *c);
             c->node = node;
@@ -360,9 +360,13 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             c->service = -1;
             c->then = -1;
             snprintf(c->name, sizeof c->name, "%s", tok[1]);
-            for (int i = 3; i < nt; i++)
-                if (strncmp(tok[i], "timeout=", 8) != 0 || !parse_num(tok[i] + 8, 0.001, 1e6, &c->timeout_ms))
-                    FAIL("bad client option '%s' (timeout=MS)", tok[i]);
+            for (int i = 3; i < nt; i++) {
+                if (strncmp(tok[i], "timeout=", 8) == 0 && parse_num(tok[i] + 8, 0.001, 1e6, &c->timeout_ms))
+                    continue;
+                if (strncmp(tok[i], "hold=", 5) == 0 && parse_num(tok[i] + 5, 0.001, 1000, &c->hold_ms))
+                    continue;
+                FAIL("bad client option '%s' (timeout=MS, hold=MS)", tok[i]);
+            }
         } else if (strcmp(kw, "action") == 0 || strcmp(kw, "action_client") == 0) {
             /*
              * An action as rcl_action makes it: three services (send_goal,

@@ -111,6 +111,7 @@ struct g_client {
     char name[G_NAME];
     double hz;
     double timeout_ms; /* timeout=MS: the graph counts the answers that came later (its own timeout) */
+    double hold_ms;    /* hold=MS: rcl_send_request returns MS after its write, as a preempted sender would */
     int then;          /* an action client's send_goal: the client called once its answer comes (get_result); -1 none */
 };
 

@@ -153,6 +153,7 @@ struct client_rt {
     rcl_handle_t *handle;
     struct sim_call_impl *impl;
     _Atomic uint64_t sent_ns[CLIENT_RING];
+    pthread_mutex_t pending; /* rclcpp's pending_requests_mutex_: held across send and record, taken after a take */
     int truth;
 };
 
@@ -878,10 +879,14 @@ static void call(int c)
     char request[16] = {0};
     int64_t seq = 0;
     uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-    if (rcl_send_request(cl->handle, request, &seq) != RP_RCL_RET_OK)
-        return;
-    atomic_store(&cl->sent_ns[(uint64_t)seq % CLIENT_RING], t0);
-    truth_inc(cl->truth, TC_FIRES);
+    /* As rclcpp's async_send_request and rclpy's call_async: the call is recorded under the client's lock
+     * taken before the send, so an answer taken by another thread meanwhile waits for it. */
+    pthread_mutex_lock(&cl->pending);
+    if (rcl_send_request(cl->handle, request, &seq) == RP_RCL_RET_OK) {
+        atomic_store(&cl->sent_ns[(uint64_t)seq % CLIENT_RING], t0);
+        truth_inc(cl->truth, TC_FIRES);
+    }
+    pthread_mutex_unlock(&cl->pending);
 }
 
 /* Responses waiting at client c: rclcpp takes with rcl_take_response, rclpy with rcl_take_response_with_info. */
@@ -897,11 +902,14 @@ static void answered(int c)
                                : rcl_take_response_with_info(cl->handle, &info, response);
         if (ret != RP_RCL_RET_OK)
             return;
+        uint64_t taken = now_ns(CLOCK_MONOTONIC); /* a round trip ends at the take, as pulse times it */
         int64_t seq = cpp ? id.sequence_number : info.request_id.sequence_number;
+        pthread_mutex_lock(&cl->pending); /* the take is outside the lock, the lookup inside (rclcpp, rclpy) */
         uint64_t sent = atomic_exchange(&cl->sent_ns[(uint64_t)seq % CLIENT_RING], 0);
+        pthread_mutex_unlock(&cl->pending);
         if (sent == 0)
             continue; /* not a call of ours (rclcpp: "Received invalid sequence number. Ignoring...") */
-        uint64_t rtt = now_ns(CLOCK_MONOTONIC) - sent;
+        uint64_t rtt = taken - sent;
         truth_call(cl->truth, rtt);
         if (G.clients[c].timeout_ms > 0 && rtt > (uint64_t)(G.clients[c].timeout_ms * 1e6))
             truth_inc(cl->truth, TC_LATE);
@@ -1131,6 +1139,8 @@ static int run_process(int proc, int64_t duration_ns)
         struct client_rt *cl = &clients_rt[c];
         cl->impl = xalloc(sizeof *cl->impl);
         cl->impl->sock = bind_socket("c", c);
+        cl->impl->hold_ns = (uint64_t)(G.clients[c].hold_ms * 1e6);
+        pthread_mutex_init(&cl->pending, NULL);
         memcpy(cl->impl->gid, &c, sizeof c);
         struct sockaddr_un a; /* a service no node serves: its socket never exists */
         sock_path(&a, "v", G.clients[c].service >= 0 ? G.clients[c].service : 9999);

@@ -51,7 +51,7 @@
 
 #define RP_MAGIC UINT64_C(0x45534c5550325352) /* "RS2PULSE" read as little-endian u64 */
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 6
+#define RP_ABI_MINOR 7
 
 #define RP_HEADER_SIZE 4096u
 #define RP_MAX_SECTIONS 8u
@@ -283,12 +283,23 @@ struct rp_qos {
  * id (acquire), start_ns, and the id again, and skips the entry if it changed.
  * Multi-writer (any executor thread), every field atomic, nothing reset.
  * Durations use the rp_timing buckets.
+ *
+ * ABI 1.7: a client's response can be taken by one thread while the thread
+ * that sent its request is still inside rcl_send_request (rclcpp and rclpy
+ * take outside their pending-requests lock), before the call is in the ring.
+ * Such an answer waits in the entry of its sequence number with
+ * RP_CALL_ANSWERED set in its id and its take time in start_ns; the call,
+ * opening, finds it there and is answered at once. An id with
+ * RP_CALL_ANSWERED is not an open call (a server's ids never have it).
+ * Before 1.7 the answer counted as unmatched and its call stayed open.
  */
 #define RP_CALL_RING 32u
+#define RP_CALL_ANSWERED (UINT64_C(1) << 63)
 
 struct rp_call {
     RP_ATOMIC(uint64_t) id;       /* client: sequence number; server: request id digest; 0 = free */
-    RP_ATOMIC(uint64_t) start_ns; /* CLOCK_MONOTONIC when the request was sent (client) or taken (server) */
+    RP_ATOMIC(uint64_t) start_ns; /* CLOCK_MONOTONIC when rcl_send_request was called (client) or the request taken (server);
+                                     with RP_CALL_ANSWERED in id: when its response was taken */
 };
 
 struct rp_calls {
