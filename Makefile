@@ -202,7 +202,7 @@ lint:
 	$(GO) vet -tags fleet ./cmd/pulse/
 
 test-c: build $(GAPSTEPS)
-	$(GAPSTEPS) --msgs 100000 --reps 2 | awk -F, 'NR > 1 { n++ } END { exit n == 11 ? 0 : 1 }'
+	$(GAPSTEPS) --msgs 100000 --reps 2 | awk -F, 'NR > 1 { n++ } END { exit n == 12 ? 0 : 1 }'
 	bash probe/test/test_exports.sh $(PULSE_LIB)
 	bash probe/test/test_rtld_local.sh $(abspath $(BUILD))
 

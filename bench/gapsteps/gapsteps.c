@@ -3,27 +3,30 @@
  *
  *   gapsteps [--msgs N] [--reps R]
  *
- * The probe's record_gap does, per message: one clock read, one exchange of
- * the endpoint's last arrival, one add to its gap sum, the bucket's index
- * and one add to that bucket, on the endpoint's struct rp_gap in the
- * segment (1,560 bytes: its first line and one bucket line are touched).
- * Each leg below is one of those steps, or all of them, in a loop of N
+ * The probe's record_gap does, per message (ABI 1.7, rp_record_gap_at in
+ * probe_internal.h): one clock read, a load and a compare-exchange moving
+ * the endpoint's last arrival forward, the bucket's index and one add to
+ * that bucket, on the endpoint's struct rp_gap in the segment (1,568 bytes:
+ * its first line and one bucket line are touched). Before 1.7 it exchanged
+ * the last arrival and added every gap to a sum too (the xchg and add_sum
+ * legs). Each leg below is one step, or all of them, in a loop of N
  * messages; its cost is the loop's thread CPU time per message less the
  * empty loop's. Legs run interleaved, R repetitions in rotated order.
  *
  *   loop        the empty loop (subtracted from the others)
  *   clock       rp_mono_ns, the probe's clock read (clock.h)
  *   bucket      rp_gap_bucket of a gap near 20 ms (the probe's own function)
- *   xchg        the relaxed atomic exchange of last_mono_ns
- *   add_sum     the relaxed atomic add to sum_ns
+ *   xchg        the relaxed atomic exchange of last_mono_ns (before 1.7)
+ *   cas         a relaxed load and compare-exchange of last_mono_ns (1.7)
+ *   add_sum     the relaxed atomic add to sum_ns (before 1.7)
  *   add_bucket  the relaxed atomic add to the gap's bucket
- *   all_noclock xchg + add_sum + bucket + add_bucket, the clock faked
+ *   all_noclock rp_record_gap_at with the clock faked
  *   all         the whole record_gap, one endpoint (its lines hot)
  *   all_1024    the whole record_gap cycling over 1,024 endpoints (1.5 MiB
  *               of rp_gap: each message meets its lines cold in L1 and L2)
  *   all_2t      two threads recording on one endpoint (its lines bounce)
- *   plain_noclock the steps as plain loads and stores (no lock prefix): what
- *               one writer per line would pay
+ *   plain_noclock the pre-1.7 steps as plain loads and stores (no lock
+ *               prefix): what one writer per line would pay
  *
  * Output: CSV "leg,ns_per_msg_mean,sem,reps" after the loop is subtracted.
  */
@@ -39,8 +42,8 @@
 
 #include "probe_internal.h" /* rp_mono_ns, rp_gap_bucket: the probe's own */
 
-enum { L_LOOP, L_CLOCK, L_BUCKET, L_XCHG, L_ADD_SUM, L_ADD_BUCKET, L_ALL_NOCLOCK, L_ALL, L_ALL_1024, L_ALL_2T, L_PLAIN, L_COUNT };
-static const char *const names[L_COUNT] = {"loop", "clock", "bucket", "xchg", "add_sum", "add_bucket", "all_noclock", "all", "all_1024", "all_2t", "plain_noclock"};
+enum { L_LOOP, L_CLOCK, L_BUCKET, L_XCHG, L_CAS, L_ADD_SUM, L_ADD_BUCKET, L_ALL_NOCLOCK, L_ALL, L_ALL_1024, L_ALL_2T, L_PLAIN, L_COUNT };
+static const char *const names[L_COUNT] = {"loop", "clock", "bucket", "xchg", "cas", "add_sum", "add_bucket", "all_noclock", "all", "all_1024", "all_2t", "plain_noclock"};
 
 #define NGAPS 1024
 static struct rp_gap *gaps; /* 64-byte aligned, as the segment's section */
@@ -51,17 +54,6 @@ static double thread_cpu_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-/* record_gap's steps after the clock, as the probe does them. */
-static inline void record_at(struct rp_gap *g, uint64_t now)
-{
-    uint64_t prev = atomic_exchange_explicit(&g->last_mono_ns, now, memory_order_relaxed);
-    if (prev != 0 && now > prev) {
-        uint64_t d = now - prev;
-        atomic_fetch_add_explicit(&g->sum_ns, d, memory_order_relaxed);
-        atomic_fetch_add_explicit(&g->buckets[rp_gap_bucket(d)], 1, memory_order_relaxed);
-    }
 }
 
 static void run(int leg, long n, struct rp_gap *g)
@@ -83,6 +75,12 @@ static void run(int leg, long n, struct rp_gap *g)
         case L_XCHG:
             acc += atomic_exchange_explicit(&g->last_mono_ns, d, memory_order_relaxed);
             break;
+        case L_CAS: {
+            uint64_t prev = atomic_load_explicit(&g->last_mono_ns, memory_order_relaxed);
+            atomic_compare_exchange_weak_explicit(&g->last_mono_ns, &prev, prev + d, memory_order_relaxed,
+                                                  memory_order_relaxed);
+            break;
+        }
         case L_ADD_SUM:
             atomic_fetch_add_explicit(&g->sum_ns, d, memory_order_relaxed);
             break;
@@ -91,14 +89,14 @@ static void run(int leg, long n, struct rp_gap *g)
             break;
         case L_ALL_NOCLOCK:
             fake += d;
-            record_at(g, fake);
+            rp_record_gap_at(g, fake);
             break;
         case L_ALL:
         case L_ALL_2T:
-            record_at(g, rp_mono_ns());
+            rp_record_gap_at(g, rp_mono_ns());
             break;
         case L_ALL_1024:
-            record_at(&gaps[i & (NGAPS - 1)], rp_mono_ns());
+            rp_record_gap_at(&gaps[i & (NGAPS - 1)], rp_mono_ns());
             break;
         case L_PLAIN: {
             fake += d;

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/simtruth"
 	"ros2_pulse/internal/window"
 )
 
@@ -78,4 +79,46 @@ func TestGapIntraPublisherCountsOnce(t *testing.T) {
 	if math.Abs(det.PubGap.MeanMs-1000.0/30) > 2 || det.PubGap.P50Ms < 30 {
 		t.Errorf("intra+inter publisher gaps: %+v (want a 33 ms period, not half of it)", det.PubGap)
 	}
+}
+
+// Two threads publish on one publisher at the same instants (each at 50 Hz
+// on one schedule), both wedged for 0.5 s. The probe moves the last arrival
+// forward by compare-exchange (ABI 1.7), so the largest gap it reads is the
+// graph's own (its clock read just before each publish), within the bucket
+// pulse reports it by; every message but the first closes at most one gap,
+// and only a publish that lost a race to a later clock read closes none.
+func TestGapTwoThreadsOnePublisher(t *testing.T) {
+	skipUnderEmulation(t, "an inter-arrival histogram")
+	g := sim(t, "testdata/shared_pub.graph", "jazzy", 3*time.Second, "ROS_TOPIC_STATS_JITTER=1")
+	const period = 500 * time.Millisecond
+	rec := newRecorder(t, g.dir, period, window.Options{})
+	ws := record(t, g, rec, period)
+	g.wait()
+	truth := g.truth()
+	var key simtruth.Key
+	for _, k := range truth.Keys() {
+		if k.Kind == "pub" && k.Topic == "/shared" {
+			key = k
+		}
+	}
+	want := float64(truth.Timing[key].GapMaxNs) / 1e6
+	sent := truth.Get(key)[simtruth.PubInter]
+	if want < 500 || sent < 100 {
+		t.Fatalf("the graph's /shared: largest gap %.1f ms, %d messages: it did not run as staged", want, sent)
+	}
+	var maxMs float64
+	var gaps uint64
+	for _, w := range ws {
+		if st := w.Topic("/shared"); st != nil {
+			maxMs = math.Max(maxMs, st.PubGap.MaxMs)
+			gaps += st.PubGap.N
+		}
+	}
+	if maxMs < want-1 || maxMs > want*1.0625+1 {
+		t.Errorf("largest gap %.2f ms, the graph's own %.2f ms (want it within its bucket, 6.25 %%)", maxMs, want)
+	}
+	if gaps >= sent || gaps < sent*9/10 {
+		t.Errorf("%d gaps from %d messages: want at most one a message after the first, and races rare", gaps, sent)
+	}
+	t.Logf("largest gap %.2f ms (graph %.2f); %d gaps from %d messages", maxMs, want, gaps, sent)
 }

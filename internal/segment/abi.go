@@ -171,11 +171,12 @@ type rawCalls struct {
 
 // rawGap mirrors struct rp_gap (present only when the process runs with gap tracking).
 type rawGap struct {
-	LastMonoNs uint64
-	SumNs      uint64
-	Flags      uint32
-	Reserved   uint32
-	Buckets    [GapBuckets]uint32
+	LastMonoNs  uint64
+	SumNs       uint64
+	Flags       uint32
+	Reserved    uint32
+	Buckets     [GapBuckets]uint32
+	FirstMonoNs uint64 // ABI 1.7: gaps sum to LastMonoNs - FirstMonoNs
 }
 
 // rawTiming mirrors struct rp_timing (ABI 1.4, unless the process runs with ROS_PULSE_TIMING=0).

@@ -372,10 +372,14 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 	if h.LaneCount == 0 || laneSec.Stride < uint64(h.EndpointCapacity)*CountersPerEndpoint*8 {
 		return nil, errors.New("lane section too small for the endpoint table")
 	}
-	if gapSec != nil && (gapSec.Count != h.EndpointCapacity || gapSec.Stride < uint64(unsafe.Sizeof(rawGap{}))) {
+	gapSize := uint64(unsafe.Sizeof(rawGap{}))
+	if h.AbiMinor < 7 {
+		gapSize = uint64(unsafe.Offsetof(rawGap{}.FirstMonoNs)) // first_mono_ns came with 1.7
+	}
+	if gapSec != nil && (gapSec.Count != h.EndpointCapacity || gapSec.Stride < gapSize) {
 		return nil, errors.New("gap section does not match the endpoint table")
 	}
-	if latSec != nil && (latSec.Count != h.EndpointCapacity || latSec.Stride < uint64(unsafe.Sizeof(rawGap{}))) {
+	if latSec != nil && (latSec.Count != h.EndpointCapacity || latSec.Stride < gapSize) {
 		return nil, errors.New("latency section does not match the endpoint table")
 	}
 	if timingSec != nil && (timingSec.Count != h.EndpointCapacity || timingSec.Stride < uint64(unsafe.Sizeof(rawTiming{}))) {
@@ -504,10 +508,10 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 			}
 		}
 		if gapSec != nil {
-			ep.Gap = readGap(mem, gapSec, i)
+			ep.Gap = readGap(mem, gapSec, i, h.AbiMinor >= 7)
 		}
 		if latSec != nil && ep.Kind == KindSubscription {
-			ep.Latency = readGap(mem, latSec, i)
+			ep.Latency = readGap(mem, latSec, i, false)
 		}
 		if timingSec != nil && ep.Kind != KindPublisher {
 			ep.Timing, ep.Lateness = readTiming(mem, timingSec, i, ep.Kind == KindTimer)
@@ -717,9 +721,18 @@ func readEnv(r *rawEnv, corrupt *int) *Env {
 }
 
 // readGap copies record i of a histogram section (rp_gap layout).
-func readGap(mem []byte, sec *rawSection, i uint32) *Gap {
+func readGap(mem []byte, sec *rawSection, i uint32, telescoped bool) *Gap {
 	g := (*rawGap)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
 	out := &Gap{LastMono: load64(&g.LastMonoNs), SumNs: load64(&g.SumNs), IntraPublisher: load32(&g.Flags)&GapIntraPublisher != 0}
+	if telescoped {
+		// ABI 1.7 gaps: the probe keeps no sum; the gaps counted add up to
+		// last - first (last only moves forward). first is stored just after
+		// the first message's last: until then no gap was counted.
+		out.SumNs = 0
+		if first := load64(&g.FirstMonoNs); first != 0 && out.LastMono > first {
+			out.SumNs = out.LastMono - first
+		}
+	}
 	for b := range out.Buckets {
 		out.Buckets[b] = load32(&g.Buckets[b])
 	}

@@ -45,6 +45,7 @@ type Timing struct {
 	CallbackNs, Callbacks, CallbackMaxNs, Overruns uint64
 	LateNs, Lates, LateMaxNs                       uint64 // timer: lateness; service: take to response; client: round trip (truth.h TT_CALL_*)
 	Thrown                                         uint64 // callbacks that threw: started, never ended
+	GapMaxNs                                       uint64 // pub: the longest gap between two of its publishes (TT_GAP_MAX)
 }
 
 // What each count of a record means, by kind (truth.h enum truth_count).
@@ -178,7 +179,11 @@ func (s *Snapshot) readFile(path string) error {
 		t := s.Timing[k]
 		t.CallbackNs += tv[0]
 		t.Callbacks += tv[1]
-		t.CallbackMaxNs = max(t.CallbackMaxNs, tv[2])
+		if k.Kind == "pub" {
+			t.GapMaxNs = max(t.GapMaxNs, tv[2])
+		} else {
+			t.CallbackMaxNs = max(t.CallbackMaxNs, tv[2])
+		}
 		t.Overruns += tv[3]
 		t.LateNs += tv[4]
 		t.Lates += tv[5]

@@ -488,11 +488,7 @@ static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t g
     return set;
 }
 
-/*
- * One clock read, one exchange: each predecessor timestamp is consumed by
- * exactly one message, two threads racing can only lose a sample (now <=
- * prev), and last_mono_ns is never reset, so a stall is seen whenever it ends.
- */
+/* One clock read, one compare-exchange and one add (rp_record_gap_at). */
 static void record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot)
 {
     if (kind == KEY_PUB) {
@@ -503,13 +499,7 @@ static void record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot)
             return; /* the rcl_publish of a message already timed by rclcpp_intra_publish */
         }
     }
-    uint64_t now = rp_mono_ns();
-    uint64_t prev = atomic_exchange_explicit(&g->last_mono_ns, now, memory_order_relaxed);
-    if (prev != 0 && now > prev) {
-        uint64_t d = now - prev;
-        atomic_fetch_add_explicit(&g->sum_ns, d, memory_order_relaxed);
-        atomic_fetch_add_explicit(&g->buckets[rp_gap_bucket(d)], 1, memory_order_relaxed);
-    }
+    rp_record_gap_at(g, rp_mono_ns());
 }
 
 /* One realtime read: how old the message was when taken (same host: exact). */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "clock.h"
+#include "ros2_pulse/segment.h"
 #include "segment_writer.h"
 
 #define RP_HIDDEN __attribute__((visibility("hidden")))
@@ -35,6 +36,28 @@ static inline uint32_t rp_gap_bucket(uint64_t d)
     uint32_t e = 63u - (uint32_t)__builtin_clzll(u);
     uint32_t b = (e - 3) * 16 + (uint32_t)((u >> (e - RP_GAP_SUB_BITS)) & 15);
     return b < RP_GAP_BUCKETS ? b : RP_GAP_BUCKETS - 1;
+}
+
+/*
+ * One message's gap at CLOCK_MONOTONIC now (segment.h, ABI 1.7): last_mono_ns
+ * moves forward by compare-exchange, so each predecessor timestamp is
+ * consumed by exactly one message and the gaps telescope (their sum is last
+ * minus first: no sum to add); a racer whose clock read is older than the
+ * last counts no gap. last_mono_ns is never reset, so a stall is seen
+ * whenever it ends.
+ */
+static inline void rp_record_gap_at(struct rp_gap *g, uint64_t now)
+{
+    uint64_t prev = atomic_load_explicit(&g->last_mono_ns, memory_order_relaxed);
+    do {
+        if (now <= prev)
+            return;
+    } while (!atomic_compare_exchange_weak_explicit(&g->last_mono_ns, &prev, now, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    if (prev == 0)
+        atomic_store_explicit(&g->first_mono_ns, now, memory_order_relaxed); /* where the sum starts */
+    else
+        atomic_fetch_add_explicit(&g->buckets[rp_gap_bucket(now - prev)], 1, memory_order_relaxed);
 }
 
 /* The rp_timing bucket of a duration of d ns (segment.h). */

@@ -18,7 +18,7 @@ int main(void)
     printf("sizeof rp_node %zu\n", sizeof(struct rp_node));
     printf("sizeof rp_endpoint %zu\n", sizeof(struct rp_endpoint));
     printf("sizeof rp_gap %zu\n", sizeof(struct rp_gap));
-    F(rp_gap, last_mono_ns); F(rp_gap, sum_ns); F(rp_gap, flags); F(rp_gap, reserved); F(rp_gap, buckets);
+    F(rp_gap, last_mono_ns); F(rp_gap, sum_ns); F(rp_gap, flags); F(rp_gap, reserved); F(rp_gap, buckets); F(rp_gap, first_mono_ns);
     printf("sizeof rp_timing %zu\n", sizeof(struct rp_timing));
     F(rp_timing, sum_ns); F(rp_timing, unended); F(rp_timing, overruns); F(rp_timing, late_sum_ns);
     F(rp_timing, period_ns); F(rp_timing, symbol_len); F(rp_timing, symbol_truncated); F(rp_timing, buckets);

@@ -212,7 +212,7 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             int need = reuse ? 5 : 3;
             if (nt < need || g->npubs >= G_MAX_PUBS || !valid_name(tok[1]) ||
                 (reuse && !valid_name(tok[2])))
-                FAIL("usage: pub TOPIC HZ [thread] [size=BYTES] | reuse_pub OLD NEW HZ AT_S");
+                FAIL("usage: pub TOPIC HZ [thread] [threads=N] [size=BYTES] | reuse_pub OLD NEW HZ AT_S");
             struct g_pub *p = &g->pubs[g->npubs++];
             memset(p, 0, sizeof *p);
             p->node = node;
@@ -245,6 +245,10 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                 }
                 else if (strncmp(tok[i], "size=", 5) == 0 && parse_num(tok[i] + 5, 0, 16e6, &v))
                     p->size = (size_t)v;
+                else if (strncmp(tok[i], "threads=", 8) == 0 && parse_num(tok[i] + 8, 1, 16, &v)) {
+                    p->threads = (int)v; /* callbacks of a reentrant group publishing on one publisher */
+                    p->thread = true;
+                }
                 else if (strncmp(tok[i], "burst=", 6) == 0 && parse_num(tok[i] + 6, 1, 1000, &v)) {
                     p->burst = (int)v;
                     p->thread = true;

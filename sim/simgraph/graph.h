@@ -64,6 +64,7 @@ struct g_pub {
     double stall_at, stall_for; /* stall=AT:FOR: the publisher goes silent (stall_for 0: never) */
     double sag_at, sag_hz;      /* sag=AT:HZ: from AT on the publisher runs at HZ (sag_hz 0: never) */
     bool thread;     /* dedicated publishing thread instead of an executor timer */
+    int threads;     /* threads=N: N such threads publish on it, each at HZ on the same schedule (0: one) */
     bool forked;     /* published only by the fork child */
     bool builtin;    /* /parameter_events: published at startup only */
     bool manual;     /* an action's feedback or status: published by its server's goal handling, never on a timer */

@@ -93,7 +93,8 @@ struct pub_rt {
     rcl_handle_t *handle;
     void *rmw;
     int sock;
-    uint64_t seq;
+    _Atomic uint64_t seq;
+    _Atomic uint64_t last_pub_ns; /* the graph's clock at its latest publish (truth_publish_at) */
     char *scratch;
     const char *topic; /* current topic (changes on reuse) */
     uint64_t created_ns; /* periodic publishing is phased from the creation instant */
@@ -599,9 +600,10 @@ static void publish(int i)
     struct g_pub *gp = &G.pubs[i];
     struct pub_rt *p = &pubs_rt[i];
     struct g_node *gn = &G.nodes[gp->node];
-    struct msg m = {(int64_t)now_ns(CLOCK_REALTIME), ++p->seq, self_proc, i, gn->intra};
+    struct msg m = {(int64_t)now_ns(CLOCK_REALTIME), atomic_fetch_add(&p->seq, 1) + 1, self_proc, i, gn->intra};
     if (p->scratch != NULL) /* the serialization work of a large message */
-        memset(p->scratch, (int)(p->seq & 0xff), gp->size);
+        memset(p->scratch, (int)(m.seq & 0xff), gp->size);
+    truth_publish_at(__atomic_load_n(&p->truth, __ATOMIC_ACQUIRE), &p->last_pub_ns, now_ns(CLOCK_MONOTONIC));
 
     const char *topic = __atomic_load_n(&p->topic, __ATOMIC_ACQUIRE);
     bool inter_needed = !gn->intra;
@@ -631,13 +633,13 @@ static void publish(int i)
     case PUB_LOANED: /* rclcpp publish(LoanedMessage) on a publisher that can loan */
         if (jazzy && !gn->py)
             ros_trace_rclcpp_publish(NULL, &m);
-        if (p->seq == 1) /* an invalid call: rcl fails before its tracepoint */
+        if (m.seq == 1) /* an invalid call: rcl fails before its tracepoint */
             (void)rcl_publish_loaned_message(p->handle, NULL, NULL);
         if (rcl_publish_loaned_message(p->handle, &m, NULL) != RP_RCL_RET_OK)
             return;
         break;
     case PUB_SERIALIZED: /* Publisher::publish(SerializedMessage), or rclpy publish(bytes) */
-        if (p->seq == 1)
+        if (m.seq == 1)
             (void)rcl_publish_serialized_message(p->handle, NULL, NULL);
         if (rcl_publish_serialized_message(p->handle, &m, NULL) != RP_RCL_RET_OK)
             return;
@@ -1258,7 +1260,8 @@ static int run_process(int proc, int64_t duration_ns)
     }
     for (int p = 0; p < G.npubs; p++)
         if (G.nodes[G.pubs[p].node].proc == proc && G.pubs[p].thread && !G.pubs[p].forked)
-            pthread_create(&threads[nthreads++], NULL, publisher_thread, (void *)(intptr_t)p);
+            for (int k = 0; k < (G.pubs[p].threads > 1 ? G.pubs[p].threads : 1) && nthreads < G_MAX_PUBS + 48; k++)
+                pthread_create(&threads[nthreads++], NULL, publisher_thread, (void *)(intptr_t)p);
     for (int s = 0; s < G.nsubs; s++)
         if (G.nodes[G.subs[s].node].proc == proc && G.subs[s].reuse_at >= 0)
             pthread_create(&threads[nthreads++], NULL, reuse_sub_thread, (void *)(intptr_t)s);

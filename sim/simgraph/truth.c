@@ -149,6 +149,19 @@ void truth_late(int slot, uint64_t late_ns)
 
 void truth_call(int slot, uint64_t d_ns) { truth_late(slot, d_ns); } /* the same fields (truth.h) */
 
+void truth_publish_at(int slot, _Atomic uint64_t *last, uint64_t now)
+{
+    if (slot < 0 || recs == NULL)
+        return;
+    uint64_t prev = atomic_load_explicit(last, memory_order_relaxed);
+    do {
+        if (now <= prev)
+            return;
+    } while (!atomic_compare_exchange_weak_explicit(last, &prev, now, memory_order_relaxed, memory_order_relaxed));
+    if (prev != 0)
+        store_max(&recs[slot].timing[TT_GAP_MAX], now - prev);
+}
+
 void truth_exit(void)
 {
     if (hdr != NULL)

@@ -49,6 +49,7 @@ enum truth_timing {
     TT_CALL_NS = 4,      /* service: sum of take-to-response times; client: sum of round trips */
     TT_CALL_N = 5,       /* service, client: calls answered and timed */
     TT_CALL_MAX = 6,     /* service, client: the longest */
+    TT_GAP_MAX = 2,      /* pub: the longest gap between two of its publishes, read just before each */
 };
 
 struct truth_header {
@@ -86,6 +87,9 @@ void truth_thrown(int slot);
 void truth_late(int slot, uint64_t late_ns);
 /* One answered call of slot's service (take to response) or client (round trip) that took d_ns. */
 void truth_call(int slot, uint64_t d_ns);
+/* A publish at now (the graph's clock): its gap after the latest publish before it, read from *last
+ * (any thread); a publish whose clock read is older than *last's spans no gap, as the probe's. */
+void truth_publish_at(int slot, _Atomic uint64_t *last, uint64_t now);
 /* The process is returning normally: its counts are final. */
 void truth_exit(void);
 

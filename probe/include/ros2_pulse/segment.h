@@ -138,12 +138,20 @@ enum rp_counter_slot {
 #define RP_GAP_BUCKETS 384u
 #define RP_GAP_SUB_BITS 4u
 
+/*
+ * ABI 1.7 (RP_SECTION_GAPS only): last_mono_ns only moves forward (a message
+ * whose clock read is older than the last one's, two threads racing, counts
+ * no gap), so the gaps in the buckets add up to last_mono_ns - first_mono_ns
+ * and the probe keeps no sum: sum_ns stays 0 and readers derive it. Before
+ * 1.7 sum_ns summed the gaps and first_mono_ns was not there.
+ */
 struct rp_gap {
     RP_ATOMIC(uint64_t) last_mono_ns; /* CLOCK_MONOTONIC of the last message; 0 = none yet */
-    RP_ATOMIC(uint64_t) sum_ns;       /* sum of all gaps counted in the buckets */
+    RP_ATOMIC(uint64_t) sum_ns;       /* latency: sum of all samples; gaps: 0 since ABI 1.7 (see above) */
     RP_ATOMIC(uint32_t) flags;        /* RP_GAP_INTRA_PUBLISHER */
     uint32_t reserved;
     RP_ATOMIC(uint32_t) buckets[RP_GAP_BUCKETS]; /* wrap modulo 2^32: readers diff them */
+    RP_ATOMIC(uint64_t) first_mono_ns; /* ABI 1.7, gaps: CLOCK_MONOTONIC of the first message; 0 = none yet */
 };
 
 /*
@@ -412,7 +420,7 @@ _Static_assert(__builtin_offsetof(struct rp_header, sections) == 128, "sections 
 _Static_assert(__builtin_offsetof(struct rp_header, exe) == 320, "exe offset");
 _Static_assert(sizeof(struct rp_node) == 272, "rp_node size");
 _Static_assert(sizeof(struct rp_endpoint) == 320, "rp_endpoint size");
-_Static_assert(sizeof(struct rp_gap) == 24 + 4 * RP_GAP_BUCKETS, "rp_gap size");
+_Static_assert(sizeof(struct rp_gap) == 32 + 4 * RP_GAP_BUCKETS, "rp_gap size");
 _Static_assert(sizeof(struct rp_timing) == 48 + 8 * RP_TIME_BUCKETS + RP_SYMBOL_MAX, "rp_timing size");
 _Static_assert(sizeof(struct rp_thread) == 128, "rp_thread size");
 _Static_assert(sizeof(struct rp_qos) == 256, "rp_qos size");
