@@ -193,6 +193,21 @@ func benchCmd() *cobra.Command {
 	sample.Flags().StringVar(&sampleDir, "dir", "", "segment directory")
 	sample.Flags().IntVar(&samples, "samples", 20, "samples")
 
+	var mkProcs, mkEndpoints int
+	mkdir := &cobra.Command{
+		Use:    "reader-dir DIR",
+		Hidden: true, // the directory a paired reader comparison samples (bench/reader_paired.sh)
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := os.MkdirAll(args[0], 0o700); err != nil {
+				return err
+			}
+			return bench.MakeDirectory(args[0], mkProcs, mkEndpoints)
+		},
+	}
+	mkdir.Flags().IntVar(&mkProcs, "procs", 100, "processes")
+	mkdir.Flags().IntVar(&mkEndpoints, "endpoints", 50, "endpoints per process")
+
 	var vTrials int
 	var vMeasure, vWarmup time.Duration
 	var vPeriod, vGraph string
@@ -306,6 +321,6 @@ func benchCmd() *cobra.Command {
 	soak.Flags().DurationVar(&sWarmup, "warmup", 10*time.Minute, "samples before this are warm-up (plotted, not fitted)")
 	soak.Flags().StringVar(&sGraph, "graph", "stress", "the graph being watched")
 
-	c.AddCommand(hot, over, reader, sample, viewers, exp, card, soak)
+	c.AddCommand(hot, over, reader, sample, mkdir, viewers, exp, card, soak)
 	return c
 }

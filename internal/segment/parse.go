@@ -489,8 +489,11 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 			snap.Corrupt++
 			continue
 		}
-		ep := Endpoint{Index: int(i), Kind: kind, Name: name, Node: -1, Aux: r.Aux,
-			CreatedMono: r.CreatedMonoNs, Flags: load32(&r.Flags), Generation: gen}
+		// Read in place: an Endpoint is large, and copied into the list it was a tenth of a scan.
+		snap.Endpoints = append(snap.Endpoints, Endpoint{})
+		ep := &snap.Endpoints[len(snap.Endpoints)-1]
+		ep.Index, ep.Kind, ep.Name, ep.Node, ep.Aux = int(i), kind, name, -1, r.Aux
+		ep.CreatedMono, ep.Flags, ep.Generation = r.CreatedMonoNs, load32(&r.Flags), gen
 		for c := range ep.Base {
 			ep.Base[c] = load64(&r.Base[c])
 		}
@@ -526,6 +529,7 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		// (microseconds, under the probe's init mutex): read it again, and if
 		// it is still changing, take it next scan.
 		if load32(&r.State) != RecordReady || load32(&r.Generation) != gen {
+			snap.Endpoints = snap.Endpoints[:len(snap.Endpoints)-1]
 			if retries < 100 {
 				retries++
 				runtime.Gosched()
@@ -536,7 +540,6 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		for c := range ep.Base {
 			ep.Counts[c] = ep.Counts[c] - min(ep.Counts[c], ep.Base[c])
 		}
-		snap.Endpoints = append(snap.Endpoints, ep)
 	}
 	if timingSec != nil {
 		snap.Timing = true

@@ -292,8 +292,9 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 	w := &Window{TsNs: tsNs, Seconds: seconds(t2 - min(t1, t2))}
 
 	// The previous reading of each segment.
-	before := map[string]*segment.Snapshot{}
+	var before map[string]*segment.Snapshot
 	if prev != nil {
+		before = make(map[string]*segment.Snapshot, len(prev.Snapshots))
 		for _, s := range prev.Snapshots {
 			before[s.Key()] = s
 		}
@@ -302,11 +303,13 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 	// First pass: number the topics and size their endpoint lists, so the
 	// second pass neither hashes a name again nor grows a slice (map work
 	// and appends were most of a sample's cost).
-	index := map[string]int32{}
 	var sizes [][2]int
 	endpoints, callbacks := 0, 0
 	for _, s := range cur.Snapshots {
 		endpoints += len(s.Endpoints)
+		if !s.Alive {
+			continue // an exited process's endpoints have no callbacks in the window
+		}
 		for i := range s.Endpoints {
 			if k := s.Endpoints[i].Kind; k != segment.KindPublisher && k != segment.KindClient {
 				callbacks++ // at most: a callback is large, and grown by appending it was half a window's garbage
@@ -316,7 +319,8 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 	if callbacks > 0 {
 		w.Callbacks = make([]Callback, 0, callbacks)
 	}
-	topicOf := make([]int32, 0, endpoints) // per pub/sub endpoint in scan order: its topic, or -1 when hidden
+	topicOf := make([]int32, 0, endpoints)       // per pub/sub endpoint in scan order: its topic, or -1 when hidden
+	index := make(map[string]int32, endpoints/2) // most topics have a publisher and a subscription: grown, it rehashed
 	rates := 0
 	numberTopic := func(name string, kind segment.Kind) int32 {
 		if IsBuiltin(name) && !opt.ShowBuiltin {
@@ -369,7 +373,8 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 		return max(seconds(t2-min(t2, max(t1, created))), min(MinExposure, w.Seconds))
 	}
 	gapAccs := make([]*[3]gapAcc, len(sizes)) // per topic: publish gaps, receive gaps, receive latency
-	next := 0                                 // position in topicOf
+	w.Procs = make([]Proc, 0, len(cur.Snapshots))
+	next := 0 // position in topicOf
 	liveNodes := map[string]bool{}
 	for _, s := range cur.Snapshots {
 		p := procOf(s)
@@ -464,14 +469,15 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			if base != nil {
 				delta = [2]uint64{sub(total[0], base.Counts[segment.SlotInter]), sub(total[1], base.Counts[segment.SlotIntra])}
 			}
-			r := EndpointRate{Pid: s.Pid, Delta: delta, Total: total, Exposure: exposure, Alive: s.Alive && !e.Retired()}
+			t := &w.Topics[ti]
+			r := t.slot(e.Kind) // filled in place: an EndpointRate is ~100 bytes, copied twice it was a tenth of a sample
+			r.Pid, r.Delta, r.Total, r.Exposure, r.Alive = s.Pid, delta, total, exposure, s.Alive && !e.Retired()
 			if e.Node >= 0 {
 				r.Node = s.Nodes[e.Node].Name
 			}
 			if exposure > 0 {
 				r.Inter, r.Intra = float64(delta[0])/exposure, float64(delta[1])/exposure
 			}
-			t := &w.Topics[ti]
 			t.Exposure = max(t.Exposure, exposure)
 			if (e.Gap != nil || e.Latency != nil) && !e.Retired() {
 				acc := gapAccs[ti]
@@ -497,7 +503,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 				r.RecvHidden = RecvHidden(s, e)
 			}
 			r.QoS = e.QoS
-			t.add(e.Kind, r)
+			t.count(e.Kind, r)
 		}
 	}
 	linkServers(w.Calls)
@@ -516,7 +522,9 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 		if exposure > 0 {
 			r.Inter, r.Intra = float64(tail[0])/exposure, float64(tail[1])/exposure
 		}
-		w.Topics[v.topic].add(v.old.Kind, r)
+		t := &w.Topics[v.topic]
+		*t.slot(v.old.Kind) = r
+		t.count(v.old.Kind, &r)
 	}
 	judgeLoss(w, prev != nil)
 	w.Busy = nodeBusy(w.Callbacks, w.Seconds)
@@ -610,11 +618,20 @@ func isPubSub(k segment.Kind) bool {
 	return k == segment.KindPublisher || k == segment.KindSubscription
 }
 
-// add folds one endpoint's rates into its topic.
-func (t *Topic) add(kind segment.Kind, r EndpointRate) {
+// slot is a new endpoint's place in the topic's publishers or subscriptions.
+func (t *Topic) slot(kind segment.Kind) *EndpointRate {
+	if kind == segment.KindPublisher {
+		t.Pubs = append(t.Pubs, EndpointRate{})
+		return &t.Pubs[len(t.Pubs)-1]
+	}
+	t.Subs = append(t.Subs, EndpointRate{})
+	return &t.Subs[len(t.Subs)-1]
+}
+
+// count adds r, an endpoint of the topic (in its slot), to the topic's sums.
+func (t *Topic) count(kind segment.Kind, r *EndpointRate) {
 	if kind == segment.KindPublisher {
 		t.PubHidden = t.PubHidden || (r.PubHidden && r.Alive)
-		t.Pubs = append(t.Pubs, r)
 		t.PubInter += r.Inter
 		t.PubIntra += r.Intra
 		t.PubAny += max(r.Inter, r.Intra)
@@ -625,7 +642,6 @@ func (t *Topic) add(kind segment.Kind, r EndpointRate) {
 		}
 		return
 	}
-	t.Subs = append(t.Subs, r)
 	t.RecvInter += r.Inter
 	t.RecvIntra += r.Intra
 	if r.Alive {
