@@ -122,6 +122,7 @@ enum { KEY_PUB = 1, KEY_CALLBACK = 2, KEY_TAKE = 3 };
 struct tls_slot {
     uintptr_t key;
     uint32_t gen;
+    uint32_t gap_hint; /* the bucket of this thread's last gap on it: prefetch_gap's guess of the next */
     uintptr_t counters; /* this endpoint's counters in this thread's lane (| SHARED_LANE_BIT); 0 = ignore */
     struct rp_gap *gap; /* its gap histogram when gap tracking is on, else NULL */
 };
@@ -484,12 +485,12 @@ static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t g
         set = tls_ways(handle ^ kind);
     }
     set[1] = set[0];
-    set[0] = (struct tls_slot){handle ^ kind, gen, counters, gap};
+    set[0] = (struct tls_slot){handle ^ kind, gen, 0, counters, gap};
     return set;
 }
 
 /* One clock read, one compare-exchange and one add (rp_record_gap_at). */
-static void record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot)
+static void record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot, uint32_t *hint)
 {
     if (kind == KEY_PUB) {
         if (counter_slot == RP_SLOT_INTRA) {
@@ -499,7 +500,24 @@ static void record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot)
             return; /* the rcl_publish of a message already timed by rclcpp_intra_publish */
         }
     }
-    rp_record_gap_at(g, rp_mono_ns());
+    uint32_t b = rp_record_gap_at(g, rp_mono_ns());
+    if (hint != NULL && b < RP_GAP_BUCKETS)
+        *hint = b;
+}
+
+/*
+ * An endpoint whose last gap on this thread was long (32 µs or more) meets
+ * its gap record cold: its first line and its likely bucket's are fetched
+ * together, before the counter's line. Flat out (short gaps, hot lines) the
+ * prefetches would only cost.
+ */
+#define COLD_GAP_BUCKET 32u
+static inline void prefetch_gap(const struct tls_slot *hit)
+{
+    if (hit->gap_hint >= COLD_GAP_BUCKET && hit->gap_hint < RP_GAP_BUCKETS) {
+        __builtin_prefetch(hit->gap, 1, 3);
+        __builtin_prefetch(&hit->gap->buckets[hit->gap_hint], 1, 3);
+    }
 }
 
 /* One realtime read: how old the message was when taken (same host: exact). */
@@ -520,7 +538,7 @@ static void record_latency(struct rp_gap *g, int64_t source_ns)
 static void take_extras(uintptr_t ep, bool counted, int64_t source_ns)
 {
     if (counted && g_seg.gaps != NULL)
-        record_gap(&g_seg.gaps[ep - 1], KEY_TAKE, RP_SLOT_INTER);
+        record_gap(&g_seg.gaps[ep - 1], KEY_TAKE, RP_SLOT_INTER, NULL);
     if (g_seg.latency != NULL && source_ns > 0)
         record_latency(&g_seg.latency[ep - 1], source_ns);
 }
@@ -540,11 +558,13 @@ static inline struct tls_slot *lookup(uintptr_t handle, unsigned kind)
 
 static inline void count(uintptr_t handle, unsigned kind, unsigned counter_slot)
 {
-    const struct tls_slot *hit = lookup(handle, kind);
+    struct tls_slot *hit = lookup(handle, kind);
     if (hit->counters != 0) {
+        if (UNLIKELY(hit->gap != NULL))
+            prefetch_gap(hit);
         bump(hit->counters + counter_slot * sizeof(uint64_t));
         if (UNLIKELY(hit->gap != NULL)) /* gap tracking off: no clock read at all */
-            record_gap(hit->gap, kind, counter_slot);
+            record_gap(hit->gap, kind, counter_slot, &hit->gap_hint);
     }
 }
 
@@ -896,12 +916,14 @@ EXPORT __attribute__((hot)) void ros_trace_rclcpp_intra_publish(const void *publ
 EXPORT __attribute__((hot)) void ros_trace_callback_start(const void *callback, const bool is_intra_process)
 {
     if (LIKELY(callback != NULL)) {
-        const struct tls_slot *hit = lookup((uintptr_t)callback, KEY_CALLBACK);
+        struct tls_slot *hit = lookup((uintptr_t)callback, KEY_CALLBACK);
         if (hit->counters != 0) {
             unsigned slot = is_intra_process ? RP_SLOT_INTRA : RP_SLOT_INTER;
+            if (UNLIKELY(hit->gap != NULL))
+                prefetch_gap(hit);
             bump(hit->counters + slot * sizeof(uint64_t));
             if (UNLIKELY(hit->gap != NULL))
-                record_gap(hit->gap, KEY_CALLBACK, slot);
+                record_gap(hit->gap, KEY_CALLBACK, slot, &hit->gap_hint);
             if (g_seg.timing != NULL) /* the counters are in this thread's lane: their offset is the endpoint */
                 rp_timing_start(callback, ((hit->counters & ~SHARED_LANE_BIT) - (uintptr_t)tls_lane) /
                                                   (RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t)) + 1);
@@ -975,7 +997,7 @@ static rp_rcl_ret_t publish_untraced(_Atomic int *mode, void *_Atomic *slot, con
     }
     bump(inter);
     if (gap != NULL)
-        record_gap(gap, KEY_PUB, RP_SLOT_INTER);
+        record_gap(gap, KEY_PUB, RP_SLOT_INTER, NULL);
     return ret;
 }
 

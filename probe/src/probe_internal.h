@@ -46,18 +46,21 @@ static inline uint32_t rp_gap_bucket(uint64_t d)
  * last counts no gap. last_mono_ns is never reset, so a stall is seen
  * whenever it ends.
  */
-static inline void rp_record_gap_at(struct rp_gap *g, uint64_t now)
+static inline uint32_t rp_record_gap_at(struct rp_gap *g, uint64_t now)
 {
     uint64_t prev = atomic_load_explicit(&g->last_mono_ns, memory_order_relaxed);
     do {
         if (now <= prev)
-            return;
+            return RP_GAP_BUCKETS;
     } while (!atomic_compare_exchange_weak_explicit(&g->last_mono_ns, &prev, now, memory_order_relaxed,
                                                     memory_order_relaxed));
-    if (prev == 0)
+    if (prev == 0) {
         atomic_store_explicit(&g->first_mono_ns, now, memory_order_relaxed); /* where the sum starts */
-    else
-        atomic_fetch_add_explicit(&g->buckets[rp_gap_bucket(now - prev)], 1, memory_order_relaxed);
+        return RP_GAP_BUCKETS;
+    }
+    uint32_t b = rp_gap_bucket(now - prev);
+    atomic_fetch_add_explicit(&g->buckets[b], 1, memory_order_relaxed);
+    return b;
 }
 
 /* The rp_timing bucket of a duration of d ns (segment.h). */
