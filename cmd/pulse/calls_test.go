@@ -89,8 +89,8 @@ func TestExportServiceCalls(t *testing.T) {
 			t.Errorf("%s: requests %v responses %v timed %v, the graph %d and %d", k, req, resp, timed, c[simtruth.Fires], c[simtruth.Answered])
 		}
 	}
-	if checked != 16 {
-		t.Errorf("%d services and clients in the truth, want 16", checked)
+	if checked != 17 {
+		t.Errorf("%d services and clients in the truth, want 17", checked)
 	}
 }
 
