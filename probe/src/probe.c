@@ -514,7 +514,7 @@ static void record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot, u
 #define COLD_GAP_BUCKET 32u
 static inline void prefetch_gap(const struct tls_slot *hit)
 {
-    if (hit->gap_hint >= COLD_GAP_BUCKET && hit->gap_hint < RP_GAP_BUCKETS) {
+    if (hit->gap_hint >= COLD_GAP_BUCKET) { /* record_gap stores only real buckets */
         __builtin_prefetch(hit->gap, 1, 3);
         __builtin_prefetch(&hit->gap->buckets[hit->gap_hint], 1, 3);
     }
@@ -556,16 +556,21 @@ static inline struct tls_slot *lookup(uintptr_t handle, unsigned kind)
     return resolve_slow(handle, kind, gen, set);
 }
 
+/* Counts one message of a resolved endpoint (hit->counters != 0), and its gap when tracked. */
+static inline void count_hit(struct tls_slot *hit, unsigned kind, unsigned counter_slot)
+{
+    if (UNLIKELY(hit->gap != NULL))
+        prefetch_gap(hit);
+    bump(hit->counters + counter_slot * sizeof(uint64_t));
+    if (UNLIKELY(hit->gap != NULL)) /* gap tracking off: no clock read at all */
+        record_gap(hit->gap, kind, counter_slot, &hit->gap_hint);
+}
+
 static inline void count(uintptr_t handle, unsigned kind, unsigned counter_slot)
 {
     struct tls_slot *hit = lookup(handle, kind);
-    if (hit->counters != 0) {
-        if (UNLIKELY(hit->gap != NULL))
-            prefetch_gap(hit);
-        bump(hit->counters + counter_slot * sizeof(uint64_t));
-        if (UNLIKELY(hit->gap != NULL)) /* gap tracking off: no clock read at all */
-            record_gap(hit->gap, kind, counter_slot, &hit->gap_hint);
-    }
+    if (hit->counters != 0)
+        count_hit(hit, kind, counter_slot);
 }
 
 /* rmw_take: counted for subscriptions no rclcpp object delivers for; the
@@ -918,12 +923,7 @@ EXPORT __attribute__((hot)) void ros_trace_callback_start(const void *callback, 
     if (LIKELY(callback != NULL)) {
         struct tls_slot *hit = lookup((uintptr_t)callback, KEY_CALLBACK);
         if (hit->counters != 0) {
-            unsigned slot = is_intra_process ? RP_SLOT_INTRA : RP_SLOT_INTER;
-            if (UNLIKELY(hit->gap != NULL))
-                prefetch_gap(hit);
-            bump(hit->counters + slot * sizeof(uint64_t));
-            if (UNLIKELY(hit->gap != NULL))
-                record_gap(hit->gap, KEY_CALLBACK, slot, &hit->gap_hint);
+            count_hit(hit, KEY_CALLBACK, is_intra_process ? RP_SLOT_INTRA : RP_SLOT_INTER);
             if (g_seg.timing != NULL) /* the counters are in this thread's lane: their offset is the endpoint */
                 rp_timing_start(callback, ((hit->counters & ~SHARED_LANE_BIT) - (uintptr_t)tls_lane) /
                                                   (RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t)) + 1);

@@ -91,6 +91,32 @@ static bool fill(struct rp_call *e, uint64_t id, uint64_t ns)
 /* Tries before a ring write gives up; each retry means another writer won the same entry. */
 #define FILL_TRIES 4
 
+enum meeting { MET, PLACED, GAVE_UP };
+
+/*
+ * The two halves of a client's call (its opening and an early answer) meet
+ * in entry e: this half, id mine at time ns, takes the entry; if the other
+ * half (id partner) waits there, it is freed and its time returned in
+ * *partner_ns (MET); else whatever else was there is displaced and this half
+ * waits in its place (PLACED), unless other writers kept winning (GAVE_UP).
+ * A server's calls open the same way: no early answer is ever left for them.
+ */
+static enum meeting meet(struct rp_calls *c, struct rp_call *e, uint64_t mine, uint64_t partner, uint64_t ns,
+                         uint64_t *partner_ns)
+{
+    for (int i = 0; i < FILL_TRIES; i++) {
+        uint64_t old = atomic_exchange_explicit(&e->id, 0, memory_order_acq_rel);
+        if (old == partner) {
+            *partner_ns = atomic_load_explicit(&e->start_ns, memory_order_acquire);
+            return MET;
+        }
+        displaced(c, old);
+        if (fill(e, mine, ns))
+            return PLACED;
+    }
+    return GAVE_UP;
+}
+
 /*
  * A call opens, started at start. It takes the ring entry of its sequence
  * number (client) or of its place in the order of requests (server: two
@@ -102,18 +128,17 @@ static void call_open(struct rp_calls *c, const int64_t *client_seq, uint64_t ke
 {
     uint64_t nth = atomic_fetch_add_explicit(&c->started, 1, memory_order_relaxed);
     struct rp_call *e = &c->ring[(client_seq != NULL ? (uint64_t)*client_seq : nth) % RP_CALL_RING];
-    for (int i = 0; i < FILL_TRIES; i++) {
-        uint64_t old = atomic_exchange_explicit(&e->id, 0, memory_order_acq_rel);
-        if (old == (key | RP_CALL_ANSWERED)) {
-            uint64_t end = atomic_load_explicit(&e->start_ns, memory_order_acquire);
-            call_done(c, start, end > start ? end : rp_mono_ns()); /* end lost to a third writer: now bounds it */
-            return;
-        }
-        displaced(c, old);
-        if (fill(e, key, start))
-            return;
+    uint64_t end = 0;
+    switch (meet(c, e, key, key | RP_CALL_ANSWERED, start, &end)) {
+    case MET:
+        call_done(c, start, end > start ? end : rp_mono_ns()); /* end lost to a third writer: now bounds it */
+        break;
+    case GAVE_UP:
+        atomic_fetch_add_explicit(&c->evicted, 1, memory_order_relaxed); /* the entry never settled: not timed */
+        break;
+    case PLACED:
+        break;
     }
-    atomic_fetch_add_explicit(&c->evicted, 1, memory_order_relaxed); /* the entry never settled: not timed */
 }
 
 /*
@@ -123,18 +148,17 @@ static void call_open(struct rp_calls *c, const int64_t *client_seq, uint64_t ke
  */
 static void answer_early(struct rp_calls *c, uint64_t seq, uint64_t key, uint64_t now)
 {
-    struct rp_call *e = &c->ring[seq % RP_CALL_RING];
-    for (int i = 0; i < FILL_TRIES; i++) {
-        uint64_t old = atomic_exchange_explicit(&e->id, 0, memory_order_acq_rel);
-        if (old == key) { /* its call opened meanwhile */
-            call_done(c, atomic_load_explicit(&e->start_ns, memory_order_acquire), now);
-            return;
-        }
-        displaced(c, old);
-        if (fill(e, key | RP_CALL_ANSWERED, now))
-            return;
+    uint64_t start = 0;
+    switch (meet(c, &c->ring[seq % RP_CALL_RING], key | RP_CALL_ANSWERED, key, now, &start)) {
+    case MET: /* its call opened meanwhile */
+        call_done(c, start, now);
+        break;
+    case GAVE_UP:
+        atomic_fetch_add_explicit(&c->unmatched, 1, memory_order_relaxed);
+        break;
+    case PLACED:
+        break;
     }
-    atomic_fetch_add_explicit(&c->unmatched, 1, memory_order_relaxed);
 }
 
 /*
