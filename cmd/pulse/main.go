@@ -181,6 +181,7 @@ Dead processes are reported as exited, then their segments are removed after --r
 			if f.out == "" {
 				opt.Out = os.Stdout
 			}
+			opt.ReuseWindows = true // record renders each window and keeps none
 			rec, err := recorder.New(f.env.Dir, opt)
 			if err != nil {
 				return err

@@ -65,7 +65,7 @@ func cpuNow() time.Duration {
 // child process RunReader starts per directory, so RSS is the reader's own.
 func MeasureReader(dir string, samples int, out io.Writer) error {
 	rec, err := recorder.New(dir, recorder.Options{Period: time.Second, Format: logfmt.Text, Out: io.Discard, Retain: -1,
-		Window: window.Options{}})
+		Window: window.Options{}, ReuseWindows: true}) // as pulse record runs
 	if err != nil {
 		return err
 	}

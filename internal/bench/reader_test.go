@@ -32,7 +32,7 @@ func BenchmarkRecorderStep(b *testing.B) {
 	dir, _ := os.MkdirTemp("/dev/shm", "bench-")
 	defer os.RemoveAll(dir)
 	MakeDirectory(dir, 100, 50)
-	rec, _ := recorder.New(dir, recorder.Options{Period: time.Second, Format: logfmt.Text, Out: io.Discard, Retain: -1})
+	rec, _ := recorder.New(dir, recorder.Options{Period: time.Second, Format: logfmt.Text, Out: io.Discard, Retain: -1, ReuseWindows: true})
 	defer rec.Close()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -49,6 +49,10 @@ type Options struct {
 	// Run, when set, is written to Out before the first window: the run
 	// header that tells this run from others in the same file.
 	Run *logfmt.RunInfo
+	// ReuseWindows computes each window in the previous one's memory
+	// (window.Scratch): set it only when neither OnWindow nor Step's caller
+	// keeps a window past the next Step (pulse record).
+	ReuseWindows bool
 }
 
 // Recorder records one directory.
@@ -57,6 +61,7 @@ type Recorder struct {
 	eval      *health.Evaluator
 	reader    *segment.Reader
 	prev      *segment.Scan
+	scratch   window.Scratch // Compute's memory, kept across windows
 	start     uint64
 	reported  map[string]string
 	writeErr  string
@@ -77,6 +82,7 @@ func New(dir string, opt Options) (*Recorder, error) {
 	r := &Recorder{opt: opt, reader: segment.NewReader(dir), reported: map[string]string{},
 		empty: segment.EmptyNotice{Msg: opt.Empty, Grace: opt.EmptyGrace}, starved: health.NewLagDetector()}
 	r.reader.Retain(opt.Retain, true)
+	r.scratch.ReuseWindows = opt.ReuseWindows
 	if opt.Spec != nil {
 		r.eval = health.New(opt.Spec)
 	}
@@ -117,7 +123,7 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 		return nil, err
 	}
 	r.report(scan)
-	w := window.Compute(r.prev, scan, r.start, time.Now().UnixNano(), r.opt.Window)
+	w := r.scratch.Compute(r.prev, scan, r.start, time.Now().UnixNano(), r.opt.Window)
 	w.Unmatched = r.diagnosis.Unmatched(scan)
 	// The final window is written however short: a log's last window is
 	// always the run's final one, which offline checks skip (--skip-last)

@@ -284,17 +284,23 @@ func (u *Unmatched) Why() string {
 // window of a reader that has just started): then every count is taken from
 // zero and every endpoint is measured from its creation.
 func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options) *Window {
+	return new(Scratch).Compute(prev, cur, startMono, tsNs, opt)
+}
+
+// Compute is window.Compute in the scratch's memory.
+func (sc *Scratch) Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options) *Window {
 	t1 := startMono
 	if prev != nil {
 		t1 = prev.Mono
 	}
 	t2 := cur.Mono
-	w := &Window{TsNs: tsNs, Seconds: seconds(t2 - min(t1, t2))}
+	w := sc.window()
+	w.TsNs, w.Seconds = tsNs, seconds(t2-min(t1, t2))
 
 	// The previous reading of each segment.
 	var before map[string]*segment.Snapshot
 	if prev != nil {
-		before = make(map[string]*segment.Snapshot, len(prev.Snapshots))
+		before = resetMap(&sc.before, len(prev.Snapshots))
 		for _, s := range prev.Snapshots {
 			before[s.Key()] = s
 		}
@@ -303,7 +309,7 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 	// First pass: number the topics and size their endpoint lists, so the
 	// second pass neither hashes a name again nor grows a slice (map work
 	// and appends were most of a sample's cost).
-	var sizes [][2]int
+	sizes := sc.sizes[:0]
 	endpoints, callbacks := 0, 0
 	for _, s := range cur.Snapshots {
 		endpoints += len(s.Endpoints)
@@ -316,11 +322,11 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			}
 		}
 	}
-	if callbacks > 0 {
+	if callbacks > cap(w.Callbacks) {
 		w.Callbacks = make([]Callback, 0, callbacks)
 	}
-	topicOf := make([]int32, 0, endpoints)       // per pub/sub endpoint in scan order: its topic, or -1 when hidden
-	index := make(map[string]int32, endpoints/2) // most topics have a publisher and a subscription: grown, it rehashed
+	topicOf := grow(sc.topicOf[:0], endpoints) // per pub/sub endpoint in scan order: its topic, or -1 when hidden
+	index := resetMap(&sc.index, endpoints/2)  // most topics have a publisher and a subscription: grown, it rehashed
 	rates := 0
 	numberTopic := func(name string, kind segment.Kind) int32 {
 		if IsBuiltin(name) && !opt.ShowBuiltin {
@@ -356,14 +362,15 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 			}
 		}
 	}
+	sc.sizes, sc.topicOf = sizes, topicOf
 	// Every topic's lists are cut from one slab: one allocation, not two per topic.
-	slab := make([]EndpointRate, rates)
+	slab := sc.endpointSlab(rates)
 	cut := func(n int) []EndpointRate {
 		part := slab[:0:n]
 		slab = slab[n:]
 		return part
 	}
-	w.Topics = make([]Topic, len(sizes))
+	w.Topics = grow(w.Topics[:0], len(sizes))[:len(sizes)]
 	for name, ti := range index {
 		w.Topics[ti] = Topic{Name: name, Pubs: cut(sizes[ti][0]), Subs: cut(sizes[ti][1])}
 	}
@@ -372,10 +379,12 @@ func Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64, opt Options)
 	exposureOf := func(created uint64) float64 {
 		return max(seconds(t2-min(t2, max(t1, created))), min(MinExposure, w.Seconds))
 	}
-	gapAccs := make([]*[3]gapAcc, len(sizes)) // per topic: publish gaps, receive gaps, receive latency
-	w.Procs = make([]Proc, 0, len(cur.Snapshots))
+	gapAccs := grow(sc.gapAccs[:0], len(sizes))[:len(sizes)] // per topic: publish gaps, receive gaps, receive latency
+	clear(gapAccs)
+	sc.gapAccs = gapAccs
+	w.Procs = grow(w.Procs[:0], len(cur.Snapshots))
 	next := 0 // position in topicOf
-	liveNodes := map[string]bool{}
+	liveNodes := resetMap(&sc.liveNodes, 0)
 	for _, s := range cur.Snapshots {
 		p := procOf(s)
 		if s.Alive {

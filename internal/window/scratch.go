@@ -1,0 +1,74 @@
+package window
+
+import "ros2_pulse/internal/segment"
+
+// Scratch is the memory one caller computes its windows in, kept from one
+// window to the next (the recorder keeps one): Compute's own maps and lists
+// are cleared and refilled instead of made again every sample, where they
+// were most of a reader's garbage and so most of its collector's work.
+//
+// With ReuseWindows the next window also takes the previous window's lists
+// (its topics, their endpoint rates, processes, callbacks, ...): the caller
+// promises to keep no window, nor any list of one, past its next Compute.
+// pulse record renders each window and drops it; views that keep windows
+// (top, web, export) leave it off. A Scratch is not safe for concurrent use.
+type Scratch struct {
+	ReuseWindows bool
+
+	before    map[string]*segment.Snapshot
+	index     map[string]int32
+	liveNodes map[string]bool
+	topicOf   []int32
+	sizes     [][2]int
+	gapAccs   []*[3]gapAcc
+
+	last *Window        // the previous window, when ReuseWindows
+	slab []EndpointRate // the previous window's endpoint rates, when ReuseWindows
+}
+
+// window is the Window to fill: the previous one emptied (its lists kept)
+// when ReuseWindows, else a new one.
+func (sc *Scratch) window() *Window {
+	if !sc.ReuseWindows || sc.last == nil {
+		w := &Window{}
+		if sc.ReuseWindows {
+			sc.last = w
+		}
+		return w
+	}
+	w := sc.last
+	*w = Window{Topics: w.Topics[:0], Nodes: w.Nodes[:0], Procs: w.Procs[:0], Timers: w.Timers[:0],
+		Services: w.Services[:0], Calls: w.Calls[:0], Callbacks: w.Callbacks[:0], Threads: w.Threads[:0]}
+	return w
+}
+
+// endpointSlab is room for n endpoint rates: the previous window's when
+// they fit and ReuseWindows, else new. Not cleared: Topic.slot writes each
+// rate whole before it is filled in.
+func (sc *Scratch) endpointSlab(n int) []EndpointRate {
+	if !sc.ReuseWindows {
+		return make([]EndpointRate, n)
+	}
+	if cap(sc.slab) < n {
+		sc.slab = make([]EndpointRate, n, n+n/8) // a little room: a graph that grows by one endpoint does not reallocate
+	}
+	return sc.slab[:n]
+}
+
+// resetMap empties *m for reuse, making it with room for n entries the first time.
+func resetMap[K comparable, V any](m *map[K]V, n int) map[K]V {
+	if *m == nil {
+		*m = make(map[K]V, n)
+	} else {
+		clear(*m)
+	}
+	return *m
+}
+
+// grow is s with room for n elements, reallocated only when it has less.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, len(s), n)
+	}
+	return s
+}
