@@ -241,7 +241,14 @@ void rp_timing_start(const void *callback, uint64_t ep)
     uint64_t now = now_ns();
     if (tls_depth == 0)
         thread_open(lanes, now, (uint32_t)(ep - 1));
-    tls_stack[tls_depth++] = (struct open_callback){callback, now, &g_seg.timing[ep - 1]};
+    struct rp_timing *t = &g_seg.timing[ep - 1];
+    tls_stack[tls_depth++] = (struct open_callback){callback, now, t};
+    /* timing_end's lines (the sum, the period and the short durations'
+     * buckets), fetched while the callback runs: between two messages a
+     * process's lines go cold, and a miss at the end would queue behind
+     * nothing else (docs/PERFORMANCE.md §13). */
+    __builtin_prefetch(t, 1, 3);
+    __builtin_prefetch((const char *)t + 64, 1, 3);
 }
 
 static void timing_end(const void *callback)
@@ -357,6 +364,16 @@ static inline uintptr_t timer_impl(const void *timer)
     return impl != NULL ? (uintptr_t)impl : (uintptr_t)timer;
 }
 
+/* What timer_called will touch of endpoint ep (its flags, its lateness sum)
+ * and the counters its callback_start (rclcpp) or timer_called (rclpy) bumps. */
+static inline void prefetch_timer(uint64_t ep)
+{
+    __builtin_prefetch(&g_seg.endpoints[ep - 1].flags, 0, 3);
+    rp_prefetch_count(ep);
+    if (g_seg.timing != NULL)
+        __builtin_prefetch(&g_seg.timing[ep - 1].late_sum_ns, 1, 3);
+}
+
 /* One successful call of timer endpoint ep, late_ns after its scheduled time. */
 static void timer_called(uint64_t ep, int64_t late_ns)
 {
@@ -380,6 +397,8 @@ EXPORT rp_rcl_ret_t rcl_timer_call(void *timer)
     if (timer == NULL || tls_in_timer_call || rp_lanes() == NULL)
         return real(timer);
     uint64_t ep = rp_timer_endpoint(timer_impl(timer), true);
+    if (ep != 0)
+        prefetch_timer(ep);
     int64_t until = 0;
     rp_rcl_timer_get_time_until_next_call_fn get_until =
         (rp_rcl_timer_get_time_until_next_call_fn)rp_real(&until_fn, "rcl_timer_get_time_until_next_call", "librcl.so");
@@ -401,11 +420,17 @@ EXPORT rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info
         return RP_RCL_RET_ERROR; /* before Jazzy, or no librcl */
     if (timer == NULL || info == NULL || tls_in_timer_call || rp_lanes() == NULL)
         return real(timer, info);
+    /* A known timer's lines are fetched while rcl calls it (as in timing_start);
+     * a new one gets its endpoint only from a call that succeeded. */
+    uint64_t ep = rp_timer_endpoint(timer_impl(timer), false);
+    if (ep != 0)
+        prefetch_timer(ep);
     tls_in_timer_call = true;
     rp_rcl_ret_t ret = real(timer, info);
     tls_in_timer_call = false;
     if (ret == RP_RCL_RET_OK) {
-        uint64_t ep = rp_timer_endpoint(timer_impl(timer), true);
+        if (ep == 0)
+            ep = rp_timer_endpoint(timer_impl(timer), true);
         if (ep != 0)
             timer_called(ep, info->actual_call_time - info->expected_call_time);
     }

@@ -122,7 +122,9 @@ enum { KEY_PUB = 1, KEY_CALLBACK = 2, KEY_TAKE = 3 };
 struct tls_slot {
     uintptr_t key;
     uint32_t gen;
-    uint32_t gap_hint; /* the bucket of this thread's last gap on it: prefetch_gap's guess of the next */
+    /* KEY_PUB, KEY_CALLBACK: the bucket of this thread's last gap on it (prefetch_gap's guess of the next);
+     * KEY_TAKE of an rclcpp subscription: its endpoint (index + 1), whose callback_start comes next */
+    uint32_t gap_hint;
     uintptr_t counters; /* this endpoint's counters in this thread's lane (| SHARED_LANE_BIT); 0 = ignore */
     struct rp_gap *gap; /* its gap histogram when gap tracking is on, else NULL */
 };
@@ -347,6 +349,13 @@ int32_t rp_private_lane(void)
     return (int32_t)((uint64_t)(lane - atomic_load_explicit(&g_lanes, memory_order_acquire)) / g_lane_stride);
 }
 
+void rp_prefetch_count(uint64_t ep)
+{
+    _Atomic uint64_t *lane = tls_lane;
+    if (lane != NULL)
+        __builtin_prefetch(lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT, 1, 3);
+}
+
 void rp_count_endpoint(uint64_t ep, unsigned slot)
 {
     _Atomic uint64_t *lane = thread_lane();
@@ -463,11 +472,14 @@ static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t g
     }
     uintptr_t counters = 0;
     struct rp_gap *gap = NULL;
+    uint32_t next_ep = 0;
     if (ep != 0) {
         _Atomic uint64_t *lane = thread_lane();
         if (lane != NULL) {
             if (counted)
                 counters = (uintptr_t)(lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT) | (tls_lane_shared ? SHARED_LANE_BIT : 0);
+            else
+                next_ep = (uint32_t)ep;
             if (kind != KEY_TAKE)
                 gap = g_seg.gaps != NULL ? &g_seg.gaps[ep - 1] : NULL; /* thread_lane() published g_seg */
             else if (g_seg.gaps != NULL || g_seg.latency != NULL)
@@ -485,7 +497,7 @@ static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t g
         set = tls_ways(handle ^ kind);
     }
     set[1] = set[0];
-    set[0] = (struct tls_slot){handle ^ kind, gen, 0, counters, gap};
+    set[0] = (struct tls_slot){handle ^ kind, gen, next_ep, counters, gap};
     return set;
 }
 
@@ -580,6 +592,8 @@ static inline void take(uintptr_t handle, int64_t source_ns)
     const struct tls_slot *hit = lookup(handle, KEY_TAKE);
     if (hit->counters != 0)
         bump(hit->counters + RP_SLOT_INTER * sizeof(uint64_t));
+    else if (hit->gap_hint != 0) /* rclcpp counts this message at its callback_start: fetch that line now */
+        rp_prefetch_count(hit->gap_hint);
     if (UNLIKELY(hit->gap != NULL)) /* gaps and latency off: no clock read at all */
         take_extras((uintptr_t)hit->gap, hit->counters != 0, source_ns);
 }

@@ -112,6 +112,9 @@ uint64_t rp_call_endpoint(const void *rcl_handle, bool client) RP_HIDDEN;
 /* Names the endpoint callback belongs to by its function (rclcpp_callback_register), once. */
 void rp_name_callback(const void *callback, const char *symbol) RP_HIDDEN;
 
+/* Fetches endpoint ep's (index + 1) counters in this thread's lane ahead of a count (a hint only). */
+void rp_prefetch_count(uint64_t ep) RP_HIDDEN;
+
 /* Counts one event in counter slot of endpoint ep (index + 1) in this thread's lane. */
 void rp_count_endpoint(uint64_t ep, unsigned slot) RP_HIDDEN;
 
