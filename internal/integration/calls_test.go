@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -123,4 +125,20 @@ func pidOf(truth *simtruth.Snapshot, node string) int {
 		}
 	}
 	return 0
+}
+
+// TestSimgraphRemovesItsSockets runs a graph with servers, clients and
+// subscribers to its end and finds its TMPDIR empty again: simgraph removes
+// every socket it bound (the clients' too) and their directory.
+func TestSimgraphRemovesItsSockets(t *testing.T) {
+	g := sim(t, "testdata/calls.graph", "jazzy", time.Second)
+	g.wait()
+	left, err := os.ReadDir(g.tmpDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range left {
+		inside, _ := os.ReadDir(filepath.Join(g.tmpDir, e.Name()))
+		t.Errorf("simgraph left %s behind (%d entries in it)", e.Name(), len(inside))
+	}
 }

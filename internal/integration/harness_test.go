@@ -48,6 +48,9 @@ type graph struct {
 	// just after its scan.
 	truthDir string
 	brackets []bracket
+	// tmpDir is simgraph's TMPDIR, where it makes its sockets' directory:
+	// removed with the test, so that a graph the test kills leaves nothing.
+	tmpDir string
 }
 
 // sim starts simgraph on graphArg (a built-in name or a testdata file) with
@@ -60,13 +63,21 @@ func sim(t *testing.T, graphArg, distro string, duration time.Duration, env ...s
 		graphArg, _ = filepath.Abs(graphArg)
 	}
 	g := &graph{t: t, dir: t.TempDir(), truthDir: t.TempDir(), done: make(chan error, 1)}
+	// Not t.TempDir(): its path would be too long for a socket's.
+	tmp, err := os.MkdirTemp("", "sg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.tmpDir = tmp
+	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
 	g.cmd = exec.Command(filepath.Join(b, "bin/simgraph"), "--graph", graphArg, "--duration", fmt.Sprint(duration.Seconds()),
 		"--truth", g.truthDir)
 	g.cmd.Env = append(os.Environ(),
 		"LD_PRELOAD="+filepath.Join(b, "lib/libros2_pulse.so"),
 		"LD_LIBRARY_PATH="+filepath.Join(b, "lib/sim", distro),
 		"ROS_PULSE_DIR="+g.dir,
-		"ROS_TOPIC_STATS_QUIET=1")
+		"ROS_TOPIC_STATS_QUIET=1",
+		"TMPDIR="+tmp)
 	g.cmd.Env = append(g.cmd.Env, env...)
 	g.cmd.Stderr = &g.stderr
 	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // cleanup reaches the graph's children

@@ -1378,7 +1378,11 @@ int main(int argc, char **argv)
     if (rundir_arg != NULL) {
         snprintf(rundir, sizeof rundir, "%s", rundir_arg);
     } else {
-        snprintf(rundir, sizeof rundir, "/tmp/simgraph-XXXXXX");
+        /* under $TMPDIR, as mkdtemp(1) would, when the name fits rundir */
+        const char *tmp = getenv("TMPDIR");
+        if (tmp == NULL || tmp[0] == '\0' || strlen(tmp) + sizeof "/simgraph-XXXXXX" > sizeof rundir)
+            tmp = "/tmp";
+        snprintf(rundir, sizeof rundir, "%s/simgraph-XXXXXX", tmp);
         if (mkdtemp(rundir) == NULL) {
             perror("simgraph: mkdtemp");
             return 3;
@@ -1454,6 +1458,11 @@ int main(int argc, char **argv)
         for (int v = 0; v < G.nservices; v++) {
             struct sockaddr_un a;
             sock_path(&a, "v", v);
+            unlink(a.sun_path);
+        }
+        for (int c = 0; c < G.nclients; c++) { /* each client binds its own, for the answers */
+            struct sockaddr_un a;
+            sock_path(&a, "c", c);
             unlink(a.sun_path);
         }
         rmdir(rundir);
