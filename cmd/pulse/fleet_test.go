@@ -199,11 +199,20 @@ func TestFleet(t *testing.T) {
 		}
 	}()
 
-	// Every robot's samples reach the central server.
+	// Every robot's samples reach the central server. A loaded machine may
+	// take seconds to open the central server's port: ask it only once it
+	// says it is ready (a query before that is refused, not answered).
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(time.Second) {
-		if n := len(promQuery(t, central, `count by (robot) (ros2_pulse_build_info)`)); n == 3 {
+		n := -1
+		if promReady(central) {
+			n = len(promQuery(t, central, `count by (robot) (ros2_pulse_build_info)`))
+		}
+		if n == 3 {
 			break
 		} else if time.Now().After(deadline) {
+			if n < 0 {
+				t.Fatalf("after 60 s the central server is not ready")
+			}
 			t.Fatalf("after 60 s the central server has samples of %d robots", n)
 		}
 	}
