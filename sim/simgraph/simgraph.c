@@ -345,6 +345,20 @@ static struct sim_endpoint_options endpoint_options(const struct g_qos *q)
 
 static void *rmw_of(const rcl_handle_t *h) { return ((const struct sim_endpoint_impl *)h->impl)->rmw_handle; }
 
+/*
+ * What rcl_publisher_is_valid reads before each publish tracepoint: rcl_publish
+ * calls it before rcl_publish fires, and rclcpp's intra-process publish asks
+ * rcl_publisher_get_subscription_count (which calls it) before
+ * rclcpp_intra_publish. So in a real process the handle's line and its
+ * impl's are warm when the probe reads them (PERFORMANCE.md §14).
+ */
+static void *publisher_valid(const rcl_handle_t *h)
+{
+    /* atomic loads: real loads even where the answer goes unused, as rcl's out-of-line check makes them */
+    struct sim_endpoint_impl *impl = __atomic_load_n(&h->impl, __ATOMIC_RELAXED);
+    return impl != NULL ? __atomic_load_n(&impl->rmw_handle, __ATOMIC_RELAXED) : NULL;
+}
+
 static void create_publisher(int i, const char *topic, bool reinit)
 {
     struct g_pub *gp = &G.pubs[i];
@@ -614,6 +628,7 @@ static void publish(int i)
             if (!same_proc_intra(gp, &G.subs[s]))
                 inter_needed = true;
         }
+        (void)publisher_valid(p->handle); /* rclcpp: get_subscription_count() > intra count, on every distro */
         if (jazzy)
             ros_trace_rclcpp_intra_publish(p->handle, &m);
         truth_inc(__atomic_load_n(&p->truth, __ATOMIC_ACQUIRE), TC_PUB_INTRA);
@@ -647,6 +662,8 @@ static void publish(int i)
     default:
         if (!gn->py)
             ros_trace_rclcpp_publish(NULL, &m);
+        if (publisher_valid(p->handle) == NULL) /* rcl_publish returns before its tracepoint */
+            return;
         ros_trace_rcl_publish(p->handle, &m);
         rmw_publish(p->rmw, &m);
     }
@@ -1009,7 +1026,10 @@ static void *executor_thread(void *argp)
         now = now_ns(CLOCK_MONOTONIC);
         for (int t = arg->index; t < ntimers_rt; t += arg->count) {
             struct timer_rt *tr = &timers_rt[t];
-            uint64_t due = (uint64_t)atomic_load(&tr->sched->next_call_ns);
+            /* rcl_timer_is_ready, as an executor asks after rcl_wait: through the handle, so the
+             * rcl_timer_call that follows finds it warm, as in rclcpp */
+            struct sim_timer_impl *impl = __atomic_load_n(&tr->handle->impl, __ATOMIC_RELAXED);
+            uint64_t due = (uint64_t)atomic_load(&impl->next_call_ns);
             if (due > now)
                 continue;
             if (now >= tr->stall_from && now < tr->stall_until) { /* wedged: resumes on schedule after */
