@@ -39,7 +39,7 @@
  * (x86 TSC, arm64 CNTVCT) costs a third of that. Ticks become CLOCK_MONOTONIC
  * ns through a per-thread anchor (a tick count and the monotonic time read
  * together) and a process-wide rate measured from the clock itself: the
- * first reading 5 ms after an anchor calibrates it, and every thread
+ * first reading 20 ms after an anchor calibrates it, and every thread
  * re-anchors about once a second (one clock_gettime), so NTP slew and rate
  * error never build up. Where the kernel does not trust the counter (its
  * clocksource is not tsc), or before calibration, every reading is a
@@ -47,7 +47,12 @@
  */
 #define REANCHOR_TICKS (UINT64_C(1) << 30) /* ~0.3-1 s of TSC, much longer of CNTVCT: capped by REANCHOR_NS too */
 #define REANCHOR_NS UINT64_C(1000000000)
-#define CALIBRATE_NS UINT64_C(5000000)
+#define CALIBRATE_NS UINT64_C(20000000)
+/* A clock_gettime read between two counter reads further apart than this was
+ * preempted: its pairing is off by up to the gap, so it neither anchors nor
+ * calibrates (a preemption of a few µs once made a 5 ms calibration 826 ppm
+ * fast). 1,024 ticks: 0.3-1 µs of a 1-3 GHz TSC, several clock reads. */
+#define PAIR_MAX_TICKS 1024u
 
 static inline uint64_t ticks(void)
 {
@@ -64,11 +69,28 @@ static inline uint64_t ticks(void)
 
 static bool g_ticks_usable;         /* set once by rp_timing_clock_init */
 static bool g_rate_fixed;           /* the counter states its own frequency (arm64): never recalibrated */
-static _Atomic uint64_t g_ns_per_tick_q32; /* 0: not calibrated yet */
 
-static __thread struct {
-    uint64_t tick, mono, limit; /* limit: ticks after which the anchor is renewed */
-} tls_anchor;
+struct open_callback {
+    const void *callback;
+    uint64_t start_ns;
+    struct rp_timing *timing;
+};
+
+/*
+ * What a callback's start and end, a wait and a timer call read of this
+ * thread, in one cache line (each message finds it cold; PERFORMANCE §14).
+ */
+static __thread struct tls_callbacks {
+    struct {
+        uint64_t tick, mono, limit; /* limit: ticks after which the anchor is renewed */
+    } anchor;
+    uint32_t depth;                 /* callbacks open in stack[] */
+    bool in_timer_call;             /* Jazzy's rcl_timer_call calls rcl_timer_call_with_info */
+    _Atomic uint64_t *stack_lanes;  /* the segment stack[] belongs to */
+    struct rp_thread *thread;       /* this thread's RP_SECTION_THREADS record, NULL on the shared lane */
+    _Atomic uint64_t *thread_lanes; /* the segment thread belongs to */
+} tls_cb __attribute__((aligned(64)));
+_Static_assert(sizeof(struct tls_callbacks) <= 64, "tls_cb fits one cache line");
 
 void rp_timing_clock_init(void)
 {
@@ -87,7 +109,7 @@ void rp_timing_clock_init(void)
     uint64_t freq;
     __asm__ volatile("mrs %0, cntfrq_el0" : "=r"(freq));
     if (freq > 0) {
-        atomic_store_explicit(&g_ns_per_tick_q32, (uint64_t)(((unsigned __int128)1000000000u << 32) / freq),
+        atomic_store_explicit(&g_hot.ns_per_tick_q32, (uint64_t)(((unsigned __int128)1000000000u << 32) / freq),
                               memory_order_relaxed);
         g_rate_fixed = g_ticks_usable = true;
     }
@@ -100,19 +122,25 @@ static uint64_t now_slow(uint64_t t)
     uint64_t mono = rp_mono_ns();
     if (!g_ticks_usable)
         return mono;
-    if (tls_anchor.tick != 0 && t > tls_anchor.tick && mono > tls_anchor.mono) {
-        uint64_t dm = mono - tls_anchor.mono;
-        if (dm < CALIBRATE_NS && atomic_load_explicit(&g_ns_per_tick_q32, memory_order_relaxed) == 0)
+    if (!g_rate_fixed) { /* x86: the rate comes from these pairings (arm64's counter states its own) */
+        uint64_t t2 = ticks();
+        if (t2 < t || t2 - t > PAIR_MAX_TICKS)
+            return mono; /* not a clean pairing: the next reading tries again */
+        t += (t2 - t) / 2; /* the counter when the clock was read, within half the pair's gap */
+    }
+    if (tls_cb.anchor.tick != 0 && t > tls_cb.anchor.tick && mono > tls_cb.anchor.mono) {
+        uint64_t dm = mono - tls_cb.anchor.mono;
+        if (dm < CALIBRATE_NS && atomic_load_explicit(&g_hot.ns_per_tick_q32, memory_order_relaxed) == 0)
             return mono; /* too soon to calibrate from: keep the anchor */
         if (dm >= CALIBRATE_NS && !g_rate_fixed)
-            atomic_store_explicit(&g_ns_per_tick_q32,
-                                  (uint64_t)(((unsigned __int128)dm << 32) / (t - tls_anchor.tick)), memory_order_relaxed);
+            atomic_store_explicit(&g_hot.ns_per_tick_q32,
+                                  (uint64_t)(((unsigned __int128)dm << 32) / (t - tls_cb.anchor.tick)), memory_order_relaxed);
     }
-    uint64_t rate = atomic_load_explicit(&g_ns_per_tick_q32, memory_order_relaxed);
+    uint64_t rate = atomic_load_explicit(&g_hot.ns_per_tick_q32, memory_order_relaxed);
     uint64_t span = rate != 0 ? (uint64_t)(((unsigned __int128)REANCHOR_NS << 32) / rate) : REANCHOR_TICKS;
-    tls_anchor.tick = t;
-    tls_anchor.mono = mono;
-    tls_anchor.limit = span < REANCHOR_TICKS ? span : REANCHOR_TICKS;
+    tls_cb.anchor.tick = t;
+    tls_cb.anchor.mono = mono;
+    tls_cb.anchor.limit = span < REANCHOR_TICKS ? span : REANCHOR_TICKS;
     return mono;
 }
 
@@ -120,26 +148,15 @@ static uint64_t now_slow(uint64_t t)
 static inline uint64_t now_ns(void)
 {
     uint64_t t = ticks();
-    uint64_t rate = atomic_load_explicit(&g_ns_per_tick_q32, memory_order_relaxed);
-    uint64_t dt = t - tls_anchor.tick;
-    if (LIKELY(rate != 0 && tls_anchor.tick != 0 && t >= tls_anchor.tick && dt < tls_anchor.limit))
-        return tls_anchor.mono + (uint64_t)(((unsigned __int128)dt * rate) >> 32);
+    uint64_t rate = atomic_load_explicit(&g_hot.ns_per_tick_q32, memory_order_relaxed);
+    uint64_t dt = t - tls_cb.anchor.tick;
+    if (LIKELY(rate != 0 && tls_cb.anchor.tick != 0 && t >= tls_cb.anchor.tick && dt < tls_cb.anchor.limit))
+        return tls_cb.anchor.mono + (uint64_t)(((unsigned __int128)dt * rate) >> 32);
     return now_slow(t);
 }
 
-struct open_callback {
-    const void *callback;
-    uint64_t start_ns;
-    struct rp_timing *timing;
-};
-
-/* The callbacks open on this thread, outermost first; valid for the segment mapped at tls_stack_lanes. */
+/* The callbacks open on this thread, outermost first; valid for the segment mapped at tls_cb.stack_lanes. */
 static __thread struct open_callback tls_stack[STACK_MAX];
-static __thread uint32_t tls_depth;
-static __thread _Atomic uint64_t *tls_stack_lanes;
-/* This thread's record in RP_SECTION_THREADS (NULL on the shared lane), for the segment at tls_thread_lanes. */
-static __thread struct rp_thread *tls_thread;
-static __thread _Atomic uint64_t *tls_thread_lanes;
 
 
 /* ---------------------------------------------------------------- thread records (single writer: seqlock) */
@@ -159,10 +176,10 @@ static inline void seq_end(struct rp_thread *r)
 /* This thread's record, claimed (tid and name written) on first use in this segment. */
 static struct rp_thread *thread_record(_Atomic uint64_t *lanes)
 {
-    if (tls_thread_lanes == lanes)
-        return tls_thread;
-    tls_thread_lanes = lanes;
-    tls_thread = NULL;
+    if (tls_cb.thread_lanes == lanes)
+        return tls_cb.thread;
+    tls_cb.thread_lanes = lanes;
+    tls_cb.thread = NULL;
     int32_t lane = rp_private_lane();
     if (lane < 0 || g_seg.threads == NULL)
         return NULL;
@@ -176,7 +193,7 @@ static struct rp_thread *thread_record(_Atomic uint64_t *lanes)
     atomic_store_explicit(&r->open_ns, 0, memory_order_release);
     atomic_store_explicit(&r->wait_open_ns, 0, memory_order_release);
     seq_end(r);
-    tls_thread = r;
+    tls_cb.thread = r;
     return r;
 }
 
@@ -213,36 +230,36 @@ static void thread_close(_Atomic uint64_t *lanes, uint64_t end_ns)
 /* Entries from..depth-1 never saw their end: counted as abandoned, not timed. */
 static void abandon_from(_Atomic uint64_t *lanes, uint32_t from)
 {
-    for (uint32_t k = from; k < tls_depth; k++)
+    for (uint32_t k = from; k < tls_cb.depth; k++)
         atomic_fetch_add_explicit(&tls_stack[k].timing->unended, 1, memory_order_relaxed);
-    if (from == 0 && tls_depth > 0)
+    if (from == 0 && tls_cb.depth > 0)
         thread_close(lanes, tls_stack[0].start_ns);
-    tls_depth = from;
+    tls_cb.depth = from;
 }
 
 void rp_timing_start(const void *callback, uint64_t ep)
 {
     _Atomic uint64_t *lanes = rp_lanes();
-    if (UNLIKELY(lanes != tls_stack_lanes)) { /* first use, or a fork child's new segment */
-        tls_stack_lanes = lanes;
-        tls_depth = 0;
+    if (UNLIKELY(lanes != tls_cb.stack_lanes)) { /* first use, or a fork child's new segment */
+        tls_cb.stack_lanes = lanes;
+        tls_cb.depth = 0;
     }
     if (lanes == NULL)
         return;
     /* The same callback still open on this thread cannot be nested in itself: it was abandoned. */
-    for (uint32_t i = tls_depth; i-- > 0;) {
+    for (uint32_t i = tls_cb.depth; i-- > 0;) {
         if (tls_stack[i].callback == callback) {
             abandon_from(lanes, i);
             break;
         }
     }
-    if (tls_depth == STACK_MAX)
+    if (tls_cb.depth == STACK_MAX)
         return; /* nested deeper than anything real: this one is counted, not timed */
     uint64_t now = now_ns();
-    if (tls_depth == 0)
+    if (tls_cb.depth == 0)
         thread_open(lanes, now, (uint32_t)(ep - 1));
     struct rp_timing *t = &g_seg.timing[ep - 1];
-    tls_stack[tls_depth++] = (struct open_callback){callback, now, t};
+    tls_stack[tls_cb.depth++] = (struct open_callback){callback, now, t};
     /* timing_end's lines (the sum, the period and the short durations'
      * buckets), fetched while the callback runs: between two messages a
      * process's lines go cold, and a miss at the end would queue behind
@@ -254,11 +271,11 @@ void rp_timing_start(const void *callback, uint64_t ep)
 static void timing_end(const void *callback)
 {
     _Atomic uint64_t *lanes = rp_lanes();
-    if (lanes != tls_stack_lanes || lanes == NULL) {
-        tls_depth = 0; /* the segment changed under the open callbacks (fork): they are not ours */
+    if (lanes != tls_cb.stack_lanes || lanes == NULL) {
+        tls_cb.depth = 0; /* the segment changed under the open callbacks (fork): they are not ours */
         return;
     }
-    for (uint32_t i = tls_depth; i-- > 0;) {
+    for (uint32_t i = tls_cb.depth; i-- > 0;) {
         if (tls_stack[i].callback != callback)
             continue;
         uint64_t now = now_ns();
@@ -269,7 +286,7 @@ static void timing_end(const void *callback)
         atomic_fetch_add_explicit(&t->buckets[rp_time_bucket(d)], 1, memory_order_relaxed);
         if (t->period_ns != 0 && d > t->period_ns)
             atomic_fetch_add_explicit(&t->overruns, 1, memory_order_relaxed);
-        tls_depth = i;
+        tls_cb.depth = i;
         if (i == 0)
             thread_close(lanes, now);
         return;
@@ -279,9 +296,9 @@ static void timing_end(const void *callback)
 
 EXPORT void ros_trace_callback_end(const void *callback)
 {
-    if (tls_depth > 0 && callback != NULL)
+    if (tls_cb.depth > 0 && callback != NULL)
         timing_end(callback);
-    RP_FORWARD(callback_end, (const void *), (callback));
+    RP_FORWARD_THROUGH(g_hot.real_callback_end, callback_end, (const void *), (callback));
 }
 
 /* ---------------------------------------------------------------- rcl_wait
@@ -356,7 +373,6 @@ EXPORT void ros_trace_do_rclcpp_callback_register(const void *callback, const ch
 
 /* ---------------------------------------------------------------- timers */
 
-static __thread bool tls_in_timer_call; /* Jazzy's rcl_timer_call calls rcl_timer_call_with_info */
 
 static inline uintptr_t timer_impl(const void *timer)
 {
@@ -364,22 +380,21 @@ static inline uintptr_t timer_impl(const void *timer)
     return impl != NULL ? (uintptr_t)impl : (uintptr_t)timer;
 }
 
-/* What timer_called will touch of endpoint ep (its flags, its lateness sum)
- * and the counters its callback_start (rclcpp) or timer_called (rclpy) bumps. */
+/* What timer_called will touch of endpoint ep (its lateness sum) and the
+ * counters its callback_start (rclcpp) or timer_called (rclpy) bumps. */
 static inline void prefetch_timer(uint64_t ep)
 {
-    __builtin_prefetch(&g_seg.endpoints[ep - 1].flags, 0, 3);
     rp_prefetch_count(ep);
     if (g_seg.timing != NULL)
         __builtin_prefetch(&g_seg.timing[ep - 1].late_sum_ns, 1, 3);
 }
 
-/* One successful call of timer endpoint ep, late_ns after its scheduled time. */
-static void timer_called(uint64_t ep, int64_t late_ns)
+/* One successful call of timer endpoint ep, late_ns after its scheduled time;
+ * counter (rp_timer_cached) is where an rclpy or plain rcl timer counts it. */
+static void timer_called(uint64_t ep, uintptr_t counter, int64_t late_ns)
 {
-    /* rclcpp's fires are counted at callback_start; rclpy's and plain rcl's only here */
-    if (!(atomic_load_explicit(&g_seg.endpoints[ep - 1].flags, memory_order_acquire) & RP_EP_RCLCPP))
-        rp_count_endpoint(ep, RP_SLOT_INTER);
+    if (counter != 0)
+        rp_count_at(counter + RP_SLOT_INTER * sizeof(uint64_t));
     if (g_seg.timing == NULL)
         return;
     struct rp_timing *t = &g_seg.timing[ep - 1];
@@ -394,20 +409,21 @@ EXPORT rp_rcl_ret_t rcl_timer_call(void *timer)
     rp_rcl_timer_call_fn real = (rp_rcl_timer_call_fn)rp_real(&real_fn, "rcl_timer_call", "librcl.so");
     if (real == NULL)
         return RP_RCL_RET_ERROR; /* no librcl in this process */
-    if (timer == NULL || tls_in_timer_call || rp_lanes() == NULL)
+    if (timer == NULL || tls_cb.in_timer_call || rp_lanes() == NULL)
         return real(timer);
-    uint64_t ep = rp_timer_endpoint(timer_impl(timer), true);
+    uintptr_t counter;
+    uint64_t ep = rp_timer_cached(timer_impl(timer), true, &counter);
     if (ep != 0)
         prefetch_timer(ep);
     int64_t until = 0;
     rp_rcl_timer_get_time_until_next_call_fn get_until =
         (rp_rcl_timer_get_time_until_next_call_fn)rp_real(&until_fn, "rcl_timer_get_time_until_next_call", "librcl.so");
     bool scheduled = ep != 0 && get_until != NULL && get_until(timer, &until) == RP_RCL_RET_OK;
-    tls_in_timer_call = true;
+    tls_cb.in_timer_call = true;
     rp_rcl_ret_t ret = real(timer);
-    tls_in_timer_call = false;
+    tls_cb.in_timer_call = false;
     if (ret == RP_RCL_RET_OK && scheduled)
-        timer_called(ep, -until);
+        timer_called(ep, counter, -until);
     return ret;
 }
 
@@ -418,21 +434,22 @@ EXPORT rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info
         (rp_rcl_timer_call_with_info_fn)rp_real(&real_fn, "rcl_timer_call_with_info", "librcl.so");
     if (real == NULL)
         return RP_RCL_RET_ERROR; /* before Jazzy, or no librcl */
-    if (timer == NULL || info == NULL || tls_in_timer_call || rp_lanes() == NULL)
+    if (timer == NULL || info == NULL || tls_cb.in_timer_call || rp_lanes() == NULL)
         return real(timer, info);
     /* A known timer's lines are fetched while rcl calls it (as in timing_start);
      * a new one gets its endpoint only from a call that succeeded. */
-    uint64_t ep = rp_timer_endpoint(timer_impl(timer), false);
+    uintptr_t counter;
+    uint64_t ep = rp_timer_cached(timer_impl(timer), false, &counter);
     if (ep != 0)
         prefetch_timer(ep);
-    tls_in_timer_call = true;
+    tls_cb.in_timer_call = true;
     rp_rcl_ret_t ret = real(timer, info);
-    tls_in_timer_call = false;
+    tls_cb.in_timer_call = false;
     if (ret == RP_RCL_RET_OK) {
         if (ep == 0)
-            ep = rp_timer_endpoint(timer_impl(timer), true);
+            ep = rp_timer_cached(timer_impl(timer), true, &counter);
         if (ep != 0)
-            timer_called(ep, info->actual_call_time - info->expected_call_time);
+            timer_called(ep, counter, info->actual_call_time - info->expected_call_time);
     }
     return ret;
 }

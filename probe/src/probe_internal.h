@@ -20,9 +20,28 @@
 /* This process's segment; valid once rp_lanes() is non-NULL (an acquire load publishes it). */
 extern struct rp_segment g_seg RP_HIDDEN;
 
-/* The lanes, NULL until the segment exists (and again in a fork child until it makes its own). */
-extern _Atomic(_Atomic uint64_t *) g_lanes RP_HIDDEN;
-static inline _Atomic uint64_t *rp_lanes(void) { return atomic_load_explicit(&g_lanes, memory_order_acquire); }
+/*
+ * What every message reads of the process, in one cache line: between two
+ * messages a ROS process makes syscalls and runs its own code, so each message
+ * finds our data cold, and fewer lines touched is fewer misses
+ * (docs/design/0003; the lanes and the timing rate joined it on 2026-12-04,
+ * PERFORMANCE §14).
+ */
+struct rp_hot {
+    _Atomic uint32_t gen; /* bumped by every mapping change; tags thread-cache entries */
+    void *_Atomic real_rcl_publish;
+    void *_Atomic real_rclcpp_intra_publish;
+    void *_Atomic real_callback_start;
+    void *_Atomic real_rmw_take;
+    /* the lanes, NULL until the segment exists (and again in a fork child until it makes its own) */
+    _Atomic(_Atomic uint64_t *) lanes;
+    _Atomic uint64_t ns_per_tick_q32; /* callbacks.c's timing clock; 0: not calibrated yet */
+    void *_Atomic real_callback_end;
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct rp_hot) == 64, "g_hot is one cache line");
+extern struct rp_hot g_hot RP_HIDDEN;
+
+static inline _Atomic uint64_t *rp_lanes(void) { return atomic_load_explicit(&g_hot.lanes, memory_order_acquire); }
 
 /* This thread's private lane index, claiming a lane on first use; -1 on the shared lane or without a segment. */
 int32_t rp_private_lane(void) RP_HIDDEN;
@@ -95,6 +114,15 @@ static inline void *rp_real(void *_Atomic *slot, const char *name, const char *l
  * no node: its calls are its fires.
  */
 uint64_t rp_timer_endpoint(uintptr_t impl, bool create) RP_HIDDEN;
+
+/*
+ * rp_timer_endpoint through this thread's cache (one line, not the map's
+ * three): the endpoint, or 0, and in *counter the tagged counter a call
+ * bumps (rp_count_at), 0 where the timer's callback_start counts its fires
+ * (rclcpp). The hot path of rcl_timer_call.
+ */
+uint64_t rp_timer_cached(uintptr_t impl, bool create, uintptr_t *counter) RP_HIDDEN;
+void rp_count_at(uintptr_t counter) RP_HIDDEN;
 
 /*
  * Stores what the publisher (or subscription) whose rcl handle this is turned
