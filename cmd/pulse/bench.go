@@ -118,7 +118,7 @@ func benchCmd() *cobra.Command {
 
 	var trials int
 	var duration time.Duration
-	var graphs []string
+	var graphs, armNames []string
 	over := &cobra.Command{
 		Use:   "overhead",
 		Short: "All-in CPU of simgraph's stress and flat-out graphs: no probe, null shim, probe without and with timing, probe with gaps",
@@ -133,11 +133,15 @@ func benchCmd() *cobra.Command {
 				"probe_untimed": {"LD_PRELOAD=" + lib, "ROS_PULSE_TIMING=0"}, // counting only: what timing adds is probe minus this
 				"probe":         {"LD_PRELOAD=" + lib},
 				"probe_gap":     {"LD_PRELOAD=" + lib, "ROS_TOPIC_STATS_JITTER=1"}}
+			order, err := bench.SelectArms(armNames)
+			if err != nil {
+				return err
+			}
 			if err := mkOut(); err != nil {
 				return err
 			}
 			for _, g := range graphs {
-				o := bench.OverheadOptions{Simgraph: sim, SimLib: simlib, Arms: arms, Order: []string{"none", "null", "probe_untimed", "probe", "probe_gap"},
+				o := bench.OverheadOptions{Simgraph: sim, SimLib: simlib, Arms: arms, Order: order,
 					Graph: g, Trials: trials, Duration: duration, Log: os.Stderr}
 				raw, rows, err := bench.RunOverhead(o)
 				if err != nil {
@@ -157,6 +161,7 @@ func benchCmd() *cobra.Command {
 	over.Flags().IntVar(&trials, "trials", 10, "paired trials (N)")
 	over.Flags().DurationVar(&duration, "duration", 10*time.Second, "length of each run")
 	over.Flags().StringSliceVar(&graphs, "graphs", []string{"stress", "flat"}, "graphs to run")
+	over.Flags().StringSliceVar(&armNames, "arms", bench.OverheadArms, "arms to run, none among them (two arms alternate back to back)")
 
 	var procs, eps []int
 	var samples int

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +48,35 @@ var (
 	cpuRe    = regexp.MustCompile(`RESULT cpu_s=([0-9.]+)`)
 	eventsRe = regexp.MustCompile(`RESULT events=(\d+)`)
 )
+
+// OverheadArms are pulse bench overhead's arms in their default order.
+var OverheadArms = []string{"none", "null", "probe_untimed", "probe", "probe_gap"}
+
+// SelectArms keeps the named arms, in OverheadArms' order. "none" must be
+// among them: every other arm is paired with it. Two arms alternate their
+// order every trial, so each pair runs back to back.
+func SelectArms(names []string) ([]string, error) {
+	want := map[string]bool{}
+	for _, n := range names {
+		if !slices.Contains(OverheadArms, n) {
+			return nil, fmt.Errorf("unknown arm %q: the arms are %s", n, strings.Join(OverheadArms, ", "))
+		}
+		want[n] = true
+	}
+	if !want["none"] {
+		return nil, fmt.Errorf("the arms must include none: every other arm is compared with it")
+	}
+	if len(want) < 2 {
+		return nil, fmt.Errorf("none alone compares nothing: name another arm too")
+	}
+	var out []string
+	for _, a := range OverheadArms {
+		if want[a] {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
 
 // RunOverhead runs Trials trials; each runs every arm once, in an order
 // rotated every trial, so drift and warm-up cancel in the paired differences.

@@ -49,10 +49,11 @@
 #define REANCHOR_NS UINT64_C(1000000000)
 #define CALIBRATE_NS UINT64_C(20000000)
 /* A clock_gettime read between two counter reads further apart than this was
- * preempted: its pairing is off by up to the gap, so it neither anchors nor
- * calibrates (a preemption of a few µs once made a 5 ms calibration 826 ppm
- * fast). 1,024 ticks: 0.3-1 µs of a 1-3 GHz TSC, several clock reads. */
-#define PAIR_MAX_TICKS 1024u
+ * preempted (or met cold caches): its pairing is off by up to half the gap,
+ * so it never calibrates the rate (a preemption of a few µs once made a 5 ms
+ * calibration 826 ppm fast). 4,096 ticks: 1.4-4 µs of a 1-3 GHz TSC, at
+ * most 100-200 ppm over 20 ms at the worst. */
+#define PAIR_MAX_TICKS 4096u
 
 static inline uint64_t ticks(void)
 {
@@ -86,6 +87,7 @@ static __thread struct tls_callbacks {
     } anchor;
     uint32_t depth;                 /* callbacks open in stack[] */
     bool in_timer_call;             /* Jazzy's rcl_timer_call calls rcl_timer_call_with_info */
+    bool anchor_clean;              /* the anchor's pairing may calibrate the rate (PAIR_MAX_TICKS) */
     _Atomic uint64_t *stack_lanes;  /* the segment stack[] belongs to */
     struct rp_thread *thread;       /* this thread's RP_SECTION_THREADS record, NULL on the shared lane */
     _Atomic uint64_t *thread_lanes; /* the segment thread belongs to */
@@ -122,20 +124,27 @@ static uint64_t now_slow(uint64_t t)
     uint64_t mono = rp_mono_ns();
     if (!g_ticks_usable)
         return mono;
-    if (!g_rate_fixed) { /* x86: the rate comes from these pairings (arm64's counter states its own) */
+    bool clean = false; /* arm64's counter states its own rate: its pairings never calibrate */
+    if (!g_rate_fixed) {
         uint64_t t2 = ticks();
-        if (t2 < t || t2 - t > PAIR_MAX_TICKS)
-            return mono; /* not a clean pairing: the next reading tries again */
-        t += (t2 - t) / 2; /* the counter when the clock was read, within half the pair's gap */
+        clean = t2 >= t && t2 - t <= PAIR_MAX_TICKS;
+        if (t2 >= t)
+            t += (t2 - t) / 2; /* the counter when the clock was read, within half the pair's gap */
     }
     if (tls_cb.anchor.tick != 0 && t > tls_cb.anchor.tick && mono > tls_cb.anchor.mono) {
         uint64_t dm = mono - tls_cb.anchor.mono;
-        if (dm < CALIBRATE_NS && atomic_load_explicit(&g_hot.ns_per_tick_q32, memory_order_relaxed) == 0)
-            return mono; /* too soon to calibrate from: keep the anchor */
-        if (dm >= CALIBRATE_NS && !g_rate_fixed)
+        uint64_t rate = atomic_load_explicit(&g_hot.ns_per_tick_q32, memory_order_relaxed);
+        if (rate == 0 && (dm < CALIBRATE_NS || !clean))
+            return mono; /* too soon, or a pairing too loose to calibrate from: keep the anchor */
+        if (dm >= CALIBRATE_NS && !g_rate_fixed && clean && tls_cb.anchor_clean)
             atomic_store_explicit(&g_hot.ns_per_tick_q32,
                                   (uint64_t)(((unsigned __int128)dm << 32) / (t - tls_cb.anchor.tick)), memory_order_relaxed);
+    } else if (!clean && !g_rate_fixed && atomic_load_explicit(&g_hot.ns_per_tick_q32, memory_order_relaxed) == 0) {
+        return mono; /* the first anchor of an uncalibrated clock must be one it can calibrate from */
     }
+    /* Calibrated, an anchor only offsets readings by its pairing's error (both ends of a
+     * callback share it), so a loose pairing still anchors; it just never calibrates. */
+    tls_cb.anchor_clean = clean;
     uint64_t rate = atomic_load_explicit(&g_hot.ns_per_tick_q32, memory_order_relaxed);
     uint64_t span = rate != 0 ? (uint64_t)(((unsigned __int128)REANCHOR_NS << 32) / rate) : REANCHOR_TICKS;
     tls_cb.anchor.tick = t;
@@ -380,21 +389,22 @@ static inline uintptr_t timer_impl(const void *timer)
     return impl != NULL ? (uintptr_t)impl : (uintptr_t)timer;
 }
 
-/* What timer_called will touch of endpoint ep (its lateness sum) and the
- * counters its callback_start (rclcpp) or timer_called (rclpy) bumps. */
+/* What timer_called will touch of endpoint ep (its flags, its lateness sum)
+ * and the counters its callback_start (rclcpp) or timer_called (rclpy) bumps. */
 static inline void prefetch_timer(uint64_t ep)
 {
+    __builtin_prefetch(&g_seg.endpoints[ep - 1].flags, 0, 3);
     rp_prefetch_count(ep);
     if (g_seg.timing != NULL)
         __builtin_prefetch(&g_seg.timing[ep - 1].late_sum_ns, 1, 3);
 }
 
-/* One successful call of timer endpoint ep, late_ns after its scheduled time;
- * counter (rp_timer_cached) is where an rclpy or plain rcl timer counts it. */
-static void timer_called(uint64_t ep, uintptr_t counter, int64_t late_ns)
+/* One successful call of timer endpoint ep, late_ns after its scheduled time. */
+static void timer_called(uint64_t ep, int64_t late_ns)
 {
-    if (counter != 0)
-        rp_count_at(counter + RP_SLOT_INTER * sizeof(uint64_t));
+    /* rclcpp's fires are counted at callback_start; rclpy's and plain rcl's only here */
+    if (!(atomic_load_explicit(&g_seg.endpoints[ep - 1].flags, memory_order_acquire) & RP_EP_RCLCPP))
+        rp_count_endpoint(ep, RP_SLOT_INTER);
     if (g_seg.timing == NULL)
         return;
     struct rp_timing *t = &g_seg.timing[ep - 1];
@@ -411,8 +421,7 @@ EXPORT rp_rcl_ret_t rcl_timer_call(void *timer)
         return RP_RCL_RET_ERROR; /* no librcl in this process */
     if (timer == NULL || tls_cb.in_timer_call || rp_lanes() == NULL)
         return real(timer);
-    uintptr_t counter;
-    uint64_t ep = rp_timer_cached(timer_impl(timer), true, &counter);
+    uint64_t ep = rp_timer_endpoint(timer_impl(timer), true);
     if (ep != 0)
         prefetch_timer(ep);
     int64_t until = 0;
@@ -423,7 +432,7 @@ EXPORT rp_rcl_ret_t rcl_timer_call(void *timer)
     rp_rcl_ret_t ret = real(timer);
     tls_cb.in_timer_call = false;
     if (ret == RP_RCL_RET_OK && scheduled)
-        timer_called(ep, counter, -until);
+        timer_called(ep, -until);
     return ret;
 }
 
@@ -438,8 +447,7 @@ EXPORT rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info
         return real(timer, info);
     /* A known timer's lines are fetched while rcl calls it (as in timing_start);
      * a new one gets its endpoint only from a call that succeeded. */
-    uintptr_t counter;
-    uint64_t ep = rp_timer_cached(timer_impl(timer), false, &counter);
+    uint64_t ep = rp_timer_endpoint(timer_impl(timer), false);
     if (ep != 0)
         prefetch_timer(ep);
     tls_cb.in_timer_call = true;
@@ -447,9 +455,9 @@ EXPORT rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info
     tls_cb.in_timer_call = false;
     if (ret == RP_RCL_RET_OK) {
         if (ep == 0)
-            ep = rp_timer_cached(timer_impl(timer), true, &counter);
+            ep = rp_timer_endpoint(timer_impl(timer), true);
         if (ep != 0)
-            timer_called(ep, counter, info->actual_call_time - info->expected_call_time);
+            timer_called(ep, info->actual_call_time - info->expected_call_time);
     }
     return ret;
 }

@@ -97,7 +97,7 @@ static uint32_t g_pending_count;
 
 /* ---------------------------------------------------------------- thread-local cache */
 
-enum { KEY_PUB = 1, KEY_CALLBACK = 2, KEY_TAKE = 3, KEY_TIMER = 4 }; /* handles are 8-aligned: kinds fit below */
+enum { KEY_PUB = 1, KEY_CALLBACK = 2, KEY_TAKE = 3 };
 /*
  * 2-way sets (two handles that hash to one set do not evict each other,
  * upstream KI #13/#15). Every thread starts with 128 sets (8 KiB, static
@@ -117,8 +117,7 @@ struct tls_slot {
     uintptr_t key;
     uint32_t gen;
     /* KEY_PUB, KEY_CALLBACK: the bucket of this thread's last gap on it (prefetch_gap's guess of the next);
-     * KEY_TAKE of an rclcpp subscription: its endpoint (index + 1), whose callback_start comes next;
-     * KEY_TIMER: its endpoint (index + 1), counters set only where rcl_timer_call counts its fires */
+     * KEY_TAKE of an rclcpp subscription: its endpoint (index + 1), whose callback_start comes next */
     uint32_t gap_hint;
     uintptr_t counters; /* this endpoint's counters in this thread's lane (| SHARED_LANE_BIT); 0 = ignore */
     struct rp_gap *gap; /* its gap histogram when gap tracking is on, else NULL */
@@ -464,12 +463,6 @@ static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t g
         if (ep != 0 && (atomic_load_explicit(&g_seg.endpoints[ep - 1].flags, memory_order_acquire) & RP_EP_RCLCPP))
             counted = false; /* ... but its latency is measured here, for every client library */
         break;
-    case KEY_TIMER:
-        /* rclcpp's fires are counted at callback_start; rclpy's and plain rcl's at rcl_timer_call */
-        ep = rp_map_get(&g_timers, handle);
-        if (ep != 0 && (atomic_load_explicit(&g_seg.endpoints[ep - 1].flags, memory_order_acquire) & RP_EP_RCLCPP))
-            counted = false;
-        break;
     }
     uintptr_t counters = 0;
     struct rp_gap *gap = NULL;
@@ -479,11 +472,11 @@ static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t g
         if (lane != NULL) {
             if (counted)
                 counters = (uintptr_t)(lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT) | (tls_lane_shared ? SHARED_LANE_BIT : 0);
-            if (!counted || kind == KEY_TIMER)
+            else
                 next_ep = (uint32_t)ep;
-            if (kind == KEY_PUB || kind == KEY_CALLBACK) /* a timer's gaps are its callbacks' */
+            if (kind != KEY_TAKE)
                 gap = g_seg.gaps != NULL ? &g_seg.gaps[ep - 1] : NULL; /* thread_lane() published g_seg */
-            else if (kind == KEY_TAKE && (g_seg.gaps != NULL || g_seg.latency != NULL))
+            else if (g_seg.gaps != NULL || g_seg.latency != NULL)
                 gap = (struct rp_gap *)(uintptr_t)ep; /* a take slot holds the endpoint: two histograms may apply */
         }
     }
@@ -841,17 +834,6 @@ uint64_t rp_timer_endpoint(uintptr_t impl, bool create)
     INIT_END();
     return ep;
 }
-
-uint64_t rp_timer_cached(uintptr_t impl, bool create, uintptr_t *counter)
-{
-    const struct tls_slot *hit = lookup(impl, KEY_TIMER);
-    if (hit->gap_hint == 0 && create && rp_timer_endpoint(impl, true) != 0)
-        hit = lookup(impl, KEY_TIMER); /* made just now: its INIT_END moved the generation, so this resolves it */
-    *counter = hit->counters;
-    return hit->gap_hint;
-}
-
-void rp_count_at(uintptr_t counter) { bump(counter); }
 
 void rp_name_callback(const void *callback, const char *symbol)
 {

@@ -116,15 +116,6 @@ static inline void *rp_real(void *_Atomic *slot, const char *name, const char *l
 uint64_t rp_timer_endpoint(uintptr_t impl, bool create) RP_HIDDEN;
 
 /*
- * rp_timer_endpoint through this thread's cache (one line, not the map's
- * three): the endpoint, or 0, and in *counter the tagged counter a call
- * bumps (rp_count_at), 0 where the timer's callback_start counts its fires
- * (rclcpp). The hot path of rcl_timer_call.
- */
-uint64_t rp_timer_cached(uintptr_t impl, bool create, uintptr_t *counter) RP_HIDDEN;
-void rp_count_at(uintptr_t counter) RP_HIDDEN;
-
-/*
  * Stores what the publisher (or subscription) whose rcl handle this is turned
  * out to be (qos.c, after rcl_*_init returned), for the endpoint its
  * tracepoint made. Init-time only; takes the probe mutex.
