@@ -121,7 +121,7 @@ func benchCmd() *cobra.Command {
 	var graphs, armNames []string
 	over := &cobra.Command{
 		Use:   "overhead",
-		Short: "All-in CPU of simgraph's stress and flat-out graphs: no probe, null shim, probe without and with timing, probe with gaps",
+		Short: "All-in CPU of simgraph's stress and flat-out graphs: no probe, null shim, probe without and with timing, probe with gaps (with and without timing)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sim, simlib, lib, err := simulator()
@@ -132,7 +132,9 @@ func benchCmd() *cobra.Command {
 				"null":          {"LD_PRELOAD=" + filepath.Join(filepath.Dir(lib), "libros2_pulse_null.so")},
 				"probe_untimed": {"LD_PRELOAD=" + lib, "ROS_PULSE_TIMING=0"}, // counting only: what timing adds is probe minus this
 				"probe":         {"LD_PRELOAD=" + lib},
-				"probe_gap":     {"LD_PRELOAD=" + lib, "ROS_TOPIC_STATS_JITTER=1"}}
+				"probe_gap":     {"LD_PRELOAD=" + lib, "ROS_TOPIC_STATS_JITTER=1"},
+				// gap tracking without callback timing: what a user who needs gaps but not timing pays
+				"probe_untimed_gap": {"LD_PRELOAD=" + lib, "ROS_PULSE_TIMING=0", "ROS_TOPIC_STATS_JITTER=1"}}
 			order, err := bench.SelectArms(armNames)
 			if err != nil {
 				return err

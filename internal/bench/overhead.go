@@ -50,7 +50,7 @@ var (
 )
 
 // OverheadArms are pulse bench overhead's arms in their default order.
-var OverheadArms = []string{"none", "null", "probe_untimed", "probe", "probe_gap"}
+var OverheadArms = []string{"none", "null", "probe_untimed", "probe", "probe_gap", "probe_untimed_gap"}
 
 // SelectArms keeps the named arms, in OverheadArms' order. "none" must be
 // among them: every other arm is paired with it. Two arms alternate their
