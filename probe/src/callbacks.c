@@ -382,7 +382,6 @@ EXPORT void ros_trace_do_rclcpp_callback_register(const void *callback, const ch
 
 /* ---------------------------------------------------------------- timers */
 
-
 static inline uintptr_t timer_impl(const void *timer)
 {
     const void *impl = *(const void *const *)timer;
