@@ -131,21 +131,21 @@ static uint64_t now_slow(uint64_t t)
         if (t2 >= t)
             t += (t2 - t) / 2; /* the counter when the clock was read, within half the pair's gap */
     }
+    uint64_t rate = atomic_load_explicit(&g_hot.ns_per_tick_q32, memory_order_relaxed);
     if (tls_cb.anchor.tick != 0 && t > tls_cb.anchor.tick && mono > tls_cb.anchor.mono) {
         uint64_t dm = mono - tls_cb.anchor.mono;
-        uint64_t rate = atomic_load_explicit(&g_hot.ns_per_tick_q32, memory_order_relaxed);
         if (rate == 0 && (dm < CALIBRATE_NS || !clean))
             return mono; /* too soon, or a pairing too loose to calibrate from: keep the anchor */
-        if (dm >= CALIBRATE_NS && !g_rate_fixed && clean && tls_cb.anchor_clean)
-            atomic_store_explicit(&g_hot.ns_per_tick_q32,
-                                  (uint64_t)(((unsigned __int128)dm << 32) / (t - tls_cb.anchor.tick)), memory_order_relaxed);
-    } else if (!clean && !g_rate_fixed && atomic_load_explicit(&g_hot.ns_per_tick_q32, memory_order_relaxed) == 0) {
+        if (dm >= CALIBRATE_NS && !g_rate_fixed && clean && tls_cb.anchor_clean) {
+            rate = (uint64_t)(((unsigned __int128)dm << 32) / (t - tls_cb.anchor.tick));
+            atomic_store_explicit(&g_hot.ns_per_tick_q32, rate, memory_order_relaxed);
+        }
+    } else if (!clean && !g_rate_fixed && rate == 0) {
         return mono; /* the first anchor of an uncalibrated clock must be one it can calibrate from */
     }
     /* Calibrated, an anchor only offsets readings by its pairing's error (both ends of a
      * callback share it), so a loose pairing still anchors; it just never calibrates. */
     tls_cb.anchor_clean = clean;
-    uint64_t rate = atomic_load_explicit(&g_hot.ns_per_tick_q32, memory_order_relaxed);
     uint64_t span = rate != 0 ? (uint64_t)(((unsigned __int128)REANCHOR_NS << 32) / rate) : REANCHOR_TICKS;
     tls_cb.anchor.tick = t;
     tls_cb.anchor.mono = mono;

@@ -659,13 +659,15 @@ static void publish(int i)
         if (rcl_publish_serialized_message(p->handle, &m, NULL) != RP_RCL_RET_OK)
             return;
         break;
-    default:
+    default: {
         if (!gn->py)
             ros_trace_rclcpp_publish(NULL, &m);
-        if (publisher_valid(p->handle) == NULL) /* rcl_publish returns before its tracepoint */
+        void *rmw = publisher_valid(p->handle); /* rcl_publish: NULL returns before its tracepoint */
+        if (rmw == NULL)
             return;
         ros_trace_rcl_publish(p->handle, &m);
-        rmw_publish(p->rmw, &m);
+        rmw_publish(rmw, &m); /* publisher->impl->rmw_handle, as rcl passes it */
+    }
     }
     truth_inc(__atomic_load_n(&p->truth, __ATOMIC_ACQUIRE), TC_PUB_INTER);
     for (int s = 0; s < G.nsubs; s++) {
