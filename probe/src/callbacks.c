@@ -119,7 +119,7 @@ void rp_timing_clock_init(void)
 }
 
 /* A clock_gettime reading; it calibrates the tick rate and renews this thread's anchor when due. */
-static uint64_t now_slow(uint64_t t)
+RP_COLD static uint64_t now_slow(uint64_t t)
 {
     uint64_t mono = rp_mono_ns();
     if (!g_ticks_usable)
@@ -182,11 +182,9 @@ static inline void seq_end(struct rp_thread *r)
     atomic_store_explicit(&r->seq, atomic_load_explicit(&r->seq, memory_order_relaxed) + 1, memory_order_release);
 }
 
-/* This thread's record, claimed (tid and name written) on first use in this segment. */
-static struct rp_thread *thread_record(_Atomic uint64_t *lanes)
+/* Claims this thread's record in the segment at lanes (tid and name written). */
+RP_COLD static struct rp_thread *claim_thread_record(_Atomic uint64_t *lanes)
 {
-    if (tls_cb.thread_lanes == lanes)
-        return tls_cb.thread;
     tls_cb.thread_lanes = lanes;
     tls_cb.thread = NULL;
     int32_t lane = rp_private_lane();
@@ -206,7 +204,15 @@ static struct rp_thread *thread_record(_Atomic uint64_t *lanes)
     return r;
 }
 
-static void thread_open(_Atomic uint64_t *lanes, uint64_t now, uint32_t endpoint)
+/* This thread's record, claimed on first use in this segment. */
+static inline struct rp_thread *thread_record(_Atomic uint64_t *lanes)
+{
+    if (LIKELY(tls_cb.thread_lanes == lanes))
+        return tls_cb.thread;
+    return claim_thread_record(lanes);
+}
+
+RP_HOT static void thread_open(_Atomic uint64_t *lanes, uint64_t now, uint32_t endpoint)
 {
     struct rp_thread *r = thread_record(lanes);
     if (r == NULL)
@@ -218,7 +224,7 @@ static void thread_open(_Atomic uint64_t *lanes, uint64_t now, uint32_t endpoint
 }
 
 /* The outermost callback ended at end_ns (an abandoned one: at its start, so it adds nothing). */
-static void thread_close(_Atomic uint64_t *lanes, uint64_t end_ns)
+RP_HOT static void thread_close(_Atomic uint64_t *lanes, uint64_t end_ns)
 {
     struct rp_thread *r = thread_record(lanes);
     if (r == NULL)
@@ -237,7 +243,7 @@ static void thread_close(_Atomic uint64_t *lanes, uint64_t end_ns)
 /* ---------------------------------------------------------------- callbacks */
 
 /* Entries from..depth-1 never saw their end: counted as abandoned, not timed. */
-static void abandon_from(_Atomic uint64_t *lanes, uint32_t from)
+RP_COLD static void abandon_from(_Atomic uint64_t *lanes, uint32_t from)
 {
     for (uint32_t k = from; k < tls_cb.depth; k++)
         atomic_fetch_add_explicit(&tls_stack[k].timing->unended, 1, memory_order_relaxed);
@@ -246,7 +252,7 @@ static void abandon_from(_Atomic uint64_t *lanes, uint32_t from)
     tls_cb.depth = from;
 }
 
-void rp_timing_start(const void *callback, uint64_t ep)
+RP_HOT void rp_timing_start(const void *callback, uint64_t ep)
 {
     _Atomic uint64_t *lanes = rp_lanes();
     if (UNLIKELY(lanes != tls_cb.stack_lanes)) { /* first use, or a fork child's new segment */
@@ -277,7 +283,7 @@ void rp_timing_start(const void *callback, uint64_t ep)
     __builtin_prefetch((const char *)t + 64, 1, 3);
 }
 
-static void timing_end(const void *callback)
+RP_HOT static void timing_end(const void *callback)
 {
     _Atomic uint64_t *lanes = rp_lanes();
     if (lanes != tls_cb.stack_lanes || lanes == NULL) {
@@ -303,7 +309,7 @@ static void timing_end(const void *callback)
     /* not open here: a callback we do not count, or one nested too deep */
 }
 
-EXPORT void ros_trace_callback_end(const void *callback)
+EXPORT RP_HOT void ros_trace_callback_end(const void *callback)
 {
     if (tls_cb.depth > 0 && callback != NULL)
         timing_end(callback);
@@ -316,7 +322,7 @@ EXPORT void ros_trace_callback_end(const void *callback)
  * the one measure of busy that rclpy's threads have (their callbacks fire no
  * tracepoint). Two counter reads per wait, none per message.
  */
-EXPORT rp_rcl_ret_t rcl_wait(void *wait_set, int64_t timeout)
+EXPORT RP_HOT rp_rcl_ret_t rcl_wait(void *wait_set, int64_t timeout)
 {
     static void *_Atomic real_fn = RP_UNRESOLVED;
     void *fn = rp_real(&real_fn, "rcl_wait", "librcl.so");
@@ -389,17 +395,17 @@ static inline uintptr_t timer_impl(const void *timer)
 }
 
 /* What timer_called will touch of endpoint ep (its flags, its lateness sum)
- * and the counters its callback_start (rclcpp) or timer_called (rclpy) bumps. */
+ * and what its callback_start (rclcpp) or timer_called (rclpy) writes. */
 static inline void prefetch_timer(uint64_t ep)
 {
     __builtin_prefetch(&g_seg.endpoints[ep - 1].flags, 0, 3);
-    rp_prefetch_count(ep);
+    rp_prefetch_callback(ep);
     if (g_seg.timing != NULL)
         __builtin_prefetch(&g_seg.timing[ep - 1].late_sum_ns, 1, 3);
 }
 
 /* One successful call of timer endpoint ep, late_ns after its scheduled time. */
-static void timer_called(uint64_t ep, int64_t late_ns)
+RP_HOT static void timer_called(uint64_t ep, int64_t late_ns)
 {
     /* rclcpp's fires are counted at callback_start; rclpy's and plain rcl's only here */
     if (!(atomic_load_explicit(&g_seg.endpoints[ep - 1].flags, memory_order_acquire) & RP_EP_RCLCPP))
@@ -412,7 +418,7 @@ static void timer_called(uint64_t ep, int64_t late_ns)
     atomic_fetch_add_explicit(&t->late_buckets[rp_time_bucket(late)], 1, memory_order_relaxed);
 }
 
-EXPORT rp_rcl_ret_t rcl_timer_call(void *timer)
+EXPORT RP_HOT rp_rcl_ret_t rcl_timer_call(void *timer)
 {
     static void *_Atomic real_fn = RP_UNRESOLVED, *_Atomic until_fn = RP_UNRESOLVED;
     rp_rcl_timer_call_fn real = (rp_rcl_timer_call_fn)rp_real(&real_fn, "rcl_timer_call", "librcl.so");
@@ -435,7 +441,7 @@ EXPORT rp_rcl_ret_t rcl_timer_call(void *timer)
     return ret;
 }
 
-EXPORT rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info_t *info)
+EXPORT RP_HOT rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info_t *info)
 {
     static void *_Atomic real_fn = RP_UNRESOLVED;
     rp_rcl_timer_call_with_info_fn real =

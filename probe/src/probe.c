@@ -186,7 +186,7 @@ static inline void bump(uintptr_t tagged)
 #define FORWARD RP_FORWARD
 #define FORWARD_THROUGH RP_FORWARD_THROUGH
 
-void *rp_resolve_real(const char *name, const char *lib)
+RP_COLD void *rp_resolve_real(const char *name, const char *lib)
 {
     void *fn = dlsym(RTLD_NEXT, name);
     if (fn == NULL) {
@@ -343,14 +343,17 @@ int32_t rp_private_lane(void)
     return (int32_t)((uint64_t)(lane - atomic_load_explicit(&g_lanes, memory_order_acquire)) / g_lane_stride);
 }
 
-void rp_prefetch_count(uint64_t ep)
+RP_HOT void rp_prefetch_callback(uint64_t ep)
 {
     _Atomic uint64_t *lane = tls_lane;
-    if (lane != NULL)
-        __builtin_prefetch(lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT, 1, 3);
+    if (lane == NULL)
+        return;
+    __builtin_prefetch(lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT, 1, 3);
+    if (g_seg.gaps != NULL) /* tls_lane set: g_seg is published */
+        __builtin_prefetch(&g_seg.gaps[ep - 1], 1, 3);
 }
 
-void rp_count_endpoint(uint64_t ep, unsigned slot)
+RP_HOT void rp_count_endpoint(uint64_t ep, unsigned slot)
 {
     _Atomic uint64_t *lane = thread_lane();
     if (lane != NULL)
@@ -397,7 +400,7 @@ static uint64_t callback_endpoint(uintptr_t cb)
 }
 
 /* Counts one eviction of a live entry; true when TLS_GROW_EVICTIONS came within a second. */
-static bool evictions_call_for_growth(void)
+RP_COLD static bool evictions_call_for_growth(void)
 {
     if (tls_grow_tried)
         return false;
@@ -415,7 +418,7 @@ static bool evictions_call_for_growth(void)
  * Moves this thread to a big cache, empty: its entries are re-resolved on
  * first use. Once per thread; if the allocation fails it stays small for good.
  */
-static void grow_cache(void)
+RP_COLD static void grow_cache(void)
 {
     tls_grow_tried = true;
     pthread_once(&g_process_once, process_init); /* g_cache_key */
@@ -442,7 +445,7 @@ static void release_cache(void *big)
     free(big);
 }
 
-static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t gen, struct tls_slot *set)
+RP_COLD static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t gen, struct tls_slot *set)
 {
     if ((++tls_misses & 63) == 0 && atomic_load_explicit(&g_lanes, memory_order_acquire) != NULL)
         atomic_fetch_add_explicit(&g_seg.header->cache_misses, 64, memory_order_relaxed); /* g_lanes publishes g_seg */
@@ -496,7 +499,7 @@ static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t g
 }
 
 /* One clock read, one compare-exchange and one add (rp_record_gap_at). */
-static void record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot, uint32_t *hint)
+RP_HOT static void record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot, uint32_t *hint)
 {
     if (kind == KEY_PUB) {
         if (counter_slot == RP_SLOT_INTRA) {
@@ -587,7 +590,7 @@ static inline void take(uintptr_t handle, int64_t source_ns)
     if (hit->counters != 0)
         bump(hit->counters + RP_SLOT_INTER * sizeof(uint64_t));
     else if (hit->gap_hint != 0) /* rclcpp counts this message at its callback_start: fetch that line now */
-        rp_prefetch_count(hit->gap_hint);
+        rp_prefetch_callback(hit->gap_hint);
     if (UNLIKELY(hit->gap != NULL)) /* gaps and latency off: no clock read at all */
         take_extras((uintptr_t)hit->gap, hit->counters != 0, source_ns);
 }
@@ -815,11 +818,10 @@ void rp_describe_endpoint(bool publisher, const void *rcl_handle, struct rp_qos 
     pthread_mutex_unlock(&g_mutex);
 }
 
-uint64_t rp_timer_endpoint(uintptr_t impl, bool create)
+/* The endpoint of a timer no rclcpp object claimed, created on its first call. */
+RP_COLD static uint64_t create_timer_endpoint(uintptr_t impl)
 {
-    uint64_t ep = rp_map_get(&g_timers, impl);
-    if (ep != 0 || !create || rp_map_get(&g_timer_periods, impl) == 0)
-        return ep; /* a timer no rcl_timer_init announced is not ours */
+    uint64_t ep = 0;
     INIT_BEGIN();
     ep = rp_map_get(&g_timers, impl);
     uint64_t period = rp_map_get(&g_timer_periods, impl);
@@ -833,6 +835,14 @@ uint64_t rp_timer_endpoint(uintptr_t impl, bool create)
     }
     INIT_END();
     return ep;
+}
+
+RP_HOT uint64_t rp_timer_endpoint(uintptr_t impl, bool create)
+{
+    uint64_t ep = rp_map_get(&g_timers, impl);
+    if (ep != 0 || !create || rp_map_get(&g_timer_periods, impl) == 0)
+        return ep; /* a timer no rcl_timer_init announced is not ours */
+    return create_timer_endpoint(impl);
 }
 
 void rp_name_callback(const void *callback, const char *symbol)
@@ -911,14 +921,14 @@ uint64_t rp_call_endpoint(const void *rcl_handle, bool client)
 
 /* ---- per-message hooks: no lock, no allocation, no syscall on a cache hit */
 
-EXPORT __attribute__((hot)) void ros_trace_rcl_publish(const void *publisher_handle, const void *message)
+EXPORT RP_HOT void ros_trace_rcl_publish(const void *publisher_handle, const void *message)
 {
     if (LIKELY(publisher_handle != NULL))
         count(impl_of(publisher_handle), KEY_PUB, RP_SLOT_INTER);
     FORWARD_THROUGH(g_hot.real_rcl_publish, rcl_publish, (const void *, const void *), (publisher_handle, message));
 }
 
-EXPORT __attribute__((hot)) void ros_trace_rclcpp_intra_publish(const void *publisher_handle, const void *message)
+EXPORT RP_HOT void ros_trace_rclcpp_intra_publish(const void *publisher_handle, const void *message)
 {
     if (LIKELY(publisher_handle != NULL))
         count(impl_of(publisher_handle), KEY_PUB, RP_SLOT_INTRA);
@@ -926,7 +936,7 @@ EXPORT __attribute__((hot)) void ros_trace_rclcpp_intra_publish(const void *publ
                     (publisher_handle, message));
 }
 
-EXPORT __attribute__((hot)) void ros_trace_callback_start(const void *callback, const bool is_intra_process)
+EXPORT RP_HOT void ros_trace_callback_start(const void *callback, const bool is_intra_process)
 {
     if (LIKELY(callback != NULL)) {
         struct tls_slot *hit = lookup((uintptr_t)callback, KEY_CALLBACK);
@@ -943,7 +953,7 @@ EXPORT __attribute__((hot)) void ros_trace_callback_start(const void *callback, 
 
 /* rclpy and plain-rcl subscriptions deliver through rmw_take only: count the
  * takes that took a message (taken == false is a spurious wakeup). */
-EXPORT __attribute__((hot)) void ros_trace_rmw_take(const void *rmw_subscription_handle, const void *message,
+EXPORT RP_HOT void ros_trace_rmw_take(const void *rmw_subscription_handle, const void *message,
                                                     int64_t source_timestamp, const bool taken)
 {
     if (LIKELY(taken && rmw_subscription_handle != NULL))

@@ -16,6 +16,12 @@
 
 #define RP_HIDDEN __attribute__((visibility("hidden")))
 #define RP_UNRESOLVED ((void *)1)
+/* A path a message takes rarely (a cache miss, a first use, a re-anchor): out
+ * of line and in .text.unlikely, so the hot paths' code spans fewer cache
+ * lines (every line a message touches is a miss on a busy machine, code as
+ * much as data: PERFORMANCE §15). */
+#define RP_COLD __attribute__((cold, noinline))
+#define RP_HOT __attribute__((hot)) /* in .text.hot, next to the other hooks' hot code */
 
 /* This process's segment; valid once rp_lanes() is non-NULL (an acquire load publishes it). */
 extern struct rp_segment g_seg RP_HIDDEN;
@@ -131,8 +137,13 @@ uint64_t rp_call_endpoint(const void *rcl_handle, bool client) RP_HIDDEN;
 /* Names the endpoint callback belongs to by its function (rclcpp_callback_register), once. */
 void rp_name_callback(const void *callback, const char *symbol) RP_HIDDEN;
 
-/* Fetches endpoint ep's (index + 1) counters in this thread's lane ahead of a count (a hint only). */
-void rp_prefetch_count(uint64_t ep) RP_HIDDEN;
+/*
+ * Fetches what the callback_start of endpoint ep (index + 1) will write
+ * (its counters in this thread's lane, its gap record's first line), from
+ * the hook before it (rmw_take, a timer call): the misses then overlap the
+ * callback_start's own lookup instead of following it (a hint only).
+ */
+void rp_prefetch_callback(uint64_t ep) RP_HIDDEN;
 
 /* Counts one event in counter slot of endpoint ep (index + 1) in this thread's lane. */
 void rp_count_endpoint(uint64_t ep, unsigned slot) RP_HIDDEN;
