@@ -164,6 +164,30 @@ static inline uint64_t now_ns(void)
     return now_slow(t);
 }
 
+/*
+ * A message gap's clock (design note 0026): its reading is compared with
+ * another thread's (the topic's previous message may have come from any
+ * thread), so the counter serves only through an anchor whose pairing was
+ * clean (within PAIR_MAX_TICKS): a loose pairing offsets this thread's
+ * readings by up to half its pair's gap, which the two ends of one callback
+ * share but two threads do not. A loose anchor that is still valid is left
+ * to the callbacks it times, and the gap reads clock_gettime (so on arm64,
+ * whose pairings are never judged, too); a missing or expired one is renewed
+ * here as now_ns would (a publisher's thread may time no callback at all).
+ */
+RP_HOT uint64_t rp_gap_clock_ns(void)
+{
+    uint64_t t = ticks();
+    uint64_t rate = atomic_load_explicit(&g_hot.ns_per_tick_q32, memory_order_relaxed);
+    uint64_t dt = t - tls_cb.anchor.tick;
+    if (LIKELY(rate != 0 && tls_cb.anchor.tick != 0 && t >= tls_cb.anchor.tick && dt < tls_cb.anchor.limit)) {
+        if (LIKELY(tls_cb.anchor_clean))
+            return (tls_cb.anchor.mono + (uint64_t)(((unsigned __int128)dt * rate) >> 32)) | RP_CLOCK_ANCHORED;
+        return rp_mono_ns() & ~RP_CLOCK_ANCHORED;
+    }
+    return now_slow(t) | RP_CLOCK_ANCHORED; /* what now_ns would have returned */
+}
+
 /* The callbacks open on this thread, outermost first; valid for the segment mapped at tls_cb.stack_lanes. */
 static __thread struct open_callback tls_stack[STACK_MAX];
 
@@ -252,7 +276,7 @@ RP_COLD static void abandon_from(_Atomic uint64_t *lanes, uint32_t from)
     tls_cb.depth = from;
 }
 
-RP_HOT void rp_timing_start(const void *callback, uint64_t ep)
+RP_HOT void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now)
 {
     _Atomic uint64_t *lanes = rp_lanes();
     if (UNLIKELY(lanes != tls_cb.stack_lanes)) { /* first use, or a fork child's new segment */
@@ -270,7 +294,8 @@ RP_HOT void rp_timing_start(const void *callback, uint64_t ep)
     }
     if (tls_cb.depth == STACK_MAX)
         return; /* nested deeper than anything real: this one is counted, not timed */
-    uint64_t now = now_ns();
+    /* the gap's reading when it came from this thread's anchor (as now_ns would): one counter read, not two */
+    uint64_t now = (gap_now & RP_CLOCK_ANCHORED) ? gap_now & ~RP_CLOCK_ANCHORED : now_ns();
     if (tls_cb.depth == 0)
         thread_open(lanes, now, (uint32_t)(ep - 1));
     struct rp_timing *t = &g_seg.timing[ep - 1];

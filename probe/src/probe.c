@@ -498,20 +498,23 @@ RP_COLD static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, ui
     return set;
 }
 
-/* One clock read, one compare-exchange and one add (rp_record_gap_at). */
-RP_HOT static void record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot, uint32_t *hint)
+/* One clock read, one compare-exchange and one add (rp_record_gap_at).
+ * Returns the rp_gap_clock_ns reading, or 0 when it read none. */
+RP_HOT static uint64_t record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot, uint32_t *hint)
 {
     if (kind == KEY_PUB) {
         if (counter_slot == RP_SLOT_INTRA) {
             if (!(atomic_load_explicit(&g->flags, memory_order_relaxed) & RP_GAP_INTRA_PUBLISHER))
                 atomic_fetch_or_explicit(&g->flags, RP_GAP_INTRA_PUBLISHER, memory_order_relaxed);
         } else if (atomic_load_explicit(&g->flags, memory_order_relaxed) & RP_GAP_INTRA_PUBLISHER) {
-            return; /* the rcl_publish of a message already timed by rclcpp_intra_publish */
+            return 0; /* the rcl_publish of a message already timed by rclcpp_intra_publish */
         }
     }
-    uint32_t b = rp_record_gap_at(g, rp_mono_ns());
+    uint64_t now = rp_gap_clock_ns();
+    uint32_t b = rp_record_gap_at(g, now);
     if (hint != NULL && b < RP_GAP_BUCKETS)
         *hint = b;
+    return now;
 }
 
 /*
@@ -565,14 +568,16 @@ static inline struct tls_slot *lookup(uintptr_t handle, unsigned kind)
     return resolve_slow(handle, kind, gen, set);
 }
 
-/* Counts one message of a resolved endpoint (hit->counters != 0), and its gap when tracked. */
-static inline void count_hit(struct tls_slot *hit, unsigned kind, unsigned counter_slot)
+/* Counts one message of a resolved endpoint (hit->counters != 0), and its gap
+ * when tracked; returns the gap's clock reading (record_gap), or 0. */
+static inline uint64_t count_hit(struct tls_slot *hit, unsigned kind, unsigned counter_slot)
 {
     if (UNLIKELY(hit->gap != NULL))
         prefetch_gap(hit);
     bump(hit->counters + counter_slot * sizeof(uint64_t));
     if (UNLIKELY(hit->gap != NULL)) /* gap tracking off: no clock read at all */
-        record_gap(hit->gap, kind, counter_slot, &hit->gap_hint);
+        return record_gap(hit->gap, kind, counter_slot, &hit->gap_hint);
+    return 0;
 }
 
 static inline void count(uintptr_t handle, unsigned kind, unsigned counter_slot)
@@ -941,10 +946,12 @@ EXPORT RP_HOT void ros_trace_callback_start(const void *callback, const bool is_
     if (LIKELY(callback != NULL)) {
         struct tls_slot *hit = lookup((uintptr_t)callback, KEY_CALLBACK);
         if (hit->counters != 0) {
-            count_hit(hit, KEY_CALLBACK, is_intra_process ? RP_SLOT_INTRA : RP_SLOT_INTER);
+            uint64_t gap_now = count_hit(hit, KEY_CALLBACK, is_intra_process ? RP_SLOT_INTRA : RP_SLOT_INTER);
             if (g_seg.timing != NULL) /* the counters are in this thread's lane: their offset is the endpoint */
-                rp_timing_start(callback, ((hit->counters & ~SHARED_LANE_BIT) - (uintptr_t)tls_lane) /
-                                                  (RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t)) + 1);
+                rp_timing_start(callback,
+                                ((hit->counters & ~SHARED_LANE_BIT) - (uintptr_t)tls_lane) /
+                                        (RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t)) + 1,
+                                gap_now);
         }
     }
     FORWARD_THROUGH(g_hot.real_callback_start, callback_start, (const void *, const bool),

@@ -151,8 +151,19 @@ void rp_count_endpoint(uint64_t ep, unsigned slot) RP_HIDDEN;
 /* callbacks.c: chooses the timing clock (once, in process_init: it reads sysfs). */
 void rp_timing_clock_init(void) RP_HIDDEN;
 
-/* callbacks.c: a counted callback_start of endpoint ep (index + 1) on this thread. */
-void rp_timing_start(const void *callback, uint64_t ep) RP_HIDDEN;
+/*
+ * callbacks.c: CLOCK_MONOTONIC ns for a message gap, from the CPU's counter
+ * when this thread's anchor allows it, else from clock_gettime. The low bit
+ * says whether it is the reading callback timing's now_ns would have given
+ * (RP_CLOCK_ANCHORED), so a callback_start reads the clock once; a
+ * nanosecond is below anything a gap measures, so it stays in the value.
+ */
+#define RP_CLOCK_ANCHORED UINT64_C(1)
+uint64_t rp_gap_clock_ns(void) RP_HIDDEN;
+
+/* callbacks.c: a counted callback_start of endpoint ep (index + 1) on this
+ * thread; gap_now: its gap's rp_gap_clock_ns reading, or 0. */
+void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now) RP_HIDDEN;
 
 /* Forwards to the real ros_trace_<name>, resolved once per call site. */
 #define RP_FORWARD(name, params, args)                                                             \
