@@ -153,15 +153,23 @@ RP_COLD static uint64_t now_slow(uint64_t t)
     return mono;
 }
 
-/* CLOCK_MONOTONIC ns, from the tick counter when it is calibrated. */
-static inline uint64_t now_ns(void)
+/* Counter value t in CLOCK_MONOTONIC ns through this thread's anchor; 0 when
+ * the anchor cannot serve it (rate not calibrated, no anchor, or expired). */
+static inline uint64_t from_anchor(uint64_t t)
 {
-    uint64_t t = ticks();
     uint64_t rate = atomic_load_explicit(&g_hot.ns_per_tick_q32, memory_order_relaxed);
     uint64_t dt = t - tls_cb.anchor.tick;
     if (LIKELY(rate != 0 && tls_cb.anchor.tick != 0 && t >= tls_cb.anchor.tick && dt < tls_cb.anchor.limit))
         return tls_cb.anchor.mono + (uint64_t)(((unsigned __int128)dt * rate) >> 32);
-    return now_slow(t);
+    return 0;
+}
+
+/* CLOCK_MONOTONIC ns, from the tick counter when it is calibrated. */
+static inline uint64_t now_ns(void)
+{
+    uint64_t t = ticks();
+    uint64_t ns = from_anchor(t);
+    return LIKELY(ns != 0) ? ns : now_slow(t);
 }
 
 /*
@@ -178,13 +186,9 @@ static inline uint64_t now_ns(void)
 RP_HOT uint64_t rp_gap_clock_ns(void)
 {
     uint64_t t = ticks();
-    uint64_t rate = atomic_load_explicit(&g_hot.ns_per_tick_q32, memory_order_relaxed);
-    uint64_t dt = t - tls_cb.anchor.tick;
-    if (LIKELY(rate != 0 && tls_cb.anchor.tick != 0 && t >= tls_cb.anchor.tick && dt < tls_cb.anchor.limit)) {
-        if (LIKELY(tls_cb.anchor_clean))
-            return (tls_cb.anchor.mono + (uint64_t)(((unsigned __int128)dt * rate) >> 32)) | RP_CLOCK_ANCHORED;
-        return rp_mono_ns() & ~RP_CLOCK_ANCHORED;
-    }
+    uint64_t ns = from_anchor(t);
+    if (LIKELY(ns != 0))
+        return LIKELY(tls_cb.anchor_clean) ? ns | RP_CLOCK_ANCHORED : rp_mono_ns() & ~RP_CLOCK_ANCHORED;
     return now_slow(t) | RP_CLOCK_ANCHORED; /* what now_ns would have returned */
 }
 
