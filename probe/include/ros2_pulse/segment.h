@@ -143,7 +143,10 @@ enum rp_counter_slot {
  * whose clock read is older than the last one's, two threads racing, counts
  * no gap), so the gaps in the buckets add up to last_mono_ns - first_mono_ns
  * and the probe keeps no sum: sum_ns stays 0 and readers derive it. Before
- * 1.7 sum_ns summed the gaps and first_mono_ns was not there.
+ * 1.7 sum_ns summed the gaps and first_mono_ns was not there. Since
+ * 2026-12-04 (same ABI) the probe may derive these CLOCK_MONOTONIC values
+ * from the CPU's counter (design note 0026): they agree with a reader's
+ * clock_gettime to within a few microseconds, not to the nanosecond.
  */
 struct rp_gap {
     RP_ATOMIC(uint64_t) last_mono_ns; /* CLOCK_MONOTONIC of the last message; 0 = none yet */
