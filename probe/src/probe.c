@@ -961,7 +961,7 @@ EXPORT RP_HOT void ros_trace_callback_start(const void *callback, const bool is_
 /* rclpy and plain-rcl subscriptions deliver through rmw_take only: count the
  * takes that took a message (taken == false is a spurious wakeup). */
 EXPORT RP_HOT void ros_trace_rmw_take(const void *rmw_subscription_handle, const void *message,
-                                                    int64_t source_timestamp, const bool taken)
+                                      int64_t source_timestamp, const bool taken)
 {
     if (LIKELY(taken && rmw_subscription_handle != NULL))
         take((uintptr_t)rmw_subscription_handle, source_timestamp);
