@@ -77,6 +77,16 @@ enum { CB_TAG_SUB = 1, CB_TAG_TIMER = 2, CB_TAG_SERVICE = 3, CB_TAG_MASK = 3 };
 static struct rp_map g_timer_periods; /* rcl timer impl -> period ns + 1, until an rclcpp timer claims it */
 
 /*
+ * Endpoint index -> the callback last resolved to it: a hint only, so the
+ * hook before a callback_start (rmw_take, a timer's call) can fetch that
+ * callback's thread-cache set while rcl works, not when callback_start needs
+ * it. Dense (8 bytes an endpoint) and shared by every thread, so warmer than
+ * any per-thread line; a stale entry costs one useless prefetch.
+ */
+static _Atomic(const void *) *g_next_callback;
+static uint32_t g_next_callback_len;
+
+/*
  * Retired endpoint slots, oldest first: once the table is full, a new entity
  * takes the slot retired longest ago instead of being dropped (ABI 1.3). A
  * process that creates and destroys entities for ever (lifecycle nodes,
@@ -296,6 +306,10 @@ static bool ensure_segment_locked(void)
         g_fork_pending = false;
     }
     g_lane_stride = (uint64_t)g_seg.header->endpoint_capacity * RP_COUNTERS_PER_ENDPOINT;
+    if (g_next_callback == NULL) { /* kept across fork: the child's table has the same capacity */
+        g_next_callback = calloc(g_seg.header->endpoint_capacity, sizeof *g_next_callback);
+        g_next_callback_len = g_next_callback != NULL ? g_seg.header->endpoint_capacity : 0;
+    }
     atomic_store_explicit(&g_lanes, g_seg.lanes, memory_order_release);
     atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);
     if (!g_cfg.quiet)
@@ -348,6 +362,11 @@ RP_HOT void rp_prefetch_callback(uint64_t ep)
     _Atomic uint64_t *lane = tls_lane;
     if (lane == NULL)
         return;
+    if (ep <= g_next_callback_len) {
+        const void *cb = atomic_load_explicit(&g_next_callback[ep - 1], memory_order_relaxed);
+        if (cb != NULL)
+            __builtin_prefetch(tls_ways((uintptr_t)cb ^ KEY_CALLBACK), 0, 3);
+    }
     __builtin_prefetch(lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT, 1, 3);
     if (g_seg.gaps != NULL) /* tls_lane set: g_seg is published */
         __builtin_prefetch(&g_seg.gaps[ep - 1], 1, 3);
@@ -453,7 +472,11 @@ RP_COLD static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, ui
     uint64_t ep = 0;
     switch (kind) {
     case KEY_PUB: ep = rp_map_get(&g_pubs, handle); break;
-    case KEY_CALLBACK: ep = callback_endpoint(handle); break;
+    case KEY_CALLBACK:
+        ep = callback_endpoint(handle);
+        if (ep != 0 && ep <= g_next_callback_len)
+            atomic_store_explicit(&g_next_callback[ep - 1], (const void *)handle, memory_order_relaxed);
+        break;
     case KEY_TAKE:
         /*
          * rmw_take counts only subscriptions no rclcpp object delivers for

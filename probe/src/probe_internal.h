@@ -138,8 +138,9 @@ uint64_t rp_call_endpoint(const void *rcl_handle, bool client) RP_HIDDEN;
 void rp_name_callback(const void *callback, const char *symbol) RP_HIDDEN;
 
 /*
- * Fetches what the callback_start of endpoint ep (index + 1) will write
- * (its counters in this thread's lane, its gap record's first line), from
+ * Fetches what the callback_start of endpoint ep (index + 1) will touch
+ * (its thread-cache set, its counters in this thread's lane, its gap
+ * record's first line), from
  * the hook before it (rmw_take, a timer call): the misses then overlap the
  * callback_start's own lookup instead of following it (a hint only).
  */
