@@ -18,7 +18,7 @@
 #define RP_UNRESOLVED ((void *)1)
 /* A path a message takes rarely (a cache miss, a first use, a re-anchor): out
  * of line and in .text.unlikely, so the hot paths' code spans fewer cache
- * lines (every line a message touches is a miss on a busy machine, code as
+ * lines (on a busy machine most lines a message touches are misses, code as
  * much as data: PERFORMANCE §15). */
 #define RP_COLD __attribute__((cold, noinline))
 #define RP_HOT __attribute__((hot)) /* in .text.hot, next to the other hooks' hot code */
@@ -138,11 +138,10 @@ uint64_t rp_call_endpoint(const void *rcl_handle, bool client) RP_HIDDEN;
 void rp_name_callback(const void *callback, const char *symbol) RP_HIDDEN;
 
 /*
- * Fetches what the callback_start of endpoint ep (index + 1) will touch
- * (its thread-cache set, its counters in this thread's lane, its gap
- * record's first line), from
- * the hook before it (rmw_take, a timer call): the misses then overlap the
- * callback_start's own lookup instead of following it (a hint only).
+ * Fetches what the callback_start of endpoint ep (index + 1) will touch (its
+ * thread-cache set, its counters in this thread's lane, its gap record's
+ * first line) from the hook before it (rmw_take, a timer call), so those
+ * misses overlap rcl's work instead of queueing in callback_start (a hint only).
  */
 void rp_prefetch_callback(uint64_t ep) RP_HIDDEN;
 
