@@ -280,6 +280,32 @@ RP_COLD static void abandon_from(_Atomic uint64_t *lanes, uint32_t from)
     tls_cb.depth = from;
 }
 
+/* The hint of the endpoint whose timing record t is, when warm (rp_warm_hint), else NULL. */
+static inline struct rp_ep_hint *warm_hint_of(const struct rp_timing *t)
+{
+    return rp_warm_hint((uint64_t)(t - g_seg.timing) + 1);
+}
+
+RP_HOT void rp_hint_publisher(uintptr_t pub, uint64_t pub_ep)
+{
+    if (tls_cb.depth == 0 || tls_cb.stack_lanes != rp_lanes())
+        return; /* published outside any timed callback */
+    struct rp_ep_hint *h = warm_hint_of(tls_stack[tls_cb.depth - 1].timing);
+    if (h == NULL)
+        return;
+    if (atomic_load_explicit(&h->publisher, memory_order_relaxed) != pub)
+        atomic_store_explicit(&h->publisher, pub, memory_order_relaxed);
+    if (atomic_load_explicit(&h->publisher_ep, memory_order_relaxed) != pub_ep)
+        atomic_store_explicit(&h->publisher_ep, (uint32_t)pub_ep, memory_order_relaxed);
+}
+
+/* A timing bucket hint moves only when b is on another cache line than the hinted bucket. */
+static inline void hint_bucket(_Atomic uint8_t *hint, const void *buckets, uint32_t b)
+{
+    if (rp_hint_moves(buckets, atomic_load_explicit(hint, memory_order_relaxed), b))
+        atomic_store_explicit(hint, (uint8_t)b, memory_order_relaxed);
+}
+
 RP_HOT void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now)
 {
     _Atomic uint64_t *lanes = rp_lanes();
@@ -304,12 +330,14 @@ RP_HOT void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now)
         thread_open(lanes, now, (uint32_t)(ep - 1));
     struct rp_timing *t = &g_seg.timing[ep - 1];
     tls_stack[tls_cb.depth++] = (struct open_callback){callback, now, t};
-    /* timing_end's lines (the sum, the period and the short durations'
-     * buckets), fetched while the callback runs: between two messages a
+    /* timing_end's lines (the sum and the period, the likely duration's
+     * bucket), fetched again while the callback runs: between two messages a
      * process's lines go cold, and a miss at the end would queue behind
      * nothing else (docs/PERFORMANCE.md §13). */
     __builtin_prefetch(t, 1, 3);
-    __builtin_prefetch((const char *)t + 64, 1, 3);
+    const struct rp_ep_hint *h = rp_warm_hint(ep);
+    __builtin_prefetch(&t->buckets[h != NULL ? atomic_load_explicit(&h->time_bucket, memory_order_relaxed) : 16], 1,
+                       3); /* no warm hint: the durations of 16-31 µs (the record's second line) */
 }
 
 RP_HOT static void timing_end(const void *callback)
@@ -323,13 +351,18 @@ RP_HOT static void timing_end(const void *callback)
         if (tls_stack[i].callback != callback)
             continue;
         uint64_t now = now_ns();
-        abandon_from(lanes, i + 1); /* nested ones that never ended */
+        if (UNLIKELY(i + 1 < tls_cb.depth))
+            abandon_from(lanes, i + 1); /* nested ones that never ended */
         struct rp_timing *t = tls_stack[i].timing;
         uint64_t d = now > tls_stack[i].start_ns ? now - tls_stack[i].start_ns : 0;
+        uint32_t b = rp_time_bucket(d);
         atomic_fetch_add_explicit(&t->sum_ns, d, memory_order_relaxed);
-        atomic_fetch_add_explicit(&t->buckets[rp_time_bucket(d)], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&t->buckets[b], 1, memory_order_relaxed);
         if (t->period_ns != 0 && d > t->period_ns)
             atomic_fetch_add_explicit(&t->overruns, 1, memory_order_relaxed);
+        struct rp_ep_hint *h = warm_hint_of(t);
+        if (h != NULL)
+            hint_bucket(&h->time_bucket, t->buckets, b);
         tls_cb.depth = i;
         if (i == 0)
             thread_close(lanes, now);
@@ -429,8 +462,10 @@ static inline void prefetch_timer(uint64_t ep)
 {
     __builtin_prefetch(&g_seg.endpoints[ep - 1].flags, 0, 3);
     rp_prefetch_callback(ep);
-    if (g_seg.timing != NULL)
-        __builtin_prefetch(&g_seg.timing[ep - 1].late_sum_ns, 1, 3);
+    const struct rp_ep_hint *h = rp_ep_hint(ep);
+    if (g_seg.timing != NULL && h != NULL) /* the sum's line is the callback's, fetched above */
+        __builtin_prefetch(&g_seg.timing[ep - 1].late_buckets[atomic_load_explicit(&h->late_bucket, memory_order_relaxed)],
+                           1, 3);
 }
 
 /* One successful call of timer endpoint ep, late_ns after its scheduled time. */
@@ -443,8 +478,12 @@ RP_HOT static void timer_called(uint64_t ep, int64_t late_ns)
         return;
     struct rp_timing *t = &g_seg.timing[ep - 1];
     uint64_t late = late_ns > 0 ? (uint64_t)late_ns : 0;
+    uint32_t b = rp_time_bucket(late);
     atomic_fetch_add_explicit(&t->late_sum_ns, late, memory_order_relaxed);
-    atomic_fetch_add_explicit(&t->late_buckets[rp_time_bucket(late)], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->late_buckets[b], 1, memory_order_relaxed);
+    struct rp_ep_hint *h = warm_hint_of(t);
+    if (h != NULL)
+        hint_bucket(&h->late_bucket, t->late_buckets, b);
 }
 
 EXPORT RP_HOT rp_rcl_ret_t rcl_timer_call(void *timer)

@@ -76,15 +76,11 @@ enum { CB_TAG_SUB = 1, CB_TAG_TIMER = 2, CB_TAG_SERVICE = 3, CB_TAG_MASK = 3 };
 
 static struct rp_map g_timer_periods; /* rcl timer impl -> period ns + 1, until an rclcpp timer claims it */
 
-/*
- * Endpoint index -> the callback last resolved to it: a hint only, so the
- * hook before a callback_start (rmw_take, a timer's call) can fetch that
- * callback's thread-cache set while rcl works, not when callback_start needs
- * it. Dense (8 bytes an endpoint) and shared by every thread, so warmer than
- * any per-thread line; a stale entry costs one useless prefetch.
- */
-static _Atomic(const void *) *g_next_callback;
-static uint32_t g_next_callback_len;
+/* Endpoint index -> its prefetch hints (probe_internal.h): dense (32 bytes an
+ * endpoint) and shared by every thread, so warmer than any per-thread line. */
+struct rp_ep_hint *g_ep_hints;
+uint32_t g_ep_hints_len;
+__thread uint32_t rp_hinted_ep;
 
 /*
  * Retired endpoint slots, oldest first: once the table is full, a new entity
@@ -306,9 +302,9 @@ static bool ensure_segment_locked(void)
         g_fork_pending = false;
     }
     g_lane_stride = (uint64_t)g_seg.header->endpoint_capacity * RP_COUNTERS_PER_ENDPOINT;
-    if (g_next_callback == NULL) { /* kept across fork: the child's table has the same capacity */
-        g_next_callback = calloc(g_seg.header->endpoint_capacity, sizeof *g_next_callback);
-        g_next_callback_len = g_next_callback != NULL ? g_seg.header->endpoint_capacity : 0;
+    if (g_ep_hints == NULL) { /* kept across fork: the child's table has the same capacity */
+        g_ep_hints = calloc(g_seg.header->endpoint_capacity, sizeof *g_ep_hints);
+        g_ep_hints_len = g_ep_hints != NULL ? g_seg.header->endpoint_capacity : 0;
     }
     atomic_store_explicit(&g_lanes, g_seg.lanes, memory_order_release);
     atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);
@@ -362,14 +358,31 @@ RP_HOT void rp_prefetch_callback(uint64_t ep)
     _Atomic uint64_t *lane = tls_lane;
     if (lane == NULL)
         return;
-    if (ep <= g_next_callback_len) {
-        const void *cb = atomic_load_explicit(&g_next_callback[ep - 1], memory_order_relaxed);
-        if (cb != NULL)
-            __builtin_prefetch(tls_ways((uintptr_t)cb ^ KEY_CALLBACK), 0, 3);
-    }
     __builtin_prefetch(lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT, 1, 3);
-    if (g_seg.gaps != NULL) /* tls_lane set: g_seg is published */
-        __builtin_prefetch(&g_seg.gaps[ep - 1], 1, 3);
+    const struct rp_ep_hint *h = rp_ep_hint(ep);
+    if (h == NULL)
+        return;
+    rp_hinted_ep = (uint32_t)ep;
+    const void *cb = atomic_load_explicit(&h->callback, memory_order_relaxed);
+    if (cb != NULL)
+        __builtin_prefetch(tls_ways((uintptr_t)cb ^ KEY_CALLBACK), 0, 3);
+    if (g_seg.gaps != NULL) { /* tls_lane set: g_seg is published */
+        struct rp_gap *g = &g_seg.gaps[ep - 1];
+        __builtin_prefetch(g, 1, 3);
+        __builtin_prefetch(&g->buckets[atomic_load_explicit(&h->gap_bucket, memory_order_relaxed)], 1, 3);
+    }
+    if (g_seg.timing != NULL) { /* callback_end's lines: the sum, and the likely duration's bucket */
+        struct rp_timing *t = &g_seg.timing[ep - 1];
+        __builtin_prefetch(t, 1, 3);
+        __builtin_prefetch(&t->buckets[atomic_load_explicit(&h->time_bucket, memory_order_relaxed)], 1, 3);
+    }
+    uint32_t pub = atomic_load_explicit(&h->publisher_ep, memory_order_relaxed);
+    if (pub != 0 && pub <= g_ep_hints_len) { /* the publish the callback will likely make: its lookup, counter and gap */
+        __builtin_prefetch(tls_ways(atomic_load_explicit(&h->publisher, memory_order_relaxed) ^ KEY_PUB), 0, 3);
+        __builtin_prefetch(lane + (pub - 1) * RP_COUNTERS_PER_ENDPOINT, 1, 3);
+        if (g_seg.gaps != NULL)
+            __builtin_prefetch(&g_seg.gaps[pub - 1], 1, 3);
+    }
 }
 
 RP_HOT void rp_count_endpoint(uint64_t ep, unsigned slot)
@@ -474,8 +487,8 @@ RP_COLD static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, ui
     case KEY_PUB: ep = rp_map_get(&g_pubs, handle); break;
     case KEY_CALLBACK:
         ep = callback_endpoint(handle);
-        if (ep != 0 && ep <= g_next_callback_len)
-            atomic_store_explicit(&g_next_callback[ep - 1], (const void *)handle, memory_order_relaxed);
+        if (ep != 0 && rp_ep_hint(ep) != NULL)
+            atomic_store_explicit(&rp_ep_hint(ep)->callback, (const void *)handle, memory_order_relaxed);
         break;
     case KEY_TAKE:
         /*
@@ -521,6 +534,15 @@ RP_COLD static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, ui
     return set;
 }
 
+/* Where a callback's gap went, for its next message's early fetch (only
+ * when that fetch ran: rp_warm_hint). */
+static inline void hint_gap(struct rp_gap *g, uint32_t b)
+{
+    struct rp_ep_hint *h = rp_warm_hint((uint64_t)(g - g_seg.gaps) + 1);
+    if (h != NULL && rp_hint_moves(g->buckets, atomic_load_explicit(&h->gap_bucket, memory_order_relaxed), b))
+        atomic_store_explicit(&h->gap_bucket, (uint16_t)b, memory_order_relaxed);
+}
+
 /* One clock read, one compare-exchange and one add (rp_record_gap_at).
  * Returns the rp_gap_clock_ns reading, or 0 when it read none. */
 RP_HOT static uint64_t record_gap(struct rp_gap *g, unsigned kind, unsigned counter_slot, uint32_t *hint)
@@ -535,8 +557,12 @@ RP_HOT static uint64_t record_gap(struct rp_gap *g, unsigned kind, unsigned coun
     }
     uint64_t now = rp_gap_clock_ns();
     uint32_t b = rp_record_gap_at(g, now);
-    if (hint != NULL && b < RP_GAP_BUCKETS)
-        *hint = b;
+    if (b < RP_GAP_BUCKETS) {
+        if (hint != NULL)
+            *hint = b;
+        if (kind == KEY_CALLBACK)
+            hint_gap(g, b);
+    }
     return now;
 }
 
@@ -603,11 +629,21 @@ static inline uint64_t count_hit(struct tls_slot *hit, unsigned kind, unsigned c
     return 0;
 }
 
-static inline void count(uintptr_t handle, unsigned kind, unsigned counter_slot)
+/* Endpoint (index + 1) of a resolved slot: its counters' offset in this thread's lane. */
+static inline uint64_t slot_endpoint(const struct tls_slot *hit)
 {
-    struct tls_slot *hit = lookup(handle, kind);
-    if (hit->counters != 0)
-        count_hit(hit, kind, counter_slot);
+    return ((hit->counters & ~SHARED_LANE_BIT) - (uintptr_t)tls_lane) / (RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t)) + 1;
+}
+
+/* A publish: counted, and named to the callback it is made from (if any) for that callback's next early fetch. */
+static inline void count_publish(uintptr_t handle, unsigned counter_slot)
+{
+    struct tls_slot *hit = lookup(handle, KEY_PUB);
+    if (hit->counters != 0) {
+        count_hit(hit, KEY_PUB, counter_slot);
+        if (rp_hinted_ep != 0) /* else this thread never fetched early: no callback of it reads hints */
+            rp_hint_publisher(handle, slot_endpoint(hit));
+    }
 }
 
 /* rmw_take: counted for subscriptions no rclcpp object delivers for; the
@@ -952,14 +988,14 @@ uint64_t rp_call_endpoint(const void *rcl_handle, bool client)
 EXPORT RP_HOT void ros_trace_rcl_publish(const void *publisher_handle, const void *message)
 {
     if (LIKELY(publisher_handle != NULL))
-        count(impl_of(publisher_handle), KEY_PUB, RP_SLOT_INTER);
+        count_publish(impl_of(publisher_handle), RP_SLOT_INTER);
     FORWARD_THROUGH(g_hot.real_rcl_publish, rcl_publish, (const void *, const void *), (publisher_handle, message));
 }
 
 EXPORT RP_HOT void ros_trace_rclcpp_intra_publish(const void *publisher_handle, const void *message)
 {
     if (LIKELY(publisher_handle != NULL))
-        count(impl_of(publisher_handle), KEY_PUB, RP_SLOT_INTRA);
+        count_publish(impl_of(publisher_handle), RP_SLOT_INTRA);
     FORWARD_THROUGH(g_hot.real_rclcpp_intra_publish, rclcpp_intra_publish, (const void *, const void *),
                     (publisher_handle, message));
 }
@@ -970,11 +1006,8 @@ EXPORT RP_HOT void ros_trace_callback_start(const void *callback, const bool is_
         struct tls_slot *hit = lookup((uintptr_t)callback, KEY_CALLBACK);
         if (hit->counters != 0) {
             uint64_t gap_now = count_hit(hit, KEY_CALLBACK, is_intra_process ? RP_SLOT_INTRA : RP_SLOT_INTER);
-            if (g_seg.timing != NULL) /* the counters are in this thread's lane: their offset is the endpoint */
-                rp_timing_start(callback,
-                                ((hit->counters & ~SHARED_LANE_BIT) - (uintptr_t)tls_lane) /
-                                        (RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t)) + 1,
-                                gap_now);
+            if (g_seg.timing != NULL)
+                rp_timing_start(callback, slot_endpoint(hit), gap_now);
         }
     }
     FORWARD_THROUGH(g_hot.real_callback_start, callback_start, (const void *, const bool),

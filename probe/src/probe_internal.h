@@ -138,12 +138,67 @@ uint64_t rp_call_endpoint(const void *rcl_handle, bool client) RP_HIDDEN;
 void rp_name_callback(const void *callback, const char *symbol) RP_HIDDEN;
 
 /*
+ * Per endpoint, what the hook before its callback_start (rmw_take, a timer
+ * call) needs to fetch that callback's lines early (design note 0003): the
+ * callback last resolved to it, and the buckets its last gap, duration and
+ * lateness fell in (each histogram's likely line). Hints only, shared by every
+ * thread: a stale one costs a useless prefetch, never a count. A bucket hint
+ * is stored only when the bucket's cache line changes, so a steady endpoint
+ * writes nothing here.
+ */
+struct rp_ep_hint {
+    const void *_Atomic callback;
+    _Atomic uintptr_t publisher;     /* the rcl publisher the callback last published on (its impl) ... */
+    _Atomic uint32_t publisher_ep;   /* ... and its endpoint (index + 1); 0: none yet */
+    _Atomic uint16_t gap_bucket;     /* rp_gap.buckets, of the callback's (or take's) gaps */
+    _Atomic uint8_t time_bucket;     /* rp_timing.buckets (RP_TIME_BUCKETS <= 256) */
+    _Atomic uint8_t late_bucket;     /* rp_timing.late_buckets */
+    uint64_t unused;                 /* two hints a cache line */
+};
+_Static_assert(sizeof(struct rp_ep_hint) == 32, "two hints a cache line");
+_Static_assert(RP_TIME_BUCKETS <= 256 && RP_GAP_BUCKETS <= 65536, "bucket hints fit their fields");
+extern struct rp_ep_hint *g_ep_hints RP_HIDDEN; /* [g_ep_hints_len], NULL when its allocation failed */
+extern uint32_t g_ep_hints_len RP_HIDDEN;
+
+/* The hint of endpoint ep (index + 1), or NULL. */
+static inline struct rp_ep_hint *rp_ep_hint(uint64_t ep)
+{
+    return ep - 1 < g_ep_hints_len ? &g_ep_hints[ep - 1] : NULL;
+}
+
+/* The endpoint whose hint this thread's last early fetch read (rp_prefetch_callback). */
+extern __thread uint32_t rp_hinted_ep RP_HIDDEN;
+
+/*
+ * The hint of endpoint ep when this thread's early fetch just read it (its
+ * line is warm), else NULL: a callback with no hook before it (intra-process,
+ * a service) and a publish outside a callback neither read nor write hints,
+ * so a hint never costs them a line.
+ */
+static inline struct rp_ep_hint *rp_warm_hint(uint64_t ep)
+{
+    return ep == rp_hinted_ep ? rp_ep_hint(ep) : NULL;
+}
+
+/* Moves a bucket hint to bucket b of the histogram at buckets, when that is another cache line. */
+static inline bool rp_hint_moves(const void *buckets, uint32_t old, uint32_t b)
+{
+    return ((uintptr_t)((const uint32_t *)buckets + old) >> 6) != ((uintptr_t)((const uint32_t *)buckets + b) >> 6);
+}
+
+/*
  * Fetches what the callback_start of endpoint ep (index + 1) will touch (its
  * thread-cache set, its counters in this thread's lane, its gap record's
- * first line) from the hook before it (rmw_take, a timer call), so those
- * misses overlap rcl's work instead of queueing in callback_start (a hint only).
+ * first line and likely bucket, its timing record's sum and likely bucket)
+ * and what the publish it last made touches, from the hook before it
+ * (rmw_take, a timer call), so those misses overlap rcl's and the callback's
+ * work instead of queueing in our hooks.
  */
 void rp_prefetch_callback(uint64_t ep) RP_HIDDEN;
+
+/* callbacks.c: the callback open on this thread publishes on publisher impl
+ * pub, endpoint pub_ep (index + 1): kept in its hint for its next message. */
+void rp_hint_publisher(uintptr_t pub, uint64_t pub_ep) RP_HIDDEN;
 
 /* Counts one event in counter slot of endpoint ep (index + 1) in this thread's lane. */
 void rp_count_endpoint(uint64_t ep, unsigned slot) RP_HIDDEN;
