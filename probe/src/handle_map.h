@@ -22,12 +22,19 @@
 #define RP_MAP_INITIAL 64u     /* power of two */
 #define RP_MAP_MAX (1u << 20)  /* a million live handles of one kind is not a ROS process */
 
+/* A key and its value side by side: a lookup's hit is one cache line. */
+struct rp_entry {
+    _Atomic uintptr_t key;
+    _Atomic uint64_t value;
+};
+
 struct rp_table {
     uint32_t capacity; /* power of two */
     uint32_t count;    /* written under the mutex only */
-    _Atomic uintptr_t *keys;
-    _Atomic uint64_t *values;
+    uint64_t pad;      /* entries at 16-byte offsets: none straddles two lines */
+    struct rp_entry entries[];
 };
+_Static_assert(sizeof(struct rp_table) == 16 && sizeof(struct rp_entry) == 16, "no entry straddles a line");
 
 struct rp_map {
     _Atomic(struct rp_table *) table;
@@ -43,9 +50,9 @@ static inline uint64_t rp_table_get(const struct rp_table *t, uintptr_t key)
 {
     uint32_t mask = t->capacity - 1;
     for (uint32_t n = 0, i = rp_map_hash(key, t->capacity); n < t->capacity; n++, i = (i + 1) & mask) {
-        uintptr_t k = atomic_load_explicit(&t->keys[i], memory_order_acquire);
+        uintptr_t k = atomic_load_explicit(&t->entries[i].key, memory_order_acquire);
         if (k == key)
-            return atomic_load_explicit(&t->values[i], memory_order_acquire);
+            return atomic_load_explicit(&t->entries[i].value, memory_order_acquire);
         if (k == 0)
             return 0;
     }
@@ -61,16 +68,9 @@ static inline uint64_t rp_map_get(struct rp_map *m, uintptr_t key)
 
 static inline struct rp_table *rp_table_new(uint32_t capacity)
 {
-    struct rp_table *t = calloc(1, sizeof *t);
-    if (t == NULL)
-        return NULL;
-    t->capacity = capacity;
-    t->keys = calloc(capacity, sizeof *t->keys);
-    t->values = calloc(capacity, sizeof *t->values);
-    if (t->keys == NULL || t->values == NULL) {
-        free(t->keys), free(t->values), free(t);
-        return NULL;
-    }
+    struct rp_table *t = calloc(1, sizeof *t + (size_t)capacity * sizeof t->entries[0]);
+    if (t != NULL)
+        t->capacity = capacity;
     return t;
 }
 
@@ -79,15 +79,15 @@ static inline uint64_t rp_table_put(struct rp_table *t, uintptr_t key, uint64_t 
 {
     uint32_t mask = t->capacity - 1;
     for (uint32_t n = 0, i = rp_map_hash(key, t->capacity); n < t->capacity; n++, i = (i + 1) & mask) {
-        uintptr_t k = atomic_load_explicit(&t->keys[i], memory_order_relaxed);
+        uintptr_t k = atomic_load_explicit(&t->entries[i].key, memory_order_relaxed);
         if (k == key) {
-            uint64_t old = atomic_load_explicit(&t->values[i], memory_order_relaxed);
-            atomic_store_explicit(&t->values[i], value, memory_order_release);
+            uint64_t old = atomic_load_explicit(&t->entries[i].value, memory_order_relaxed);
+            atomic_store_explicit(&t->entries[i].value, value, memory_order_release);
             return old;
         }
         if (k == 0) {
-            atomic_store_explicit(&t->values[i], value, memory_order_relaxed);
-            atomic_store_explicit(&t->keys[i], key, memory_order_release);
+            atomic_store_explicit(&t->entries[i].value, value, memory_order_relaxed);
+            atomic_store_explicit(&t->entries[i].key, key, memory_order_release);
             t->count++;
             return 0;
         }
@@ -112,9 +112,9 @@ static inline uint64_t rp_map_put(struct rp_map *m, uintptr_t key, uint64_t valu
         if (bigger == NULL)
             return UINT64_MAX;
         for (uint32_t i = 0; t != NULL && i < t->capacity; i++) {
-            uintptr_t k = atomic_load_explicit(&t->keys[i], memory_order_relaxed);
+            uintptr_t k = atomic_load_explicit(&t->entries[i].key, memory_order_relaxed);
             if (k != 0)
-                rp_table_put(bigger, k, atomic_load_explicit(&t->values[i], memory_order_relaxed));
+                rp_table_put(bigger, k, atomic_load_explicit(&t->entries[i].value, memory_order_relaxed));
         }
         atomic_store_explicit(&m->table, bigger, memory_order_release); /* the old table is leaked */
         t = bigger;
@@ -127,8 +127,8 @@ static inline void rp_map_forget_value(struct rp_map *m, uint64_t value)
 {
     struct rp_table *t = atomic_load_explicit(&m->table, memory_order_relaxed);
     for (uint32_t i = 0; t != NULL && i < t->capacity; i++)
-        if (atomic_load_explicit(&t->values[i], memory_order_relaxed) == value)
-            atomic_store_explicit(&t->values[i], 0, memory_order_release);
+        if (atomic_load_explicit(&t->entries[i].value, memory_order_relaxed) == value)
+            atomic_store_explicit(&t->entries[i].value, 0, memory_order_release);
 }
 
 #endif /* ROS2_PULSE_HANDLE_MAP_H */
