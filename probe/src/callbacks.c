@@ -286,7 +286,7 @@ static inline struct rp_ep_hint *warm_hint_of(const struct rp_timing *t)
     return rp_warm_hint((uint64_t)(t - g_seg.timing) + 1);
 }
 
-RP_HOT void rp_hint_publisher(uintptr_t pub, uint64_t pub_ep)
+RP_HOT void rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_bucket)
 {
     if (tls_cb.depth == 0 || tls_cb.stack_lanes != rp_lanes())
         return; /* published outside any timed callback */
@@ -297,6 +297,11 @@ RP_HOT void rp_hint_publisher(uintptr_t pub, uint64_t pub_ep)
         atomic_store_explicit(&h->publisher, pub, memory_order_relaxed);
     if (atomic_load_explicit(&h->publisher_ep, memory_order_relaxed) != pub_ep)
         atomic_store_explicit(&h->publisher_ep, (uint32_t)pub_ep, memory_order_relaxed);
+    if (g_seg.gaps != NULL) {
+        const _Atomic uint32_t *buckets = g_seg.gaps[pub_ep - 1].buckets; /* an address only: nothing read */
+        if (rp_hint_moves(buckets, atomic_load_explicit(&h->publisher_gap_bucket, memory_order_relaxed), gap_bucket))
+            atomic_store_explicit(&h->publisher_gap_bucket, (uint16_t)gap_bucket, memory_order_relaxed);
+    }
 }
 
 /* A timing bucket hint moves only when b is on another cache line than the hinted bucket. */

@@ -380,8 +380,11 @@ RP_HOT void rp_prefetch_callback(uint64_t ep)
     if (pub != 0 && pub <= g_ep_hints_len) { /* the publish the callback will likely make: its lookup, counter and gap */
         __builtin_prefetch(tls_ways(atomic_load_explicit(&h->publisher, memory_order_relaxed) ^ KEY_PUB), 0, 3);
         __builtin_prefetch(lane + (pub - 1) * RP_COUNTERS_PER_ENDPOINT, 1, 3);
-        if (g_seg.gaps != NULL)
-            __builtin_prefetch(&g_seg.gaps[pub - 1], 1, 3);
+        if (g_seg.gaps != NULL) {
+            struct rp_gap *g = &g_seg.gaps[pub - 1];
+            __builtin_prefetch(g, 1, 3);
+            __builtin_prefetch(&g->buckets[atomic_load_explicit(&h->publisher_gap_bucket, memory_order_relaxed)], 1, 3);
+        }
     }
 }
 
@@ -642,7 +645,7 @@ static inline void count_publish(uintptr_t handle, unsigned counter_slot)
     if (hit->counters != 0) {
         count_hit(hit, KEY_PUB, counter_slot);
         if (rp_hinted_ep != 0) /* else this thread never fetched early: no callback of it reads hints */
-            rp_hint_publisher(handle, slot_endpoint(hit));
+            rp_hint_publisher(handle, slot_endpoint(hit), hit->gap_hint);
     }
 }
 

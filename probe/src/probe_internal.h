@@ -153,7 +153,8 @@ struct rp_ep_hint {
     _Atomic uint16_t gap_bucket;     /* rp_gap.buckets, of the callback's (or take's) gaps */
     _Atomic uint8_t time_bucket;     /* rp_timing.buckets (RP_TIME_BUCKETS <= 256) */
     _Atomic uint8_t late_bucket;     /* rp_timing.late_buckets */
-    uint64_t unused;                 /* two hints a cache line */
+    _Atomic uint16_t publisher_gap_bucket; /* rp_gap.buckets of that publisher's gaps */
+    uint16_t unused[3];              /* two hints a cache line */
 };
 _Static_assert(sizeof(struct rp_ep_hint) == 32, "two hints a cache line");
 _Static_assert(RP_TIME_BUCKETS <= 256 && RP_GAP_BUCKETS <= 65536, "bucket hints fit their fields");
@@ -197,8 +198,9 @@ static inline bool rp_hint_moves(const void *buckets, uint32_t old, uint32_t b)
 void rp_prefetch_callback(uint64_t ep) RP_HIDDEN;
 
 /* callbacks.c: the callback open on this thread publishes on publisher impl
- * pub, endpoint pub_ep (index + 1): kept in its hint for its next message. */
-void rp_hint_publisher(uintptr_t pub, uint64_t pub_ep) RP_HIDDEN;
+ * pub, endpoint pub_ep (index + 1), whose last gap fell in bucket gap_bucket:
+ * kept in its hint for its next message. */
+void rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_bucket) RP_HIDDEN;
 
 /* Counts one event in counter slot of endpoint ep (index + 1) in this thread's lane. */
 void rp_count_endpoint(uint64_t ep, unsigned slot) RP_HIDDEN;
