@@ -12,7 +12,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 reps=$1
 shift
-work=$(mktemp -d)
+# segments in /dev/shm, as the probe's default directory and `pulse bench overhead` keep them
+work=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for ((r = 0; r < reps; r++)); do
     specs=("$@")
