@@ -26,14 +26,47 @@ func callKey(c *window.Call) string {
 // overdue keeps, per server or client and bound, how many of its calls were
 // open past the bound at the end of the previous window: a call is counted
 // as timed out once, in the window it passed the bound (window.Call.Timeouts).
-type overdue map[string]int
+// It keeps only what it must: no entry for a call with nothing overdue, and
+// none for one that has not been in a window for forgetAfter windows (its
+// process exited), so a crash loop of new pids leaves nothing behind.
+type overdue struct {
+	judged  int // windows judged
+	entries map[string]overdueEntry
+}
+
+type overdueEntry struct {
+	open int // calls open past the bound at the end of window seen
+	seen int
+}
+
+// forgetAfter is how many windows an entry outlives its call's last one: a
+// reader that missed a live process for a window or two must not count its
+// overdue calls again.
+const forgetAfter = 60
 
 // timeouts counts c's calls that passed boundMs in w, and remembers what is open past it now.
-func (o overdue) timeouts(c *window.Call, boundMs float64, part string) uint64 {
+func (o *overdue) timeouts(c *window.Call, boundMs float64, part string) uint64 {
 	k := fmt.Sprintf("%s %s %g", callKey(c), part, boundMs)
-	n := c.Timeouts(boundMs, o[k])
-	o[k] = c.Overdue(boundMs)
+	n := c.Timeouts(boundMs, o.entries[k].open)
+	if open := c.Overdue(boundMs); open > 0 {
+		if o.entries == nil {
+			o.entries = map[string]overdueEntry{}
+		}
+		o.entries[k] = overdueEntry{open, o.judged}
+	} else {
+		delete(o.entries, k)
+	}
 	return n
+}
+
+// next ends a judged window: entries whose call was absent too long go.
+func (o *overdue) next() {
+	o.judged++
+	for k, e := range o.entries {
+		if o.judged-e.seen > forgetAfter {
+			delete(o.entries, k)
+		}
+	}
 }
 
 // judgeServices judges the service and action rules of s on w.
@@ -45,6 +78,7 @@ func (e *Evaluator) judgeServices(w *window.Window) []Warning {
 	for _, r := range e.Spec.Actions {
 		out = append(out, e.action(r, w)...)
 	}
+	e.overdue.next()
 	return out
 }
 

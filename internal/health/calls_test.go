@@ -59,6 +59,49 @@ func TestServiceTimeoutsCountedOnce(t *testing.T) {
 	}
 }
 
+// The evaluator forgets the overdue calls of processes that are gone: a
+// crash loop of clients, each exiting with a call open past the bound, leaves
+// no entry behind once forgetAfter windows have passed; a client missing from
+// a window or two and back with the same call open is not counted again.
+func TestOverdueCallsForgottenWhenGone(t *testing.T) {
+	s := &spec.Spec{Services: []spec.ServiceRule{{Name: "/plan", Client: true, MaxResponseMs: 100, MaxOutstanding: math.Inf(1)}}}
+	e := New(s)
+	now := time.Unix(0, 0)
+	judge := func(calls ...window.Call) float64 {
+		got := 0.0
+		for _, v := range e.Judge(&window.Window{Seconds: 0.5, Calls: calls}, false, now) {
+			if v.Kind == ServiceTimeout {
+				got += v.Value
+			}
+		}
+		return got
+	}
+	client := func(pid int) window.Call {
+		return window.Call{Pid: pid, Node: "/bt", Name: "/plan", Client: true, Alive: true, HasServer: true, Open: []float64{500}, Hz: 10}
+	}
+	judge() // the first window is never judged
+	for pid := 1; pid <= 200; pid++ {
+		if got := judge(client(pid)); got != 1 {
+			t.Fatalf("pid %d: %v timeouts, want 1", pid, got)
+		}
+	}
+	if n := len(e.overdue.entries); n != forgetAfter {
+		t.Errorf("%d entries kept after 200 short-lived clients, want the last %d", n, forgetAfter)
+	}
+	// the last client vanishes from two windows and comes back with its call still open
+	judge()
+	judge()
+	if got := judge(client(200)); got != 0 {
+		t.Errorf("a client back after two windows had its open call counted again: %v", got)
+	}
+	for i := 0; i <= forgetAfter+1; i++ {
+		judge()
+	}
+	if n := len(e.overdue.entries); n != 0 {
+		t.Errorf("%d entries kept for clients gone for %d windows", n, forgetAfter+2)
+	}
+}
+
 // A service rule with min_hz finds no server: service_missing; a server
 // rule on a server whose calls are not timed (ROS_PULSE_TIMING=0): cannot
 // judge, never a pass; an action's accept and result bounds judge its

@@ -112,7 +112,7 @@ type Evaluator struct {
 
 // New returns an evaluator of s.
 func New(s *spec.Spec) *Evaluator {
-	return &Evaluator{Spec: s, Grace: 2, seen: map[string]bool{}, since: map[string]time.Time{}, overdue: overdue{}}
+	return &Evaluator{Spec: s, Grace: 2, seen: map[string]bool{}, since: map[string]time.Time{}}
 }
 
 // Judge returns the warnings of w; now stamps their age. A window that is
