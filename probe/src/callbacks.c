@@ -297,18 +297,8 @@ RP_HOT void rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_bucke
         atomic_store_explicit(&h->publisher, pub, memory_order_relaxed);
     if (atomic_load_explicit(&h->publisher_ep, memory_order_relaxed) != pub_ep)
         atomic_store_explicit(&h->publisher_ep, (uint32_t)pub_ep, memory_order_relaxed);
-    if (g_seg.gaps != NULL) {
-        const _Atomic uint32_t *buckets = g_seg.gaps[pub_ep - 1].buckets; /* an address only: nothing read */
-        if (rp_hint_moves(buckets, atomic_load_explicit(&h->publisher_gap_bucket, memory_order_relaxed), gap_bucket))
-            atomic_store_explicit(&h->publisher_gap_bucket, (uint16_t)gap_bucket, memory_order_relaxed);
-    }
-}
-
-/* A timing bucket hint moves only when b is on another cache line than the hinted bucket. */
-static inline void hint_bucket(_Atomic uint8_t *hint, const void *buckets, uint32_t b)
-{
-    if (rp_hint_moves(buckets, atomic_load_explicit(hint, memory_order_relaxed), b))
-        atomic_store_explicit(hint, (uint8_t)b, memory_order_relaxed);
+    if (g_seg.gaps != NULL)
+        rp_hint_bucket(&h->publisher_gap_bucket, g_seg.gaps[pub_ep - 1].buckets, gap_bucket);
 }
 
 RP_HOT void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now)
@@ -367,7 +357,7 @@ RP_HOT static void timing_end(const void *callback)
             atomic_fetch_add_explicit(&t->overruns, 1, memory_order_relaxed);
         struct rp_ep_hint *h = warm_hint_of(t);
         if (h != NULL)
-            hint_bucket(&h->time_bucket, t->buckets, b);
+            rp_hint_bucket(&h->time_bucket, t->buckets, b);
         tls_cb.depth = i;
         if (i == 0)
             thread_close(lanes, now);
@@ -488,7 +478,7 @@ RP_HOT static void timer_called(uint64_t ep, int64_t late_ns)
     atomic_fetch_add_explicit(&t->late_buckets[b], 1, memory_order_relaxed);
     struct rp_ep_hint *h = warm_hint_of(t);
     if (h != NULL)
-        hint_bucket(&h->late_bucket, t->late_buckets, b);
+        rp_hint_bucket(&h->late_bucket, t->late_buckets, b);
 }
 
 EXPORT RP_HOT rp_rcl_ret_t rcl_timer_call(void *timer)

@@ -353,6 +353,13 @@ int32_t rp_private_lane(void)
     return (int32_t)((uint64_t)(lane - atomic_load_explicit(&g_lanes, memory_order_acquire)) / g_lane_stride);
 }
 
+/* A gap record's first line and the line of bucket b, for writing. */
+static inline void prefetch_gap_lines(const struct rp_gap *g, uint32_t b)
+{
+    __builtin_prefetch(g, 1, 3);
+    __builtin_prefetch(&g->buckets[b], 1, 3);
+}
+
 RP_HOT void rp_prefetch_callback(uint64_t ep)
 {
     _Atomic uint64_t *lane = tls_lane;
@@ -366,11 +373,8 @@ RP_HOT void rp_prefetch_callback(uint64_t ep)
     const void *cb = atomic_load_explicit(&h->callback, memory_order_relaxed);
     if (cb != NULL)
         __builtin_prefetch(tls_ways((uintptr_t)cb ^ KEY_CALLBACK), 0, 3);
-    if (g_seg.gaps != NULL) { /* tls_lane set: g_seg is published */
-        struct rp_gap *g = &g_seg.gaps[ep - 1];
-        __builtin_prefetch(g, 1, 3);
-        __builtin_prefetch(&g->buckets[atomic_load_explicit(&h->gap_bucket, memory_order_relaxed)], 1, 3);
-    }
+    if (g_seg.gaps != NULL) /* tls_lane set: g_seg is published */
+        prefetch_gap_lines(&g_seg.gaps[ep - 1], atomic_load_explicit(&h->gap_bucket, memory_order_relaxed));
     if (g_seg.timing != NULL) { /* callback_end's lines: the sum, and the likely duration's bucket */
         struct rp_timing *t = &g_seg.timing[ep - 1];
         __builtin_prefetch(t, 1, 3);
@@ -380,11 +384,8 @@ RP_HOT void rp_prefetch_callback(uint64_t ep)
     if (pub != 0 && pub <= g_ep_hints_len) { /* the publish the callback will likely make: its lookup, counter and gap */
         __builtin_prefetch(tls_ways(atomic_load_explicit(&h->publisher, memory_order_relaxed) ^ KEY_PUB), 0, 3);
         __builtin_prefetch(lane + (pub - 1) * RP_COUNTERS_PER_ENDPOINT, 1, 3);
-        if (g_seg.gaps != NULL) {
-            struct rp_gap *g = &g_seg.gaps[pub - 1];
-            __builtin_prefetch(g, 1, 3);
-            __builtin_prefetch(&g->buckets[atomic_load_explicit(&h->publisher_gap_bucket, memory_order_relaxed)], 1, 3);
-        }
+        if (g_seg.gaps != NULL)
+            prefetch_gap_lines(&g_seg.gaps[pub - 1], atomic_load_explicit(&h->publisher_gap_bucket, memory_order_relaxed));
     }
 }
 
@@ -542,8 +543,8 @@ RP_COLD static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, ui
 static inline void hint_gap(struct rp_gap *g, uint32_t b)
 {
     struct rp_ep_hint *h = rp_warm_hint((uint64_t)(g - g_seg.gaps) + 1);
-    if (h != NULL && rp_hint_moves(g->buckets, atomic_load_explicit(&h->gap_bucket, memory_order_relaxed), b))
-        atomic_store_explicit(&h->gap_bucket, (uint16_t)b, memory_order_relaxed);
+    if (h != NULL)
+        rp_hint_bucket(&h->gap_bucket, g->buckets, b);
 }
 
 /* One clock read, one compare-exchange and one add (rp_record_gap_at).
@@ -578,10 +579,8 @@ RP_HOT static uint64_t record_gap(struct rp_gap *g, unsigned kind, unsigned coun
 #define COLD_GAP_BUCKET 32u
 static inline void prefetch_gap(const struct tls_slot *hit)
 {
-    if (hit->gap_hint >= COLD_GAP_BUCKET) { /* record_gap stores only real buckets */
-        __builtin_prefetch(hit->gap, 1, 3);
-        __builtin_prefetch(&hit->gap->buckets[hit->gap_hint], 1, 3);
-    }
+    if (hit->gap_hint >= COLD_GAP_BUCKET) /* record_gap stores only real buckets */
+        prefetch_gap_lines(hit->gap, hit->gap_hint);
 }
 
 /* One realtime read: how old the message was when taken (same host: exact). */

@@ -150,14 +150,14 @@ struct rp_ep_hint {
     const void *_Atomic callback;
     _Atomic uintptr_t publisher;     /* the rcl publisher the callback last published on (its impl) ... */
     _Atomic uint32_t publisher_ep;   /* ... and its endpoint (index + 1); 0: none yet */
-    _Atomic uint16_t gap_bucket;     /* rp_gap.buckets, of the callback's (or take's) gaps */
-    _Atomic uint8_t time_bucket;     /* rp_timing.buckets (RP_TIME_BUCKETS <= 256) */
-    _Atomic uint8_t late_bucket;     /* rp_timing.late_buckets */
+    _Atomic uint16_t gap_bucket;     /* rp_gap.buckets, of the callback's gaps */
+    _Atomic uint16_t time_bucket;    /* rp_timing.buckets */
+    _Atomic uint16_t late_bucket;    /* rp_timing.late_buckets */
     _Atomic uint16_t publisher_gap_bucket; /* rp_gap.buckets of that publisher's gaps */
-    uint16_t unused[3];              /* two hints a cache line */
+    uint32_t unused;                 /* two hints a cache line */
 };
 _Static_assert(sizeof(struct rp_ep_hint) == 32, "two hints a cache line");
-_Static_assert(RP_TIME_BUCKETS <= 256 && RP_GAP_BUCKETS <= 65536, "bucket hints fit their fields");
+_Static_assert(RP_TIME_BUCKETS <= 65536 && RP_GAP_BUCKETS <= 65536, "bucket hints fit their fields");
 extern struct rp_ep_hint *g_ep_hints RP_HIDDEN; /* [g_ep_hints_len], NULL when its allocation failed */
 extern uint32_t g_ep_hints_len RP_HIDDEN;
 
@@ -181,10 +181,14 @@ static inline struct rp_ep_hint *rp_warm_hint(uint64_t ep)
     return ep == rp_hinted_ep ? rp_ep_hint(ep) : NULL;
 }
 
-/* Moves a bucket hint to bucket b of the histogram at buckets, when that is another cache line. */
-static inline bool rp_hint_moves(const void *buckets, uint32_t old, uint32_t b)
+/* Moves a bucket hint to bucket b of the histogram at buckets (an address
+ * only: nothing is read there) when b is on another cache line than the
+ * hinted bucket, so a steady endpoint writes nothing. */
+static inline void rp_hint_bucket(_Atomic uint16_t *hint, const _Atomic uint32_t *buckets, uint32_t b)
 {
-    return ((uintptr_t)((const uint32_t *)buckets + old) >> 6) != ((uintptr_t)((const uint32_t *)buckets + b) >> 6);
+    uint32_t old = atomic_load_explicit(hint, memory_order_relaxed);
+    if (((uintptr_t)(buckets + old) >> 6) != ((uintptr_t)(buckets + b) >> 6))
+        atomic_store_explicit(hint, (uint16_t)b, memory_order_relaxed);
 }
 
 /*
