@@ -4,9 +4,11 @@
 # per probe library given, alternated, REPS times; the share of all samples
 # that fell in libros2_pulse.so is less noisy than the farm's total CPU.
 #
-#   bench/farm_share.sh REPS name=LIB.so:JITTER [name=LIB.so:JITTER ...]
+#   bench/farm_share.sh REPS name=LIB.so:JITTER[:VAR=VAL,...] [name=... ...]
 #
-# JITTER is ROS_TOPIC_STATS_JITTER for that arm (1: gap tracking on).
+# JITTER is ROS_TOPIC_STATS_JITTER for that arm (1: gap tracking on); any
+# further VAR=VAL (comma-separated) are set for that arm only, e.g.
+# ROS_PULSE_TIMING=0.
 # Output: "name rep cpu_s share%" per run. Needs perf (linux-perf).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,9 +22,11 @@ for ((r = 0; r < reps; r++)); do
     ((r % 2)) && mapfile -t specs < <(printf '%s\n' "$@" | tac)
     for spec in "${specs[@]}"; do
         name=${spec%%=*} rest=${spec#*=}
-        lib=${rest%%:*} jitter=${rest#*:}
+        lib=${rest%%:*} rest=${rest#*:}
+        jitter=${rest%%:*} extra=()
+        [[ $rest == *:* ]] && IFS=, read -ra extra <<<"${rest#*:}"
         rm -rf "$work/seg" && mkdir "$work/seg"
-        cpu=$(LD_LIBRARY_PATH=$root/build/lib/sim/jazzy ROS_PULSE_DIR=$work/seg ROS_TOPIC_STATS_QUIET=1 \
+        cpu=$(env "${extra[@]}" LD_LIBRARY_PATH=$root/build/lib/sim/jazzy ROS_PULSE_DIR=$work/seg ROS_TOPIC_STATS_QUIET=1 \
             LD_PRELOAD=$lib ROS_TOPIC_STATS_JITTER=$jitter \
             perf record -q -F 4000 -e cpu-clock -o "$work/p.data" -- "$root/build/bin/simgraph" --graph stress \
             --duration 8 --rusage 2>&1 | awk -F= '/cpu_s/ {print $2}')

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"os"
 	"sort"
 	"strconv"
 	"time"
@@ -12,10 +13,20 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
+// plottedHotpathLegs are the legs of one message's path that PlotHotpath
+// draws: the designs compared and the probe's per-message legs. The rest
+// (a callback_start without its end, the service calls, the pairs' parts)
+// are in the tables; 25 lines made the plot unreadable.
+var plottedHotpathLegs = []string{"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_take_cpp",
+	"probe_gap", "probe_take_lat", "none_pair", "probe_cb_pair", "probe_cb_pair_untimed", "probe_cb_gap"}
+
 // PlotHotpath draws CPU ns per message against the access pattern, one line
-// per leg, for one thread count (log scale: the legs span two decades).
+// per leg, for one thread count (log scale: the legs span two decades), with
+// the legend beside the plot so that it hides no line.
 func PlotHotpath(rows []HotpathRow, threads int, path string) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Hot path, %d thread(s): CPU ns per message", threads)
@@ -32,7 +43,7 @@ func PlotHotpath(rows []HotpathRow, threads int, path string) error {
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
 	var lines []any
-	for _, leg := range HotpathLegs {
+	for _, leg := range plottedHotpathLegs {
 		var pts plotter.XYs
 		for _, r := range rows {
 			if r.Leg == leg && r.Threads == threads && r.NsPerMsg > 0 {
@@ -48,8 +59,23 @@ func PlotHotpath(rows []HotpathRow, threads int, path string) error {
 	if err := plotutil.AddLinePoints(p, lines...); err != nil {
 		return err
 	}
-	p.Legend.Top = true
-	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+	legend := p.Legend
+	legend.Top, legend.Left = true, true
+	p.Legend = plot.NewLegend() // drawn beside the plot instead of over it
+	const plotWidth, legendWidth = 7 * vg.Inch, 2 * vg.Inch
+	img := vgimg.New(plotWidth+legendWidth, 4.5*vg.Inch)
+	dc := draw.New(img)
+	p.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
+	legend.Draw(draw.Crop(dc, plotWidth, 0, 0, -vg.Inch/4))
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // PlotOverhead draws each arm's added CPU per message event with ±SEM bars.
