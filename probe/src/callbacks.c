@@ -288,9 +288,11 @@ static inline struct rp_ep_hint *warm_hint_of(const struct rp_timing *t)
 
 RP_HOT void rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_bucket)
 {
-    if (tls_cb.depth == 0 || tls_cb.stack_lanes != rp_lanes())
-        return; /* published outside any timed callback */
-    struct rp_ep_hint *h = warm_hint_of(tls_stack[tls_cb.depth - 1].timing);
+    struct rp_ep_hint *h;
+    if (tls_cb.depth > 0 && tls_cb.stack_lanes == rp_lanes())
+        h = warm_hint_of(tls_stack[tls_cb.depth - 1].timing); /* the timed callback open on this thread */
+    else /* no timed callback (timing off, or rclpy's, which fire no callback_start): the one fetched early */
+        h = rp_ep_hint(rp_hinted_ep);
     if (h == NULL)
         return;
     if (atomic_load_explicit(&h->publisher, memory_order_relaxed) != pub)
@@ -359,8 +361,10 @@ RP_HOT static void timing_end(const void *callback)
         if (h != NULL)
             rp_hint_bucket(&h->time_bucket, t->buckets, b);
         tls_cb.depth = i;
-        if (i == 0)
+        if (i == 0) {
             thread_close(lanes, now);
+            rp_hinted_ep = 0; /* a publish before the next early fetch is made outside any callback */
+        }
         return;
     }
     /* not open here: a callback we do not count, or one nested too deep */

@@ -643,7 +643,7 @@ static inline void count_publish(uintptr_t handle, unsigned counter_slot)
     struct tls_slot *hit = lookup(handle, KEY_PUB);
     if (hit->counters != 0) {
         count_hit(hit, KEY_PUB, counter_slot);
-        if (rp_hinted_ep != 0) /* else this thread never fetched early: no callback of it reads hints */
+        if (rp_hinted_ep != 0) /* else no callback fetched early runs on this thread: none reads hints */
             rp_hint_publisher(handle, slot_endpoint(hit), hit->gap_hint);
     }
 }

@@ -167,7 +167,9 @@ static inline struct rp_ep_hint *rp_ep_hint(uint64_t ep)
     return ep - 1 < g_ep_hints_len ? &g_ep_hints[ep - 1] : NULL;
 }
 
-/* The endpoint whose hint this thread's last early fetch read (rp_prefetch_callback). */
+/* The endpoint whose hint this thread's last early fetch read
+ * (rp_prefetch_callback): its callback runs next or now. 0 once a timed
+ * outermost callback ended, until the next early fetch. */
 extern __thread uint32_t rp_hinted_ep RP_HIDDEN;
 
 /*
@@ -201,9 +203,10 @@ static inline void rp_hint_bucket(_Atomic uint16_t *hint, const _Atomic uint32_t
  */
 void rp_prefetch_callback(uint64_t ep) RP_HIDDEN;
 
-/* callbacks.c: the callback open on this thread publishes on publisher impl
- * pub, endpoint pub_ep (index + 1), whose last gap fell in bucket gap_bucket:
- * kept in its hint for its next message. */
+/* callbacks.c: the callback open on this thread (the timed one, else the one
+ * fetched early, rp_hinted_ep != 0) publishes on publisher impl pub, endpoint
+ * pub_ep (index + 1), whose last gap fell in bucket gap_bucket: kept in its
+ * hint for its next message. */
 void rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_bucket) RP_HIDDEN;
 
 /* Counts one event in counter slot of endpoint ep (index + 1) in this thread's lane. */
