@@ -653,9 +653,10 @@ static inline void count_publish(uintptr_t handle, unsigned counter_slot)
 static inline void take(uintptr_t handle, int64_t source_ns)
 {
     const struct tls_slot *hit = lookup(handle, KEY_TAKE);
-    if (hit->counters != 0)
+    if (hit->counters != 0) {
         bump(hit->counters + RP_SLOT_INTER * sizeof(uint64_t));
-    else if (hit->gap_hint != 0) /* rclcpp counts this message at its callback_start: fetch that line now */
+        rp_hinted_ep = 0; /* an rclpy delivery: the callback that follows was not fetched early */
+    } else if (hit->gap_hint != 0) /* rclcpp counts this message at its callback_start: fetch that line now */
         rp_prefetch_callback(hit->gap_hint);
     if (UNLIKELY(hit->gap != NULL)) /* gaps and latency off: no clock read at all */
         take_extras((uintptr_t)hit->gap, hit->counters != 0, source_ns);

@@ -169,7 +169,8 @@ static inline struct rp_ep_hint *rp_ep_hint(uint64_t ep)
 
 /* The endpoint whose hint this thread's last early fetch read
  * (rp_prefetch_callback): its callback runs next or now. 0 once a timed
- * outermost callback ended, until the next early fetch. */
+ * outermost callback ended or an rclpy take was counted, until the next
+ * early fetch. */
 extern __thread uint32_t rp_hinted_ep RP_HIDDEN;
 
 /*
