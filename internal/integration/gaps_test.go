@@ -86,7 +86,10 @@ func TestGapIntraPublisherCountsOnce(t *testing.T) {
 // forward by compare-exchange (ABI 1.7), so the largest gap it reads is the
 // graph's own (its clock read just before each publish), within the bucket
 // pulse reports it by; every message but the first closes at most one gap,
-// and only a publish that lost a race to a later clock read closes none.
+// and only a publish that lost a race to a later clock read closes none. Of
+// each period's two publishes at most one can lose (the one whose clock read
+// is older); how many do depends on the machine (14 % in one CI run on a
+// loaded 2-vCPU VM), so only that bound is judged.
 func TestGapTwoThreadsOnePublisher(t *testing.T) {
 	skipUnderEmulation(t, "an inter-arrival histogram")
 	g := sim(t, "testdata/shared_pub.graph", "jazzy", 3*time.Second, "ROS_TOPIC_STATS_JITTER=1")
@@ -117,8 +120,8 @@ func TestGapTwoThreadsOnePublisher(t *testing.T) {
 	if maxMs < want-1 || maxMs > want*1.0625+1 {
 		t.Errorf("largest gap %.2f ms, the graph's own %.2f ms (want it within its bucket, 6.25 %%)", maxMs, want)
 	}
-	if gaps >= sent || gaps < sent*9/10 {
-		t.Errorf("%d gaps from %d messages: want at most one a message after the first, and races rare", gaps, sent)
+	if gaps >= sent || gaps+1 < sent-(sent+1)/2 {
+		t.Errorf("%d gaps from %d messages: want at most one a message after the first, and at most one race lost a period", gaps, sent)
 	}
 	t.Logf("largest gap %.2f ms (graph %.2f); %d gaps from %d messages", maxMs, want, gaps, sent)
 }
