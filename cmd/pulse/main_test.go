@@ -184,6 +184,13 @@ func TestDoctor(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "loads as a preload") || !strings.Contains(string(out), "iron/jazzy") {
 		t.Errorf("%v\n%s", err, out)
 	}
+	// Humble's libtracetools has no enabled_/do_ functions (Iron-and-later
+	// names): a correct Humble machine passes (issue 44).
+	humble := filepath.Join(lib, "..", "humble", "libtracetools.so")
+	out, err = pulseCmd(t, "doctor", "--tracetools", humble, "--dir", t.TempDir()).CombinedOutput()
+	if err != nil || strings.Contains(string(out), "FAIL") || !strings.Contains(string(out), "29 ros_trace_* functions, humble") {
+		t.Errorf("doctor on Humble's tracetools: %v\n%s", err, out)
+	}
 	libc, _ := filepath.Glob("/lib/*-linux-gnu/libc.so.6")
 	if len(libc) == 0 {
 		t.Fatal("no libc to inspect")

@@ -33,6 +33,7 @@ type Tracetools struct {
 	Symbols int      // exported ros_trace_* functions
 	Missing []string // probe hooks it lacks
 	Distro  string
+	LTTng   bool // links lttng-ust: its tracepoints record when a session asks, and it names callbacks itself
 	Err     error
 }
 
@@ -57,9 +58,25 @@ func InspectTracetools(path string) Tracetools {
 		}
 	}
 	t.Symbols = len(have)
+	// Humble has one function per tracepoint; the enabled_/do_ pairs and
+	// rclcpp_intra_publish came with Iron and Jazzy. A hook is missing only
+	// where this library's distro has it.
+	guarded := false
+	for name := range have {
+		guarded = guarded || strings.HasPrefix(name, "ros_trace_enabled_")
+	}
 	for _, name := range probe.Exports() {
-		if strings.HasPrefix(name, "ros_trace_") && !have[name] && name != "ros_trace_rclcpp_intra_publish" { // the rcl wrappers live in librcl
-			t.Missing = append(t.Missing, name)
+		if !strings.HasPrefix(name, "ros_trace_") || have[name] || name == "ros_trace_rclcpp_intra_publish" {
+			continue
+		}
+		if !guarded && (strings.HasPrefix(name, "ros_trace_enabled_") || strings.HasPrefix(name, "ros_trace_do_")) {
+			continue
+		}
+		t.Missing = append(t.Missing, name)
+	}
+	if libs, err := f.ImportedLibraries(); err == nil {
+		for _, l := range libs {
+			t.LTTng = t.LTTng || strings.HasPrefix(l, "liblttng-ust")
 		}
 	}
 	switch {
@@ -398,8 +415,10 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 		case len(t.Missing) > 0:
 			fmt.Fprintf(out, "  FAIL %s: %d ros_trace_* functions, missing %v (built with TRACETOOLS_DISABLED?)\n", p, t.Symbols, t.Missing)
 			problems++
+		case t.LTTng:
+			fmt.Fprintf(out, "  ok   %s: %d ros_trace_* functions, %s, LTTng linked\n", p, t.Symbols, t.Distro)
 		default:
-			fmt.Fprintf(out, "  ok   %s: %d ros_trace_* functions, %s\n", p, t.Symbols, t.Distro)
+			fmt.Fprintf(out, "  ok   %s: %d ros_trace_* functions, %s, without LTTng\n", p, t.Symbols, t.Distro)
 		}
 	}
 
