@@ -12,7 +12,7 @@ VERSION ?= $(shell cat VERSION)
 
 CWARN   := -std=c11 -Wall -Wextra -Werror
 PROBE_CFLAGS := $(CWARN) -O2 -g -fPIC -fvisibility=hidden -ftls-model=initial-exec -Iprobe/include
-PROBE_SRC := probe/src/probe.c probe/src/callbacks.c probe/src/qos.c probe/src/services.c probe/src/segment_writer.c
+PROBE_SRC := probe/src/probe.c probe/src/callbacks.c probe/src/qos.c probe/src/services.c probe/src/symbols.c probe/src/segment_writer.c
 PROBE_HDR := $(wildcard probe/src/*.h probe/include/ros2_pulse/*.h)
 SIM_CFLAGS := $(CWARN) -Wno-unused-parameter -O2 -g -Iprobe/include -Isim/simgraph -Isim/rcl
 DISTROS := humble jazzy kilted
@@ -205,6 +205,7 @@ test-c: build $(GAPSTEPS)
 	$(GAPSTEPS) --msgs 100000 --reps 2 | awk -F, 'NR > 1 { n++ } END { exit n == 12 ? 0 : 1 }'
 	bash probe/test/test_exports.sh $(PULSE_LIB)
 	bash probe/test/test_rtld_local.sh $(abspath $(BUILD))
+	bash probe/test/test_symbols.sh $(abspath $(BUILD))
 
 # Go unit tests plus the integration tests that drive simgraph under the probe.
 # -p 1: the integration tests measure rates, and parallel packages are only scheduling noise.

@@ -1,6 +1,7 @@
 // Package probe exposes the probe's export contract to Go: the tracetools
 // functions libros2_pulse.so interposes and the rcl functions it wraps (two
-// publishes, two timer calls), read from the linker version script itself,
+// publishes, two timer calls, ...) and Humble tracetools' two symbol helpers
+// by their C++ names, read from the linker version script itself,
 // so the list exists in exactly one place.
 package probe
 

@@ -398,7 +398,7 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 		fmt.Fprintf(out, "  FAIL %s: %v\n", lib, err)
 		problems++
 	} else {
-		fmt.Fprintf(out, "  ok   %s loads as a preload and exports its %d hooks (tracetools; rcl publish, timer, wait, endpoint-init and service calls)\n", lib, len(probe.Exports()))
+		fmt.Fprintf(out, "  ok   %s loads as a preload and exports its %d hooks (tracetools and its symbol helpers; rcl publish, timer, wait, endpoint-init and service calls)\n", lib, len(probe.Exports()))
 	}
 
 	fmt.Fprintf(out, "libtracetools\n")

@@ -128,7 +128,7 @@ type Timing struct {
 	Unended  uint64 // starts abandoned without their end (an exception, a deferred service response)
 	Overruns uint64 // timer: callbacks longer than the period
 	Buckets  [TimeBuckets]uint32
-	Function string // its callbacks' function (rclcpp_callback_register), "" until named; cut at SymbolMax-1 bytes
+	Function string // its callbacks' function (rclcpp_callback_register), "" until named or unnamable; cut at SymbolMax-1 bytes
 }
 
 // Lateness is a timer's calls against its own schedule.
@@ -562,7 +562,7 @@ func readTiming(mem []byte, sec *rawSection, i uint32, timer bool) (*Timing, *La
 		if i := bytes.IndexByte(b, 0); i >= 0 {
 			b = b[:i] // a length past the name's end: the name, not its padding
 		}
-		t.Function = strings.ToValidUTF8(string(b), "\uFFFD")
+		t.Function = callbackName(strings.ToValidUTF8(string(b), "\uFFFD"))
 	}
 	if !timer {
 		return t, nil
@@ -740,4 +740,16 @@ func readGap(mem []byte, sec *rawSection, i uint32, telescoped bool) *Gap {
 		out.Buckets[b] = load32(&g.Buckets[b])
 	}
 	return out
+}
+
+// callbackName is a registered name, or "" where tracetools gave only a
+// placeholder: "DISABLED__demangle_symbol" and "DISABLED__get_symbol_funcptr"
+// from a Humble tracetools built without LTTng (the probe names those
+// callbacks itself; an older probe did not), "UNKNOWN…" where dladdr or the
+// demangler failed. A placeholder is never shown as a function's name.
+func callbackName(s string) string {
+	if strings.HasPrefix(s, "DISABLED__") || strings.HasPrefix(s, "UNKNOWN") {
+		return ""
+	}
+	return s
 }

@@ -241,6 +241,17 @@ func TestParseTiming(t *testing.T) {
 	if len(s.Threads) != 1 || s.Threads[0] != (Thread{Lane: 0, Tid: 4243, Name: "executor", BusyNs: 5_000_000, OpenNs: 7000, Callbacks: 3, Node: 1}) {
 		t.Errorf("threads %+v", s.Threads)
 	}
+	// A placeholder of tracetools' symbol helpers is never a name (issue 44).
+	for _, placeholder := range []string{"DISABLED__demangle_symbol", "DISABLED__get_symbol_funcptr", "UNKNOWN_demangling_failed", "UNKNOWN"} {
+		mem := withTiming(sample(), uint32(len(placeholder)))
+		h := (*rawHeader)(unsafe.Pointer(&mem[0]))
+		r := (*rawTiming)(unsafe.Pointer(&mem[h.Sections[3].Offset+uint64(unsafe.Sizeof(rawTiming{}))]))
+		clear(r.Symbol[:])
+		copy(r.Symbol[:], placeholder)
+		if s, err := Parse(mem); err != nil || s.Endpoints[1].Timing == nil || s.Endpoints[1].Timing.Function != "" {
+			t.Errorf("placeholder %q: %v %+v", placeholder, err, s.Endpoints[1].Timing)
+		}
+	}
 	// A hostile length (past the buffer) names nothing; an odd seq (a writer
 	// mid-change, for ever) leaves the thread out rather than reading it torn.
 	mem := withTiming(sample(), SymbolMax)

@@ -4,7 +4,7 @@
 set -euo pipefail
 lib=${1:?usage: test_exports.sh libros2_pulse.so}
 here=$(cd "$(dirname "$0")/.." && pwd)
-want=$(grep -oE '^\s*[a-z_][a-z0-9_]*;' "$here/exports.map" | tr -d ' ;' | sort)
+want=$(grep -oE '^\s*[A-Za-z_][A-Za-z0-9_]*;' "$here/exports.map" | tr -d ' ;' | sort)
 got=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)
 if [[ "$want" != "$got" ]]; then
   echo "FAIL: exported symbols differ from exports.map"

@@ -59,6 +59,10 @@ extern bool ros_trace_enabled_rcl_init(void) __attribute__((weak));
 extern bool ros_trace_enabled_rclcpp_callback_register(void) __attribute__((weak));
 extern void ros_trace_do_rclcpp_callback_register(const void *callback, const char *symbol)
     __attribute__((weak));
+/* tracetools::detail::demangle_symbol, which Humble's rclcpp calls to name a callback: weak, as only Humble's
+ * stand-in exports it. */
+extern const char *tracetools_demangle_symbol(const char *mangled) __asm__("_ZN10tracetools6detail15demangle_symbolEPKc")
+    __attribute__((weak));
 
 /* From the stand-in librcl of Jazzy on; weak: the Humble one has none. */
 extern rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_call_info_t *info) __attribute__((weak));
@@ -217,7 +221,9 @@ static void *xalloc(size_t n)
  * (tracetools::get_symbol). Humble computes and passes it every time; Iron+
  * only when ros_trace_enabled_rclcpp_callback_register() says a tracer
  * listens. The stand-in names each callback after its node and entity,
- * "<kind> of <entity> in <node>", a string a test can expect.
+ * "<kind> of <entity> in <node>", a string a test can expect; on Humble it
+ * passes through tracetools::detail::demangle_symbol, whose stand-in answers
+ * the placeholder of a tracetools built without LTTng (the probe names it).
  */
 static void callback_register(const void *cb, const char *kind, const char *entity, const char *node)
 {
@@ -228,9 +234,9 @@ static void callback_register(const void *cb, const char *kind, const char *enti
             snprintf(sym, sizeof sym, "%s of %s in %s", kind, entity, node);
             ros_trace_do_rclcpp_callback_register(cb, sym);
         }
-    } else {
+    } else { /* Humble: the name through tracetools' helper, as get_symbol() does (a placeholder without LTTng) */
         snprintf(sym, sizeof sym, "%s of %s in %s", kind, entity, node);
-        ros_trace_rclcpp_callback_register(cb, sym);
+        ros_trace_rclcpp_callback_register(cb, tracetools_demangle_symbol ? tracetools_demangle_symbol(sym) : sym);
     }
 }
 

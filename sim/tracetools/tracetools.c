@@ -117,4 +117,24 @@ EXPORT void ros_trace_rmw_publish(const void *message)
 }
 /* Stock Humble debs: no lttng-ust, so tracing is compiled out of the bodies. */
 EXPORT bool ros_trace_compile_status(void) { return false; }
+/*
+ * tracetools::detail::demangle_symbol and get_symbol_funcptr, which rclcpp's
+ * tracetools::get_symbol() calls to name a callback: built without
+ * lttng-ust, Humble's answer only placeholders (ros2_tracing humble,
+ * tracetools/src/utils.cpp). Jazzy's demangle for real and return malloc'd
+ * names; the stand-in's readable names need no demangling, so its Jazzy
+ * variant has none and simgraph passes them directly there.
+ */
+EXPORT const char *sim_demangle_symbol(const char *mangled) __asm__("_ZN10tracetools6detail15demangle_symbolEPKc");
+EXPORT const char *sim_demangle_symbol(const char *mangled)
+{
+    (void)mangled;
+    return "DISABLED__demangle_symbol";
+}
+EXPORT const char *sim_get_symbol_funcptr(void *funcptr) __asm__("_ZN10tracetools6detail18get_symbol_funcptrEPv");
+EXPORT const char *sim_get_symbol_funcptr(void *funcptr)
+{
+    (void)funcptr;
+    return "DISABLED__get_symbol_funcptr";
+}
 #endif
