@@ -26,7 +26,7 @@ SIMGRAPH    := $(BIN)/simgraph
 ABI_DUMP    := $(BIN)/abi_dump
 PULSE       := $(BIN)/pulse
 
-.PHONY: build probe sim pulse bridge demo bench soak screenshots test test-lanes test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
+.PHONY: build probe sim pulse bridge demo bench soak screenshots test test-ros test-ros-short test-lanes test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
         sanitize-tsan lint clean install cross cross-build test-arm64 deb test-deb release test-fleet test-busy
 
 # The bridge needs CycloneDDS (cyclonedds-dev, cyclonedds-tools); without it
@@ -170,8 +170,18 @@ soak: build
 # ---------------------------------------------------------------- tests
 test: deps
 	@$(MAKE) --no-print-directory test-lanes
-test-lanes: lint test-c test-prom test-go fuzz sanitize test-arm64 test-deb test-fleet
+test-lanes: lint test-c test-prom test-go fuzz sanitize test-arm64 test-deb test-fleet test-ros-short
 	@echo "make test: all lanes passed"
+
+# ---------------------------------------------------------------- real ROS
+# The real-ROS lane (scripts/test-ros.sh, internal/realros): ros/pulse_testnodes
+# built against ROS_PREFIX (default: the first of /opt/ros/{jazzy,humble,kilted})
+# in build/ros, every test on every RMW the prefix has. make test runs a short
+# lane (a few tests, one RMW) when it finds a prefix, and says it skipped otherwise.
+test-ros: build
+	bash scripts/test-ros.sh
+test-ros-short: build
+	bash scripts/test-ros.sh --short
 
 # Every lane of make test with every core kept busy by unrelated busy loops
 # for the whole run (scripts/busy.sh): the tests judge pulse against what the

@@ -1,0 +1,277 @@
+package realros
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/window"
+)
+
+// lane is the prefix, RMW and build under test, from scripts/test-ros.sh.
+type lane struct {
+	prefix, ws, distro, rmw string
+	build                   string   // ros2_pulse's build directory (probe, pulse)
+	env                     []string // the prefix's and the nodes' setup, sourced once
+}
+
+var (
+	laneOnce sync.Once
+	theLane  *lane
+	laneErr  error
+	domains  atomic.Int32 // each run its own DDS domain
+)
+
+// setup is the lane, or a skip saying what is missing.
+func setup(t *testing.T) *lane {
+	t.Helper()
+	laneOnce.Do(func() { theLane, laneErr = newLane() })
+	if laneErr != nil {
+		t.Skipf("real-ROS lane: %v (make test-ros builds the test nodes and sets it up)", laneErr)
+	}
+	return theLane
+}
+
+func newLane() (*lane, error) {
+	l := &lane{prefix: os.Getenv("ROS_PREFIX"), ws: os.Getenv("PULSE_ROS_WS"), distro: os.Getenv("PULSE_ROS_DISTRO"),
+		rmw: os.Getenv("PULSE_RMW"), build: os.Getenv("PULSE_BUILD")}
+	if l.prefix == "" || l.ws == "" || l.distro == "" || l.rmw == "" {
+		return nil, fmt.Errorf("no ROS prefix (ROS_PREFIX, PULSE_ROS_WS, PULSE_ROS_DISTRO, PULSE_RMW unset)")
+	}
+	if l.build == "" {
+		l.build, _ = filepath.Abs("../../build")
+	}
+	for _, f := range []string{l.probe(), l.pulse(), filepath.Join(l.ws, "setup.bash")} {
+		if _, err := os.Stat(f); err != nil {
+			return nil, err
+		}
+	}
+	// The environment a user's shell has after sourcing both setups.
+	out, err := exec.Command("bash", "-c", `source "$1/setup.bash" && source "$2/setup.bash" && env -0`, "bash",
+		l.prefix, l.ws).Output()
+	if err != nil {
+		return nil, fmt.Errorf("sourcing %s and %s: %v", l.prefix, l.ws, err)
+	}
+	for _, kv := range bytes.Split(out, []byte{0}) {
+		s := string(kv)
+		if s == "" || strings.HasPrefix(s, "ROS_DOMAIN_ID=") || strings.HasPrefix(s, "RMW_IMPLEMENTATION=") ||
+			strings.HasPrefix(s, "LD_PRELOAD=") || strings.HasPrefix(s, "ROS_PULSE") || strings.HasPrefix(s, "ROS_TOPIC_STATS") {
+			continue
+		}
+		l.env = append(l.env, s)
+	}
+	return l, nil
+}
+
+func (l *lane) probe() string { return filepath.Join(l.build, "lib/libros2_pulse.so") }
+func (l *lane) pulse() string { return filepath.Join(l.build, "bin/pulse") }
+func (l *lane) humble() bool  { return l.distro == "humble" }
+
+// cycloneConfig keeps Cyclone DDS on loopback without multicast, so a test
+// hears only its own processes (and its own domain).
+const cycloneConfig = `<CycloneDDS><Domain Id="any"><General><AllowMulticast>false</AllowMulticast></General>` +
+	`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>` +
+	`<Peers><Peer Address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>`
+
+// run is one test's processes: its own segment directory, DDS domain and truth files.
+type run struct {
+	t      *testing.T
+	l      *lane
+	dir    string // ROS_PULSE_DIR
+	truths string
+	domain int
+	procs  []*proc
+	extra  []string // more environment for every process
+}
+
+// proc is one test node's process.
+type proc struct {
+	name   string
+	cmd    *exec.Cmd
+	truth  string
+	out    *bytes.Buffer
+	done   chan struct{}
+	err    error
+	waited bool
+}
+
+func (l *lane) newRun(t *testing.T, extra ...string) *run {
+	t.Helper()
+	r := &run{t: t, l: l, dir: t.TempDir(), truths: t.TempDir(), domain: 20 + int(domains.Add(1)+int32(os.Getpid()%50))%180, extra: extra}
+	cfg := filepath.Join(r.truths, "cyclonedds.xml")
+	if err := os.WriteFile(cfg, []byte(cycloneConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.extra = append([]string{"CYCLONEDDS_URI=file://" + cfg}, r.extra...)
+	t.Cleanup(r.stop)
+	return r
+}
+
+// env is a process's environment: the lane's, the probe, this run's domain,
+// loopback discovery, the RMW (rmw overrides the lane's), then extra.
+func (r *run) env(rmw string, extra []string) []string {
+	if rmw == "" {
+		rmw = r.l.rmw
+	}
+	env := append([]string{}, r.l.env...)
+	env = append(env, "LD_PRELOAD="+r.l.probe(), "ROS_PULSE_DIR="+r.dir, "ROS_TOPIC_STATS_QUIET=1",
+		fmt.Sprintf("ROS_DOMAIN_ID=%d", r.domain), "RMW_IMPLEMENTATION="+rmw, "ROS_LOCALHOST_ONLY=1",
+		"ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST", "RCUTILS_LOGGING_BUFFERED_STREAM=0")
+	env = append(env, r.extra...)
+	return append(env, extra...)
+}
+
+// node starts a test node: lang "cpp" (pulse_node) or "py" (pulse_node.py
+// with Debian's /usr/bin/python3, the interpreter rclpy was built for).
+// rmw "" is the lane's.
+func (r *run) node(name, lang, rmw string, args ...string) *proc {
+	r.t.Helper()
+	p := &proc{name: name, truth: filepath.Join(r.truths, name+".json"), out: &bytes.Buffer{}, done: make(chan struct{})}
+	bin := filepath.Join(r.l.ws, "lib/pulse_testnodes")
+	argv := append([]string{"--name", name, "--truth", p.truth}, args...)
+	switch lang {
+	case "cpp":
+		p.cmd = exec.Command(filepath.Join(bin, "pulse_node"), argv...)
+	case "py":
+		p.cmd = exec.Command("/usr/bin/python3", append([]string{filepath.Join(bin, "pulse_node.py")}, argv...)...)
+	default:
+		r.t.Fatalf("lang %q", lang)
+	}
+	p.cmd.Env = r.env(rmw, nil)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	r.procs = append(r.procs, p)
+	return p
+}
+
+// wait waits for p to exit by itself (its --duration), within limit.
+func (r *run) wait(p *proc, limit time.Duration) {
+	r.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(limit):
+		_ = p.cmd.Process.Signal(syscall.SIGINT)
+		<-p.done
+		r.t.Errorf("%s did not exit within %v:\n%s", p.name, limit, p.out)
+	}
+	p.waited = true
+	if p.err != nil && !strings.Contains(p.err.Error(), "signal: killed") {
+		r.t.Errorf("%s: %v\n%s", p.name, p.err, p.out)
+	}
+}
+
+// waitAll waits for every process of the run.
+func (r *run) waitAll(limit time.Duration) {
+	for _, p := range r.procs {
+		if !p.waited {
+			r.wait(p, limit)
+		}
+	}
+}
+
+// stop ends what is still running (a failed test) and shows its output.
+func (r *run) stop() {
+	for _, p := range r.procs {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.done
+			r.t.Logf("%s killed at the end of the test:\n%s", p.name, p.out)
+		}
+	}
+}
+
+// truth reads p's ground truth.
+func (r *run) truth(p *proc) *Truth {
+	r.t.Helper()
+	t, err := ReadTruth(p.truth)
+	if err != nil {
+		r.t.Fatalf("%s wrote no truth: %v\n%s", p.name, err, p.out)
+	}
+	return t
+}
+
+// scan reads the run's segments once; a segment problem fails the test.
+func (r *run) scan() *segment.Scan {
+	r.t.Helper()
+	rd := segment.NewReader(r.dir)
+	defer rd.Close()
+	s, err := rd.Scan()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for _, p := range s.Problems {
+		r.t.Errorf("segment problem: %v", p)
+	}
+	return s
+}
+
+// pulseCmd runs pulse on this run's segments.
+func (r *run) pulseCmd(args ...string) *exec.Cmd {
+	cmd := exec.Command(r.l.pulse(), args...)
+	cmd.Env = r.env("", nil)
+	cmd.Env = append(cmd.Env, "LD_PRELOAD=") // pulse itself is not probed
+	return cmd
+}
+
+// found is what pulse holds of one truth endpoint: same process, node, kind
+// and name (a timer: period), every generation summed, as views do.
+type found struct {
+	counts [segment.CountersPerEndpoint]uint64
+	eps    []*segment.Endpoint
+	snap   *segment.Snapshot
+}
+
+func kindOf(k string) segment.Kind {
+	return map[string]segment.Kind{"publisher": segment.KindPublisher, "subscription": segment.KindSubscription,
+		"timer": segment.KindTimer, "service": segment.KindService, "client": segment.KindClient}[k]
+}
+
+func lookup(s *segment.Scan, pid int, e *Endpoint) found {
+	var f found
+	for _, snap := range s.Snapshots {
+		if snap.Pid != pid {
+			continue
+		}
+		f.snap = snap
+		for i := range snap.Endpoints {
+			ep := &snap.Endpoints[i]
+			same := ep.Name == e.Name
+			if e.Kind == "timer" { // a timer is known by its period (a publisher's own timer has another)
+				same = ep.Aux == uint64(e.PeriodNs)
+			}
+			if ep.Kind != kindOf(e.Kind) || window.NodeOf(snap, ep) != e.Node || !same {
+				continue
+			}
+			for j := range f.counts {
+				f.counts[j] += ep.Counts[j]
+			}
+			f.eps = append(f.eps, ep)
+		}
+	}
+	return f
+}
+
+// logLines is a command's output, one line per entry, for failure messages.
+func logLines(b []byte) []string {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}

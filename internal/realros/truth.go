@@ -1,0 +1,61 @@
+package realros
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// Durations are what a node measured of itself: count, sum and max, in ns.
+type Durations struct {
+	N     uint64 `json:"n"`
+	SumNs uint64 `json:"sum_ns"`
+	MaxNs uint64 `json:"max_ns"`
+}
+
+// MeanMs is the mean in ms, 0 for none.
+func (d Durations) MeanMs() float64 {
+	if d.N == 0 {
+		return 0
+	}
+	return float64(d.SumNs) / float64(d.N) / 1e6
+}
+
+// Endpoint is one publisher, subscription, timer, service, client or action
+// endpoint of a test node, as the node counted it.
+type Endpoint struct {
+	Kind      string    `json:"kind"` // publisher, subscription, timer, service, client, action_server, action_client
+	Node      string    `json:"node"` // fully qualified
+	Name      string    `json:"name"` // topic, service or action; "" for a timer
+	PeriodNs  int64     `json:"period_ns"`
+	Count     uint64    `json:"count"`    // published, received, fired, requests handled or sent, goals
+	Bytes     uint64    `json:"bytes"`    // publisher: payload bytes
+	Answered  uint64    `json:"answered"` // client: responses; action client: results; action server: goals succeeded
+	Failed    int64     `json:"failed"`   // service: answers rcl_send_response refused; -1 where the node cannot know (rclpy)
+	Callback  Durations `json:"callback"`
+	Late      Durations `json:"late"`
+	RoundTrip Durations `json:"round_trip"`
+}
+
+// Truth is one test process's document (ros/pulse_testnodes: truth.hpp and pulse_node.py).
+type Truth struct {
+	Pid       int        `json:"pid"`
+	Lang      string     `json:"lang"` // rclcpp or rclpy
+	Endpoints []Endpoint `json:"endpoints"`
+}
+
+// ReadTruth reads a node's document.
+func ReadTruth(path string) (*Truth, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var t Truth
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if t.Pid <= 0 || (t.Lang != "rclcpp" && t.Lang != "rclpy") {
+		return nil, fmt.Errorf("%s: not a test node's truth (pid %d, lang %q)", path, t.Pid, t.Lang)
+	}
+	return &t, nil
+}

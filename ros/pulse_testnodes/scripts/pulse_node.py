@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""pulse_node.py: the rclpy twin of pulse_node (same flags, same ground truth).
+
+    --name N --nodes K --namespace NS --multi THREADS --best-effort --depth D
+    --pub TOPIC,HZ[,BYTES[,COUNT]]   --sub TOPIC[,WORK_MS]   --timer HZ[,WORK_MS]
+    --server SERVICE[,WORK_MS]        --client SERVICE,HZ[,COUNT]   --exit-when-sent
+    --spin-once   (a spin_once loop instead of an executor's spin)
+    --duration S  --truth FILE
+
+A service's refused answers are not known here (rclpy sends the response
+after the callback returns): its "failed" is -1. Run with Debian's
+/usr/bin/python3, the interpreter rclpy was built for.
+"""
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+
+import rclpy
+from example_interfaces.srv import AddTwoInts
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+
+class Durations:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.n = self.sum_ns = self.max_ns = 0
+
+    def add(self, ns):
+        ns = max(ns, 0)
+        with self.lock:
+            self.n += 1
+            self.sum_ns += ns
+            self.max_ns = max(self.max_ns, ns)
+
+    def doc(self):
+        return {'n': self.n, 'sum_ns': self.sum_ns, 'max_ns': self.max_ns}
+
+
+class Endpoint:
+    def __init__(self, kind, node, name):
+        self.kind, self.node, self.name = kind, node, name
+        self.period_ns = self.count = self.bytes = self.answered = self.failed = 0
+        self.callback, self.late, self.round_trip = Durations(), Durations(), Durations()
+
+    def doc(self):
+        return {'kind': self.kind, 'node': self.node, 'name': self.name, 'period_ns': self.period_ns,
+                'count': self.count, 'bytes': self.bytes, 'answered': self.answered, 'failed': self.failed,
+                'callback': self.callback.doc(), 'late': self.late.doc(), 'round_trip': self.round_trip.doc()}
+
+
+class Truth:
+    def __init__(self, path):
+        self.path, self.endpoints, self.lock = path, [], threading.Lock()
+
+    def add(self, kind, node, name):
+        e = Endpoint(kind, node, name)
+        with self.lock:
+            self.endpoints.append(e)
+        return e
+
+    def write(self):
+        if not self.path:
+            return
+        with self.lock:
+            doc = {'pid': os.getpid(), 'lang': 'rclpy', 'endpoints': [e.doc() for e in self.endpoints]}
+        with open(self.path + '.tmp', 'w') as f:
+            json.dump(doc, f)
+        os.replace(self.path + '.tmp', self.path)
+
+
+def work(ms):
+    until = time.monotonic_ns() + int(ms * 1e6)
+    while time.monotonic_ns() < until:
+        pass
+
+
+def fields(spec, n):
+    parts = spec.split(',')
+    return parts + [''] * (n - len(parts))
+
+
+def num(s, default):
+    return float(s) if s else default
+
+
+class TestNode(Node):
+    def __init__(self, name, o, truth, finish):
+        super().__init__(name, namespace=o.namespace or None)
+        self.truth, self.finish, self.stoppable = truth, finish, []
+        qos = QoSProfile(depth=o.depth)
+        if o.best_effort:
+            qos.reliability = ReliabilityPolicy.BEST_EFFORT
+        fq = self.get_fully_qualified_name()
+        for spec in o.pub:
+            self.add_publisher(fq, spec, qos)
+        for spec in o.sub:
+            topic, ms = fields(spec, 2)[:2]
+            e = truth.add('subscription', fq, '')
+            sub = self.create_subscription(String, topic, lambda m, e=e, ms=num(ms, 0): self.on_message(e, ms), qos)
+            e.name = sub.topic_name
+        for spec in o.timer:
+            self.add_timer(fq, spec)
+        for spec in o.server:
+            name, ms = fields(spec, 2)[:2]
+            e = truth.add('service', fq, '')
+            e.failed = -1
+            srv = self.create_service(AddTwoInts, name, lambda req, res, e=e, ms=num(ms, 0): self.on_request(e, ms, req, res))
+            e.name = srv.srv_name
+        for spec in o.client:
+            self.add_client(fq, spec, o.exit_when_sent)
+
+    def add_publisher(self, fq, spec, qos):
+        topic, hz, size, count = fields(spec, 4)[:4]
+        pub = self.create_publisher(String, topic, qos)
+        e = self.truth.add('publisher', fq, pub.topic_name)
+        size, count = int(num(size, 16)), int(num(count, 0))
+        if count > 0:
+            self.finish.pending += 1
+        msg = String(data='x' * size)
+
+        def tick():
+            if count > 0 and e.count >= count:
+                return
+            pub.publish(msg)
+            e.count += 1
+            e.bytes += size
+            if count > 0 and e.count == count:
+                timer.cancel()
+                self.finish.one_done()
+        timer = self.create_timer(1.0 / num(hz, 10), tick)
+        self.stoppable.append(timer)
+
+    def on_message(self, e, ms):
+        t0 = time.monotonic_ns()
+        e.count += 1
+        work(ms)
+        e.callback.add(time.monotonic_ns() - t0)
+
+    def add_timer(self, fq, spec):
+        hz, ms = fields(spec, 2)[:2]
+        period_ns = int(1e9 / num(hz, 10))
+        e = self.truth.add('timer', fq, '')
+        e.period_ns = period_ns
+
+        def tick():
+            t0 = time.monotonic_ns()
+            e.late.add(period_ns - timer.time_until_next_call())
+            e.count += 1
+            work(num(ms, 0))
+            e.callback.add(time.monotonic_ns() - t0)
+        timer = self.create_timer(period_ns / 1e9, tick)
+
+    def on_request(self, e, ms, req, res):
+        t0 = time.monotonic_ns()
+        e.count += 1
+        work(ms)
+        res.sum = req.a + req.b
+        e.callback.add(time.monotonic_ns() - t0)
+        return res
+
+    def add_client(self, fq, spec, exit_when_sent):
+        name, hz, count = fields(spec, 3)[:3]
+        client = self.create_client(AddTwoInts, name)
+        e = self.truth.add('client', fq, client.srv_name)
+        count = int(num(count, 0))
+        if count > 0:
+            self.finish.pending += 1
+
+        def answered(_future, t0):
+            e.answered += 1
+            e.round_trip.add(time.monotonic_ns() - t0)
+
+        def tick():
+            if not client.service_is_ready() or (count > 0 and e.count >= count):
+                return
+            t0 = time.monotonic_ns()
+            future = client.call_async(AddTwoInts.Request(a=e.count, b=1))
+            future.add_done_callback(lambda f, t0=t0: answered(f, t0))
+            e.count += 1
+            if count > 0 and e.count == count:
+                timer.cancel()
+                if exit_when_sent:
+                    self.truth.write()
+                    os._exit(0)
+                self.finish.one_done()
+        timer = self.create_timer(1.0 / num(hz, 10), tick)
+        self.stoppable.append(timer)
+
+    def stop(self):
+        for t in self.stoppable:
+            t.cancel()
+
+
+class Finish:
+    def __init__(self, truth):
+        self.pending, self.truth, self.lock = 0, truth, threading.Lock()
+
+    def one_done(self):
+        with self.lock:
+            self.pending -= 1
+            if self.pending == 0:
+                self.truth.write()
+
+
+def main():
+    args = rclpy.utilities.remove_ros_args(sys.argv)
+    p = argparse.ArgumentParser(prog='pulse_node.py')
+    p.add_argument('--name', default='pulse_node_py')
+    p.add_argument('--namespace', default='')
+    p.add_argument('--nodes', type=int, default=1)
+    p.add_argument('--multi', type=int, default=0)
+    p.add_argument('--depth', type=int, default=10)
+    p.add_argument('--best-effort', action='store_true')
+    p.add_argument('--exit-when-sent', action='store_true')
+    p.add_argument('--spin-once', action='store_true')
+    p.add_argument('--duration', type=float, default=0)
+    p.add_argument('--truth', default='')
+    for flag in ('pub', 'sub', 'timer', 'server', 'client'):
+        p.add_argument('--' + flag, action='append', default=[])
+    o = p.parse_args(args[1:])
+
+    rclpy.init()
+    truth = Truth(o.truth)
+    finish = Finish(truth)
+    nodes = [TestNode(o.name if o.nodes == 1 else '%s_%d' % (o.name, i), o, truth, finish) for i in range(o.nodes)]
+    executor = MultiThreadedExecutor(num_threads=o.multi) if o.multi > 0 else SingleThreadedExecutor()
+    for n in nodes:
+        executor.add_node(n)
+    end = time.monotonic() + o.duration if o.duration > 0 else float('inf')
+    try:
+        while rclpy.ok() and time.monotonic() < end:
+            if o.spin_once:
+                rclpy.spin_once(nodes[0], timeout_sec=0.05)
+            else:
+                executor.spin_once(timeout_sec=0.05)
+        for n in nodes:
+            n.stop()
+        drain = time.monotonic() + 0.5  # answers and messages in flight arrive
+        while rclpy.ok() and time.monotonic() < drain:
+            executor.spin_once(timeout_sec=0.05)
+    except KeyboardInterrupt:
+        for n in nodes:
+            n.stop()
+    truth.write()
+    for n in nodes:
+        n.destroy_node()
+    rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    main()

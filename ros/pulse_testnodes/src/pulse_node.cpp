@@ -1,0 +1,368 @@
+// pulse_node: an rclcpp test node for ros2_pulse's real-ROS lane. One process
+// holds one or many nodes (--nodes N), each with the publishers, subscriptions,
+// timers, services and actions its flags ask for, and keeps its own ground
+// truth (truth.hpp), written as JSON at exit (--truth FILE).
+//
+//   --name N --nodes K --namespace NS --intra --multi THREADS --best-effort --depth D
+//   --pub TOPIC,HZ[,BYTES[,COUNT]]   --sub TOPIC[,WORK_MS]   --timer HZ[,WORK_MS]
+//   --server SERVICE[,WORK_MS]        --client SERVICE,HZ[,COUNT]   --exit-when-sent
+//   --action-server ACTION[,WORK_MS]  --action-client ACTION,HZ[,COUNT]
+//   --duration S   --truth FILE
+//
+// A run ends after --duration seconds (publishing stops, in-flight work drains
+// for half a second, then the document is written) or at SIGINT/SIGTERM. When
+// every COUNT-limited publisher and client is done the document is written at
+// once too, so a test may SIGKILL the process afterwards and still know what
+// it did.
+#include <rcl/service.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "example_interfaces/action/fibonacci.hpp"
+#include "example_interfaces/srv/add_two_ints.hpp"
+#include "rclcpp/rclcpp.hpp"
+#include "rclcpp_action/rclcpp_action.hpp"
+#include "std_msgs/msg/string.hpp"
+#include "truth.hpp"
+
+using namespace std::chrono_literals;
+using AddTwoInts = example_interfaces::srv::AddTwoInts;
+using Fibonacci = example_interfaces::action::Fibonacci;
+using pulse_testnodes::Endpoint;
+using pulse_testnodes::now_ns;
+
+namespace
+{
+
+struct Options
+{
+  std::string name = "pulse_node", ns, truth;
+  int nodes = 1, threads = 0, depth = 10;
+  bool intra = false, best_effort = false, exit_when_sent = false;
+  double duration = 0;
+  std::vector<std::vector<std::string>> pubs, subs, timers, servers, clients, action_servers, action_clients;
+};
+
+std::vector<std::string> split(const std::string & s)
+{
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');) {
+    out.push_back(part);
+  }
+  return out;
+}
+
+[[noreturn]] void usage(const std::string & why)
+{
+  std::fprintf(stderr, "pulse_node: %s (see the comment at the top of pulse_node.cpp)\n", why.c_str());
+  std::exit(2);
+}
+
+Options parse(const std::vector<std::string> & args)
+{
+  Options o;
+  for (size_t i = 1; i < args.size(); i++) {
+    const std::string & a = args[i];
+    auto value = [&]() -> std::string {
+        if (i + 1 >= args.size()) {usage(a + " needs a value");}
+        return args[++i];
+      };
+    if (a == "--name") {o.name = value();} else if (a == "--namespace") {o.ns = value();} else if (a == "--truth") {
+      o.truth = value();
+    } else if (a == "--nodes") {o.nodes = std::stoi(value());} else if (a == "--multi") {
+      o.threads = std::stoi(value());
+    } else if (a == "--depth") {o.depth = std::stoi(value());} else if (a == "--duration") {
+      o.duration = std::stod(value());
+    } else if (a == "--intra") {o.intra = true;} else if (a == "--best-effort") {o.best_effort = true;} else if (
+      a == "--exit-when-sent")
+    {
+      o.exit_when_sent = true;
+    } else if (a == "--pub") {o.pubs.push_back(split(value()));} else if (a == "--sub") {
+      o.subs.push_back(split(value()));
+    } else if (a == "--timer") {o.timers.push_back(split(value()));} else if (a == "--server") {
+      o.servers.push_back(split(value()));
+    } else if (a == "--client") {o.clients.push_back(split(value()));} else if (a == "--action-server") {
+      o.action_servers.push_back(split(value()));
+    } else if (a == "--action-client") {o.action_clients.push_back(split(value()));} else {
+      usage("unknown argument " + a);
+    }
+  }
+  return o;
+}
+
+double field(const std::vector<std::string> & f, size_t i, double dflt)
+{
+  return f.size() > i && !f[i].empty() ? std::stod(f[i]) : dflt;
+}
+
+std::chrono::nanoseconds period_of(double hz)
+{
+  if (hz <= 0) {usage("a rate must be positive");}
+  return std::chrono::nanoseconds(static_cast<int64_t>(1e9 / hz));
+}
+
+// The callback's own work: a busy loop, so its duration is CPU the executor spends.
+void work(double ms)
+{
+  int64_t until = now_ns() + static_cast<int64_t>(ms * 1e6);
+  while (now_ns() < until) {
+  }
+}
+
+// Something COUNT-limited that finishes; the document is written when all have.
+struct Finish
+{
+  std::atomic<int> pending{0};
+  std::function<void()> all_done;
+  void one_done()
+  {
+    if (--pending == 0 && all_done) {all_done();}
+  }
+};
+
+class TestNode : public rclcpp::Node
+{
+public:
+  TestNode(const std::string & name, const Options & o, pulse_testnodes::Truth & truth, Finish & finish)
+  : rclcpp::Node(name, o.ns, rclcpp::NodeOptions().use_intra_process_comms(o.intra)), truth_(truth), finish_(finish)
+  {
+    rclcpp::QoS qos(o.depth);
+    if (o.best_effort) {qos.best_effort();}
+    for (auto & f : o.pubs) {add_publisher(f, qos);}
+    for (auto & f : o.subs) {add_subscription(f, qos);}
+    for (auto & f : o.timers) {add_timer(f);}
+    for (auto & f : o.servers) {add_server(f);}
+    for (auto & f : o.clients) {add_client(f, o.exit_when_sent);}
+    for (auto & f : o.action_servers) {add_action_server(f);}
+    for (auto & f : o.action_clients) {add_action_client(f);}
+  }
+
+  // Stops every publisher and client: no publish races the context's shutdown.
+  void stop()
+  {
+    for (auto & t : stoppable_) {t->cancel();}
+  }
+
+private:
+  void add_publisher(const std::vector<std::string> & f, const rclcpp::QoS & qos)
+  {
+    auto pub = create_publisher<std_msgs::msg::String>(f.at(0), qos);
+    Endpoint & e = truth_.add("publisher", get_fully_qualified_name(), pub->get_topic_name());
+    size_t bytes = static_cast<size_t>(field(f, 2, 16));
+    uint64_t count = static_cast<uint64_t>(field(f, 3, 0));
+    if (count > 0) {finish_.pending++;}
+    auto timer = std::make_shared<rclcpp::TimerBase::SharedPtr>();
+    *timer = create_wall_timer(period_of(field(f, 1, 10)), [this, pub, &e, bytes, count, timer]() {
+          std_msgs::msg::String msg;
+          msg.data.assign(bytes, 'x');
+          pub->publish(msg);
+          e.count++;
+          e.bytes += bytes;
+          if (count > 0 && e.count == count) {
+            (*timer)->cancel();
+            finish_.one_done();
+          }
+        });
+    stoppable_.push_back(*timer);
+  }
+
+  void add_subscription(const std::vector<std::string> & f, const rclcpp::QoS & qos)
+  {
+    double ms = field(f, 1, 0);
+    Endpoint & e = truth_.add("subscription", get_fully_qualified_name(), "");
+    auto sub = create_subscription<std_msgs::msg::String>(f.at(0), qos,
+        [&e, ms](std_msgs::msg::String::ConstSharedPtr) {
+          int64_t t0 = now_ns();
+          e.count++;
+          work(ms);
+          e.callback.add(now_ns() - t0);
+        });
+    e.name = sub->get_topic_name();
+    subs_.push_back(sub);
+  }
+
+  void add_timer(const std::vector<std::string> & f)
+  {
+    auto period = period_of(field(f, 0, 10));
+    double ms = field(f, 1, 0);
+    Endpoint & e = truth_.add("timer", get_fully_qualified_name(), "");
+    e.period_ns = period.count();
+    auto timer = std::make_shared<rclcpp::TimerBase::SharedPtr>();
+    // Its lateness against its own schedule: rcl has moved the next call one
+    // period on (or more, past overruns) when the callback starts.
+    *timer = create_wall_timer(period, [&e, ms, period, timer]() {
+          int64_t t0 = now_ns();
+          int64_t until = (*timer)->time_until_trigger().count();
+          e.late.add(period.count() - until);
+          e.count++;
+          work(ms);
+          e.callback.add(now_ns() - t0);
+        });
+    timers_.push_back(*timer);
+  }
+
+  // Answers through rcl_send_response itself, so it knows which answers rcl
+  // refused (Fast DDS: RCL_RET_TIMEOUT when the client has gone).
+  void add_server(const std::vector<std::string> & f)
+  {
+    double ms = field(f, 1, 0);
+    Endpoint & e = truth_.add("service", get_fully_qualified_name(), "");
+    auto srv = create_service<AddTwoInts>(f.at(0),
+        [&e, ms](std::shared_ptr<rclcpp::Service<AddTwoInts>> service, std::shared_ptr<rmw_request_id_t> header,
+        std::shared_ptr<AddTwoInts::Request> req) {
+          int64_t t0 = now_ns();
+          e.count++;
+          work(ms);
+          AddTwoInts::Response res;
+          res.sum = req->a + req->b;
+          rcl_ret_t ret = rcl_send_response(service->get_service_handle().get(), header.get(), &res);
+          if (ret != RCL_RET_OK) {
+            rcl_reset_error();
+            e.failed++;
+          }
+          e.callback.add(now_ns() - t0);
+        });
+    e.name = srv->get_service_name();
+    services_.push_back(srv);
+  }
+
+  void add_client(const std::vector<std::string> & f, bool exit_when_sent)
+  {
+    auto client = create_client<AddTwoInts>(f.at(0));
+    Endpoint & e = truth_.add("client", get_fully_qualified_name(), client->get_service_name());
+    uint64_t count = static_cast<uint64_t>(field(f, 2, 0));
+    if (count > 0) {finish_.pending++;}
+    auto timer = std::make_shared<rclcpp::TimerBase::SharedPtr>();
+    *timer = create_wall_timer(period_of(field(f, 1, 10)), [this, client, &e, count, timer, exit_when_sent]() {
+          if (!client->service_is_ready()) {return;}
+          auto req = std::make_shared<AddTwoInts::Request>();
+          req->a = static_cast<int64_t>(e.count.load());
+          req->b = 1;
+          int64_t t0 = now_ns();
+          client->async_send_request(req, [&e, t0](rclcpp::Client<AddTwoInts>::SharedFuture) {
+            e.answered++;
+            e.round_trip.add(now_ns() - t0);
+          });
+          e.count++;
+          if (count > 0 && e.count == count) {
+            (*timer)->cancel();
+            if (exit_when_sent) {
+              finish_.all_done();
+              std::_Exit(0);  // gone before its answers: the server's sends find no client
+            }
+            finish_.one_done();
+          }
+        });
+    stoppable_.push_back(*timer);
+    clients_.push_back(client);
+  }
+
+  void add_action_server(const std::vector<std::string> & f)
+  {
+    double ms = field(f, 1, 0);
+    Endpoint & e = truth_.add("action_server", get_fully_qualified_name(), f.at(0));
+    action_servers_.push_back(rclcpp_action::create_server<Fibonacci>(this, f.at(0),
+      [&e](const rclcpp_action::GoalUUID &, std::shared_ptr<const Fibonacci::Goal>) {
+        e.count++;
+        return rclcpp_action::GoalResponse::ACCEPT_AND_EXECUTE;
+      },
+      [](std::shared_ptr<rclcpp_action::ServerGoalHandle<Fibonacci>>) {
+        return rclcpp_action::CancelResponse::ACCEPT;
+      },
+      [&e, ms](std::shared_ptr<rclcpp_action::ServerGoalHandle<Fibonacci>> goal) {
+        std::thread([&e, ms, goal]() {
+          std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(ms * 1000)));
+          auto result = std::make_shared<Fibonacci::Result>();
+          result->sequence = {0, 1};
+          goal->succeed(result);
+          e.answered++;
+        }).detach();
+      }));
+  }
+
+  void add_action_client(const std::vector<std::string> & f)
+  {
+    auto client = rclcpp_action::create_client<Fibonacci>(this, f.at(0));
+    Endpoint & e = truth_.add("action_client", get_fully_qualified_name(), f.at(0));
+    uint64_t count = static_cast<uint64_t>(field(f, 2, 0));
+    if (count > 0) {finish_.pending++;}
+    auto timer = std::make_shared<rclcpp::TimerBase::SharedPtr>();
+    *timer = create_wall_timer(period_of(field(f, 1, 1)), [this, client, &e, count, timer]() {
+          if (!client->action_server_is_ready()) {return;}
+          Fibonacci::Goal goal;
+          goal.order = 2;
+          rclcpp_action::Client<Fibonacci>::SendGoalOptions opts;
+          int64_t t0 = now_ns();
+          opts.result_callback = [&e, t0](const rclcpp_action::ClientGoalHandle<Fibonacci>::WrappedResult &) {
+              e.answered++;
+              e.round_trip.add(now_ns() - t0);
+            };
+          client->async_send_goal(goal, opts);
+          e.count++;
+          if (count > 0 && e.count == count) {
+            (*timer)->cancel();
+            finish_.one_done();
+          }
+        });
+    stoppable_.push_back(*timer);
+    action_clients_.push_back(client);
+  }
+
+  pulse_testnodes::Truth & truth_;
+  Finish & finish_;
+  std::vector<rclcpp::TimerBase::SharedPtr> stoppable_, timers_;
+  std::vector<rclcpp::SubscriptionBase::SharedPtr> subs_;
+  std::vector<rclcpp::ServiceBase::SharedPtr> services_;
+  std::vector<rclcpp::ClientBase::SharedPtr> clients_;
+  std::vector<rclcpp_action::ServerBase::SharedPtr> action_servers_;
+  std::vector<rclcpp_action::ClientBase::SharedPtr> action_clients_;
+};
+
+}  // namespace
+
+int main(int argc, char ** argv)
+{
+  auto args = rclcpp::init_and_remove_ros_arguments(argc, argv);
+  Options o = parse(args);
+  pulse_testnodes::Truth truth;
+  Finish finish;
+  finish.all_done = [&]() {truth.write(o.truth, "rclcpp");};
+
+  std::vector<std::shared_ptr<TestNode>> nodes;
+  std::unique_ptr<rclcpp::Executor> exec;
+  if (o.threads > 0) {
+    exec = std::make_unique<rclcpp::executors::MultiThreadedExecutor>(rclcpp::ExecutorOptions(), o.threads);
+  } else {
+    exec = std::make_unique<rclcpp::executors::SingleThreadedExecutor>();
+  }
+  for (int i = 0; i < o.nodes; i++) {
+    std::string name = o.nodes == 1 ? o.name : o.name + "_" + std::to_string(i);
+    nodes.push_back(std::make_shared<TestNode>(name, o, truth, finish));
+    exec->add_node(nodes.back());
+  }
+  std::thread spinner([&exec]() {exec->spin();});
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.duration);
+  while (rclcpp::ok() && (o.duration <= 0 || std::chrono::steady_clock::now() < end)) {
+    std::this_thread::sleep_for(20ms);
+  }
+  for (auto & n : nodes) {n->stop();}
+  if (rclcpp::ok()) {
+    std::this_thread::sleep_for(500ms);  // answers and messages in flight arrive
+  }
+  exec->cancel();
+  spinner.join();
+  for (auto & n : nodes) {n->stop();}
+  truth.write(o.truth, "rclcpp");
+  exec.reset();
+  nodes.clear();
+  rclcpp::shutdown();
+  return 0;
+}

@@ -1,0 +1,61 @@
+// Ground truth a test node keeps of itself: what it published, received,
+// measured of its own callbacks, timers, services and actions. Written as one
+// JSON document at exit (and whenever a node says its fixed work is done), for
+// ros2_pulse's real-ROS tests to judge pulse's figures against.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+
+namespace pulse_testnodes
+{
+
+inline int64_t now_ns()
+{
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+    std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Durations a node measured itself: count, sum and max, in ns.
+struct Durations
+{
+  std::mutex mu;
+  uint64_t n = 0, sum_ns = 0, max_ns = 0;
+  void add(int64_t ns);
+  std::string json();
+};
+
+struct Endpoint
+{
+  Endpoint(std::string kind, std::string node, std::string name)
+  : kind(std::move(kind)), node(std::move(node)), name(std::move(name)) {}
+  std::string kind;  // publisher, subscription, timer, service, client, action_server, action_client
+  std::string node;  // fully qualified
+  std::string name;  // topic, service or action; "" for a timer
+  int64_t period_ns = 0;  // timer
+  std::atomic<uint64_t> count{0};  // published, received, fired, handled, sent, goals
+  std::atomic<uint64_t> bytes{0};  // publisher: serialized payload bytes sent (string data)
+  std::atomic<uint64_t> answered{0};  // client: responses taken; action client: results
+  std::atomic<uint64_t> failed{0};  // service: responses rcl_send_response refused
+  Durations callback;  // the node's own callback body, subscription/timer/service
+  Durations late;  // timer: start lateness against its own schedule
+  Durations round_trip;  // client: send to response
+};
+
+class Truth
+{
+public:
+  Endpoint & add(const std::string & kind, const std::string & node, const std::string & name);
+  // Writes the document to path (through a temporary file and a rename).
+  void write(const std::string & path, const std::string & lang);
+
+private:
+  std::mutex mu_;
+  std::deque<Endpoint> endpoints_;  // a deque: references stay valid as it grows
+};
+
+}  // namespace pulse_testnodes

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The real-ROS lane: builds ros/pulse_testnodes against a ROS 2 prefix (outside
+# the source tree, in build/ros/<distro>) and runs internal/realros on every
+# RMW the prefix has, judged against the nodes' own ground truth.
+#
+#   scripts/test-ros.sh [--short]
+#
+# ROS_PREFIX names the prefix; by default the first of /opt/ros/{jazzy,humble,kilted}
+# that exists. --short (make test's lane): a few tests on one RMW, and a plain
+# "skipped" when there is no prefix. Without --short a missing prefix fails.
+# PULSE_ROS_RUN narrows the tests (a go test -run pattern).
+set -euo pipefail
+short=0
+[[ ${1:-} == --short ]] && short=1
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${PULSE_BUILD:-$root/build}
+
+say_none() {
+  if [[ $short == 1 ]]; then
+    echo "test-ros: skipped: $1"
+    exit 0
+  fi
+  echo "test-ros: $1" >&2
+  exit 2
+}
+
+prefix=${ROS_PREFIX:-}
+if [[ -z $prefix ]]; then
+  for d in jazzy humble kilted; do
+    [[ -e /opt/ros/$d/setup.bash ]] && { prefix=/opt/ros/$d; break; }
+  done
+  [[ -n $prefix ]] || say_none "no ROS 2 prefix (set ROS_PREFIX=/path/to/ros, or install ROS 2 in /opt/ros/<distro>)"
+fi
+[[ -d $prefix ]] || say_none "ROS_PREFIX=$prefix: no such directory"
+[[ -e $prefix/setup.bash ]] || say_none "ROS_PREFIX=$prefix: no setup.bash there (not a ROS 2 install)"
+# What the prefix says it is, in a shell of its own (a broken setup fails here, not in a test).
+distro=$(bash -c 'source "$1/setup.bash" >/dev/null 2>&1 && echo "${ROS_DISTRO:-}"' bash "$prefix") ||
+  say_none "ROS_PREFIX=$prefix: its setup.bash fails when sourced"
+case $distro in
+  humble|jazzy|kilted) ;;
+  "") say_none "ROS_PREFIX=$prefix: its setup.bash sets no ROS_DISTRO (a broken install?)";;
+  *) say_none "ROS_PREFIX=$prefix: distro '$distro' is not one pulse supports (humble, jazzy, kilted)";;
+esac
+[[ -e $prefix/lib/libtracetools.so ]] || say_none "ROS_PREFIX=$prefix ($distro): no lib/libtracetools.so (ros2_tracing's tracetools is part of every ROS 2 core)"
+rmws=()
+for rmw in rmw_cyclonedds_cpp rmw_fastrtps_cpp; do
+  [[ -e $prefix/lib/lib$rmw.so ]] && rmws+=("$rmw")
+done
+[[ ${#rmws[@]} -gt 0 ]] || say_none "ROS_PREFIX=$prefix ($distro): neither rmw_cyclonedds_cpp nor rmw_fastrtps_cpp is installed"
+lttng=without
+ldd "$prefix/lib/libtracetools.so" | grep -q liblttng-ust && lttng=with
+echo "test-ros: $prefix: $distro, tracetools $lttng LTTng, RMWs: ${rmws[*]}"
+
+# rclpy and colcon are Debian's (or Ubuntu's) python: never a pyenv or venv one.
+export PATH=/usr/bin:$PATH
+command -v colcon >/dev/null || bash "$root/scripts/need-packages.sh" python3-colcon-common-extensions
+key=$(echo "$prefix" | sha256sum | cut -c1-8)
+ws=$build/ros/$distro-$key
+log=$ws/colcon.log
+mkdir -p "$ws"
+echo "test-ros: building ros/pulse_testnodes in $ws"
+if ! (source "$prefix/setup.bash" && cd "$ws" &&
+      colcon --log-base "$ws/log" build --base-paths "$root/ros" --build-base "$ws/build" --install-base "$ws/install" \
+        --merge-install --cmake-args -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE=/usr/bin/python3 \
+        >"$log" 2>&1); then
+  tail -40 "$log"
+  echo "test-ros: the test nodes did not build against $prefix (log: $log)" >&2
+  exit 1
+fi
+
+run=${PULSE_ROS_RUN:-}
+if [[ $short == 1 ]]; then
+  rmws=("${rmws[0]}")
+  run=${run:-'^(TestTopicCounts|TestCallbackTiming|TestServices|TestDoctorOnRealROS)$'}
+fi
+for rmw in "${rmws[@]}"; do
+  echo "test-ros: $distro / $rmw / tracetools $lttng LTTng"
+  out=$ws/go-test-$rmw.log
+  rc=0
+  (cd "$root" && ROS_PREFIX=$prefix PULSE_ROS_WS=$ws/install PULSE_ROS_DISTRO=$distro PULSE_RMW=$rmw \
+     PULSE_ROS_LTTNG=$lttng PULSE_BUILD=$build go test -count=1 -timeout 40m -v ${run:+-run "$run"} ./internal/realros/) \
+     >"$out" 2>&1 || rc=$?
+  grep -E '^(\s*--- |\s+\S+_test\.go|PASS|FAIL|ok|panic)' "$out" || true
+  [[ $rc == 0 ]] || { echo "test-ros: FAIL on $distro / $rmw (log: $out)" >&2; exit 1; }
+done
+echo "test-ros: passed on $distro (${rmws[*]}), tracetools $lttng LTTng"
