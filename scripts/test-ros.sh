@@ -50,6 +50,8 @@ done
 lttng=without
 ldd "$prefix/lib/libtracetools.so" | grep -q liblttng-ust && lttng=with
 echo "test-ros: $prefix: $distro, tracetools $lttng LTTng, RMWs: ${rmws[*]}"
+# A session of LTTng's own beside pulse (TestBesideAnLTTngSession) where tracetools records.
+[[ $lttng == with && $short == 0 ]] && bash "$root/scripts/need-packages.sh" lttng-tools babeltrace2
 
 # rclpy and colcon are Debian's (or Ubuntu's) python: never a pyenv or venv one.
 export PATH=/usr/bin:$PATH

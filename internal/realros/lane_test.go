@@ -136,6 +136,12 @@ func (r *run) env(rmw string, extra []string) []string {
 // rmw "" is the lane's.
 func (r *run) node(name, lang, rmw string, args ...string) *proc {
 	r.t.Helper()
+	return r.nodeEnv(name, lang, rmw, nil, args...)
+}
+
+// nodeEnv starts a test node with more environment (e.g. another ROS_DOMAIN_ID).
+func (r *run) nodeEnv(name, lang, rmw string, env []string, args ...string) *proc {
+	r.t.Helper()
 	p := &proc{name: name, truth: filepath.Join(r.truths, name+".json"), out: &bytes.Buffer{}, done: make(chan struct{})}
 	bin := filepath.Join(r.l.ws, "lib/pulse_testnodes")
 	argv := append([]string{"--name", name, "--truth", p.truth}, args...)
@@ -147,7 +153,7 @@ func (r *run) node(name, lang, rmw string, args ...string) *proc {
 	default:
 		r.t.Fatalf("lang %q", lang)
 	}
-	p.cmd.Env = r.env(rmw, nil)
+	p.cmd.Env = r.env(rmw, env)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		r.t.Fatal(err)
@@ -274,4 +280,10 @@ func logLines(b []byte) []string {
 		out = append(out, sc.Text())
 	}
 	return out
+}
+
+// has says whether the prefix has rmw installed.
+func (l *lane) has(rmw string) bool {
+	_, err := os.Stat(filepath.Join(l.prefix, "lib", "lib"+rmw+".so"))
+	return err == nil
 }

@@ -4,7 +4,7 @@
 // truth (truth.hpp), written as JSON at exit (--truth FILE).
 //
 //   --name N --nodes K --namespace NS --intra --multi THREADS --best-effort --depth D
-//   --pub TOPIC,HZ[,BYTES[,COUNT]]   --sub TOPIC[,WORK_MS]   --timer HZ[,WORK_MS]
+//   --pub TOPIC,HZ[,BYTES[,COUNT[,TYPE]]] (TYPE string or int32)   --sub TOPIC[,WORK_MS]   --timer HZ[,WORK_MS]
 //   --server SERVICE[,WORK_MS]        --client SERVICE,HZ[,COUNT]   --exit-when-sent
 //   --action-server ACTION[,WORK_MS]  --action-client ACTION,HZ[,COUNT]
 //   --duration S   --truth FILE
@@ -29,6 +29,7 @@
 #include "example_interfaces/srv/add_two_ints.hpp"
 #include "rclcpp/rclcpp.hpp"
 #include "rclcpp_action/rclcpp_action.hpp"
+#include "std_msgs/msg/int32.hpp"
 #include "std_msgs/msg/string.hpp"
 #include "truth.hpp"
 
@@ -154,6 +155,11 @@ public:
 private:
   void add_publisher(const std::vector<std::string> & f, const rclcpp::QoS & qos)
   {
+    if (f.size() > 4 && f[4] == "int32") {
+      add_int_publisher(f, qos);
+      return;
+    }
+    if (f.size() > 4 && f[4] != "string") {usage("a publisher's type is string or int32");}
     auto pub = create_publisher<std_msgs::msg::String>(f.at(0), qos);
     Endpoint & e = truth_.add("publisher", get_fully_qualified_name(), pub->get_topic_name());
     size_t bytes = static_cast<size_t>(field(f, 2, 16));
@@ -172,6 +178,20 @@ private:
           }
         });
     stoppable_.push_back(*timer);
+  }
+
+  // std_msgs/Int32, for a subscription of the same name and another type.
+  void add_int_publisher(const std::vector<std::string> & f, const rclcpp::QoS & qos)
+  {
+    auto pub = create_publisher<std_msgs::msg::Int32>(f.at(0), qos);
+    Endpoint & e = truth_.add("publisher", get_fully_qualified_name(), pub->get_topic_name());
+    stoppable_.push_back(create_wall_timer(period_of(field(f, 1, 10)), [pub, &e]() {
+        std_msgs::msg::Int32 msg;
+        msg.data = static_cast<int32_t>(e.count.load());
+        pub->publish(msg);
+        e.count++;
+        e.bytes += sizeof msg.data;
+      }));
   }
 
   void add_subscription(const std::vector<std::string> & f, const rclcpp::QoS & qos)
