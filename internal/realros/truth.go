@@ -32,6 +32,8 @@ type Endpoint struct {
 	Bytes     uint64    `json:"bytes"`    // publisher: payload bytes
 	Answered  uint64    `json:"answered"` // client: responses; action client: results; action server: goals succeeded
 	Failed    int64     `json:"failed"`   // service: answers rcl_send_response refused; -1 where the node cannot know (rclpy)
+	FirstNs   int64     `json:"first_ns"` // publisher, subscription: CLOCK_MONOTONIC of the first message
+	LastNs    int64     `json:"last_ns"`  // and of the last
 	Callback  Durations `json:"callback"`
 	Late      Durations `json:"late"`
 	RoundTrip Durations `json:"round_trip"`
@@ -58,4 +60,13 @@ func ReadTruth(path string) (*Truth, error) {
 		return nil, fmt.Errorf("%s: not a test node's truth (pid %d, lang %q)", path, t.Pid, t.Lang)
 	}
 	return &t, nil
+}
+
+// Hz is the rate the endpoint really had between its first and last
+// message, 0 with fewer than two.
+func (e *Endpoint) Hz() float64 {
+	if e.Count < 2 || e.LastNs <= e.FirstNs {
+		return 0
+	}
+	return float64(e.Count-1) / (float64(e.LastNs-e.FirstNs) / 1e9)
 }

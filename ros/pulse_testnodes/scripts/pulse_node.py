@@ -46,12 +46,22 @@ class Endpoint:
     def __init__(self, kind, node, name):
         self.kind, self.node, self.name = kind, node, name
         self.period_ns = self.count = self.bytes = self.answered = self.failed = 0
+        self.first_ns = self.last_ns = 0
         self.callback, self.late, self.round_trip = Durations(), Durations(), Durations()
 
     def doc(self):
         return {'kind': self.kind, 'node': self.node, 'name': self.name, 'period_ns': self.period_ns,
                 'count': self.count, 'bytes': self.bytes, 'answered': self.answered, 'failed': self.failed,
+                'first_ns': self.first_ns, 'last_ns': self.last_ns,
                 'callback': self.callback.doc(), 'late': self.late.doc(), 'round_trip': self.round_trip.doc()}
+
+
+    def counted(self):
+        """One message published or received, now."""
+        t = time.monotonic_ns()
+        self.first_ns = self.first_ns or t
+        self.last_ns = t
+        self.count += 1
 
 
 class Truth:
@@ -128,7 +138,7 @@ class TestNode(Node):
             if count > 0 and e.count >= count:
                 return
             pub.publish(msg)
-            e.count += 1
+            e.counted()
             e.bytes += size
             if count > 0 and e.count == count:
                 timer.cancel()
@@ -138,7 +148,7 @@ class TestNode(Node):
 
     def on_message(self, e, ms):
         t0 = time.monotonic_ns()
-        e.count += 1
+        e.counted()
         work(ms)
         e.callback.add(time.monotonic_ns() - t0)
 

@@ -170,7 +170,7 @@ private:
           std_msgs::msg::String msg;
           msg.data.assign(bytes, 'x');
           pub->publish(msg);
-          e.count++;
+          e.counted();
           e.bytes += bytes;
           if (count > 0 && e.count == count) {
             (*timer)->cancel();
@@ -189,7 +189,7 @@ private:
         std_msgs::msg::Int32 msg;
         msg.data = static_cast<int32_t>(e.count.load());
         pub->publish(msg);
-        e.count++;
+        e.counted();
         e.bytes += sizeof msg.data;
       }));
   }
@@ -201,7 +201,7 @@ private:
     auto sub = create_subscription<std_msgs::msg::String>(f.at(0), qos,
         [&e, ms](std_msgs::msg::String::ConstSharedPtr) {
           int64_t t0 = now_ns();
-          e.count++;
+          e.counted();
           work(ms);
           e.callback.add(now_ns() - t0);
         });

@@ -58,7 +58,7 @@ void Truth::write(const std::string & path, const std::string & lang)
     for (auto & e : endpoints_) {
       o << (first ? "" : ",") << "\n {\"kind\":" << quote(e.kind) << ",\"node\":" << quote(e.node) <<
         ",\"name\":" << quote(e.name) << ",\"period_ns\":" << e.period_ns << ",\"count\":" << e.count.load() <<
-        ",\"bytes\":" << e.bytes.load() << ",\"answered\":" << e.answered.load() << ",\"failed\":" <<
+        ",\"bytes\":" << e.bytes.load() << ",\"answered\":" << e.answered.load() << ",\"first_ns\":" << e.first_ns.load() << ",\"last_ns\":" << e.last_ns.load() << ",\"failed\":" <<
         e.failed.load() << ",\"callback\":" << e.callback.json() << ",\"late\":" << e.late.json() <<
         ",\"round_trip\":" << e.round_trip.json() << "}";
       first = false;

@@ -41,6 +41,15 @@ struct Endpoint
   std::atomic<uint64_t> bytes{0};  // publisher: serialized payload bytes sent (string data)
   std::atomic<uint64_t> answered{0};  // client: responses taken; action client: results
   std::atomic<uint64_t> failed{0};  // service: responses rcl_send_response refused
+  std::atomic<int64_t> first_ns{0}, last_ns{0};  // publisher, subscription: steady clock of the first and last message
+  void counted()  // one message published or received, now
+  {
+    int64_t t = now_ns();
+    int64_t none = 0;
+    first_ns.compare_exchange_strong(none, t);
+    last_ns = t;
+    count++;
+  }
   Durations callback;  // the node's own callback body, subscription/timer/service
   Durations late;  // timer: start lateness against its own schedule
   Durations round_trip;  // client: send to response
