@@ -235,6 +235,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/spec/
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/logfmt/
 	$(GO) test -run '^$$' -fuzz '^FuzzDetail$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/web/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTruth$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/realros/
 
 # ASan+UBSan over probe and simulator, and TSan over the simulator, with the exit storm repeated.
 sanitize: sanitize-asan sanitize-tsan

@@ -52,12 +52,26 @@ func ReadTruth(path string) (*Truth, error) {
 	if err != nil {
 		return nil, err
 	}
-	var t Truth
-	if err := json.Unmarshal(b, &t); err != nil {
+	t, err := ParseTruth(b)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return t, nil
+}
+
+// ParseTruth parses a node's document; anything else is an error.
+func ParseTruth(b []byte) (*Truth, error) {
+	var t Truth
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, err
+	}
 	if t.Pid <= 0 || (t.Lang != "rclcpp" && t.Lang != "rclpy") {
-		return nil, fmt.Errorf("%s: not a test node's truth (pid %d, lang %q)", path, t.Pid, t.Lang)
+		return nil, fmt.Errorf("not a test node's truth (pid %d, lang %q)", t.Pid, t.Lang)
+	}
+	for _, e := range t.Endpoints {
+		if e.Kind == "" || e.Node == "" || e.Failed < -1 || e.LastNs < e.FirstNs {
+			return nil, fmt.Errorf("a malformed endpoint: %+v", e)
+		}
 	}
 	return &t, nil
 }
