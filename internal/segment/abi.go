@@ -11,7 +11,7 @@ package segment
 const (
 	Magic                 = 0x45534c5550325352 // "RS2PULSE" as a little-endian u64
 	ABIMajor              = 1
-	ABIMinor              = 7
+	ABIMinor              = 8
 	HeaderSize            = 4096
 	MaxSections           = 8
 	ExeMax                = 256
@@ -158,15 +158,16 @@ type rawCall struct {
 
 // rawCalls mirrors struct rp_calls (ABI 1.6): one service's or client's calls.
 type rawCalls struct {
-	Started   uint64
-	Answered  uint64
-	Unmatched uint64
-	Evicted   uint64
-	SumNs     uint64
-	Reserved  [24]byte
-	Buckets   [TimeBuckets]uint32
-	Ring      [CallRing]rawCall
-	Reserved2 [32]byte
+	Started    uint64
+	Answered   uint64
+	Unmatched  uint64
+	Evicted    uint64
+	SumNs      uint64
+	SendFailed uint64 // ABI 1.8 (reserved before): a server's responses rcl_send_response refused
+	Reserved   [16]byte
+	Buckets    [TimeBuckets]uint32
+	Ring       [CallRing]rawCall
+	Reserved2  [32]byte
 }
 
 // rawGap mirrors struct rp_gap (present only when the process runs with gap tracking).

@@ -84,9 +84,14 @@ type Calls struct {
 	Answered  uint64
 	Unmatched uint64 // responses whose call was not (or no longer) open
 	Evicted   uint64 // calls still open when a newer call took their ring entry
-	SumNs     uint64
-	Buckets   [TimeBuckets]uint32
-	Open      []uint64 // CLOCK_MONOTONIC starts of the calls open now (at most CallRing), oldest first
+	// SendFailed (ABI 1.8; 0 before): a server's responses rcl_send_response
+	// refused (RCL_RET_TIMEOUT: the client went away before the answer). Their
+	// calls are closed: neither answered nor open, and not in the durations.
+	SendFailed    uint64
+	HasSendFailed bool // the record has SendFailed (ABI 1.8): else a refused response was not seen
+	SumNs         uint64
+	Buckets       [TimeBuckets]uint32
+	Open          []uint64 // CLOCK_MONOTONIC starts of the calls open now (at most CallRing), oldest first
 }
 
 // QoS is what the probe learnt of a publisher or subscription when rcl
@@ -520,7 +525,7 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 			ep.Timing, ep.Lateness = readTiming(mem, timingSec, i, ep.Kind == KindTimer)
 		}
 		if callsSec != nil && (ep.Kind == KindService || ep.Kind == KindClient) {
-			ep.Calls = readCalls(mem, callsSec, i, h.AbiMinor >= 7 && ep.Kind == KindClient)
+			ep.Calls = readCalls(mem, callsSec, i, h.AbiMinor >= 7 && ep.Kind == KindClient, h.AbiMinor >= 8)
 		}
 		if qosSec != nil && (ep.Kind == KindPublisher || ep.Kind == KindSubscription) {
 			ep.QoS = readQoS(mem, qosSec, i, gen, &names.qos, &snap.Corrupt)
@@ -579,11 +584,15 @@ func readTiming(mem []byte, sec *rawSection, i uint32, timer bool) (*Timing, *La
 // left out, and so is a client's answer waiting for its call (early: ABI 1.7,
 // an id with CallAnswered). Most records are a node's idle parameter
 // services: the counts say when there is no histogram (nothing answered) or
-// no open call to read.
-func readCalls(mem []byte, sec *rawSection, i uint32, early bool) *Calls {
+// no open call to read. failed: the record has send_failed (ABI 1.8; before,
+// those bytes were reserved).
+func readCalls(mem []byte, sec *rawSection, i uint32, early, failed bool) *Calls {
 	r := (*rawCalls)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
 	c := &Calls{Started: load64(&r.Started), Answered: load64(&r.Answered), Unmatched: load64(&r.Unmatched),
 		Evicted: load64(&r.Evicted), SumNs: load64(&r.SumNs)}
+	if failed {
+		c.SendFailed, c.HasSendFailed = load64(&r.SendFailed), true
+	}
 	if c.Answered > 0 || c.SumNs > 0 {
 		for b := range c.Buckets {
 			c.Buckets[b] = load32(&r.Buckets[b])

@@ -162,24 +162,35 @@ static void answer_early(struct rp_calls *c, uint64_t seq, uint64_t key, uint64_
 }
 
 /*
- * A call is answered: its entry (looked for at hint first) is freed and its
- * duration counted. A client's answer (client_seq) whose call is not there
- * yet waits for it; a server's is unmatched.
+ * Frees the open call key (looked for at hint first); true with its start in
+ * *start, false when it is not in the ring (not yet, or no longer).
  */
-static void call_close(struct rp_calls *c, uint32_t hint, uint64_t key, const int64_t *client_seq)
+static bool call_take(struct rp_calls *c, uint32_t hint, uint64_t key, uint64_t *start)
 {
-    uint64_t now = rp_mono_ns();
     for (uint32_t i = 0; i < RP_CALL_RING; i++) {
         struct rp_call *e = &c->ring[(hint + i) % RP_CALL_RING];
-        uint64_t start = atomic_load_explicit(&e->start_ns, memory_order_acquire);
+        uint64_t s = atomic_load_explicit(&e->start_ns, memory_order_acquire);
         uint64_t want = key;
         if (atomic_load_explicit(&e->id, memory_order_acquire) != key ||
             !atomic_compare_exchange_strong_explicit(&e->id, &want, 0, memory_order_acq_rel, memory_order_relaxed))
             continue; /* not this call's, or another thread answered it just now */
-        call_done(c, start, now);
-        return;
+        *start = s;
+        return true;
     }
-    if (client_seq != NULL)
+    return false;
+}
+
+/*
+ * A call is answered: its entry is freed and its duration counted. A
+ * client's answer (client_seq) whose call is not there yet waits for it; a
+ * server's is unmatched.
+ */
+static void call_close(struct rp_calls *c, uint32_t hint, uint64_t key, const int64_t *client_seq)
+{
+    uint64_t now = rp_mono_ns(), start = 0;
+    if (call_take(c, hint, key, &start))
+        call_done(c, start, now);
+    else if (client_seq != NULL)
         answer_early(c, (uint64_t)*client_seq, key, now);
     else
         atomic_fetch_add_explicit(&c->unmatched, 1, memory_order_relaxed);
@@ -220,6 +231,17 @@ TAKE_WRAPPER(rcl_take_request_with_info, rp_rmw_service_info_t, rp_rcl_take_requ
              &header->request_id)
 TAKE_WRAPPER(rcl_take_request, rp_rmw_request_id_t, rp_rcl_take_request_fn, request_taken, header)
 
+/*
+ * A response is sent, or refused: rmw_fastrtps (and rmw_cyclonedds) return
+ * RMW_RET_TIMEOUT, which rcl passes on as RCL_RET_TIMEOUT, when the client's
+ * response reader is not matched within the writer's max_blocking_time ("client
+ * will not receive response": its client went away before the answer);
+ * rclcpp's Service::send_response and rclpy's service_send_response warn and
+ * return, so the call ends there. A refused response closes its call (ABI
+ * 1.8): its entry is freed, it is counted in send_failed, and its time is
+ * not an answer's (design note 0020). Any other error closes it the same
+ * way: rclcpp and rclpy throw, and the response is never sent again.
+ */
 EXPORT rp_rcl_ret_t rcl_send_response(const void *service, rp_rmw_request_id_t *header, void *response)
 {
     static void *_Atomic real_fn = RP_UNRESOLVED;
@@ -228,10 +250,18 @@ EXPORT rp_rcl_ret_t rcl_send_response(const void *service, rp_rmw_request_id_t *
         return RP_RCL_RET_ERROR;
     uint64_t key = header != NULL ? request_key(header) : 0; /* before the call: rcl may not touch it, but it could */
     rp_rcl_ret_t ret = ((rp_rcl_send_response_fn)fn)(service, header, response);
-    if (ret == RP_RCL_RET_OK && key != 0) {
-        struct rp_calls *c = calls_of(service, false);
-        if (c != NULL) /* most servers answer in the order they took: search from the oldest open entry */
-            call_close(c, (uint32_t)atomic_load_explicit(&c->answered, memory_order_relaxed), key, NULL);
+    struct rp_calls *c = key != 0 ? calls_of(service, false) : NULL;
+    if (c == NULL)
+        return ret;
+    /* most servers answer in the order they took: search from the oldest open entry */
+    uint32_t hint = (uint32_t)(atomic_load_explicit(&c->answered, memory_order_relaxed) +
+                               atomic_load_explicit(&c->send_failed, memory_order_relaxed));
+    if (ret == RP_RCL_RET_OK) {
+        call_close(c, hint, key, NULL);
+    } else {
+        uint64_t start;
+        (void)call_take(c, hint, key, &start); /* its call, if still open, ends here: neither answered nor timed */
+        atomic_fetch_add_explicit(&c->send_failed, 1, memory_order_relaxed); /* counted either way, as unmatched is */
     }
     return ret;
 }

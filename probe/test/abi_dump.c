@@ -35,6 +35,7 @@ int main(void)
     F(rp_call, id); F(rp_call, start_ns);
     printf("sizeof rp_calls %zu\n", sizeof(struct rp_calls));
     F(rp_calls, started); F(rp_calls, answered); F(rp_calls, unmatched); F(rp_calls, evicted); F(rp_calls, sum_ns);
+    F(rp_calls, send_failed);
     F(rp_calls, reserved); F(rp_calls, buckets); F(rp_calls, ring); F(rp_calls, reserved2);
     printf("sizeof rp_env %zu\n", sizeof(struct rp_env));
     F(rp_env, flags); F(rp_env, reserved); F(rp_env, domain_id); F(rp_env, rmw_implementation);

@@ -51,7 +51,7 @@
 
 #define RP_MAGIC UINT64_C(0x45534c5550325352) /* "RS2PULSE" read as little-endian u64 */
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 7
+#define RP_ABI_MINOR 8
 
 #define RP_HEADER_SIZE 4096u
 #define RP_MAX_SECTIONS 8u
@@ -303,6 +303,15 @@ struct rp_qos {
  * opening, finds it there and is answered at once. An id with
  * RP_CALL_ANSWERED is not an open call (a server's ids never have it).
  * Before 1.7 the answer counted as unmatched and its call stayed open.
+ *
+ * ABI 1.8 (taken from reserved): send_failed counts a server's responses
+ * that rcl_send_response refused (any return but RCL_RET_OK; rmw_fastrtps
+ * returns RCL_RET_TIMEOUT when the client's response reader is gone or not
+ * matched: "client will not receive response"). The call's ring entry, if
+ * still open, is freed: a refused response closes its call, which is neither
+ * answered nor open, and its duration is not in sum_ns or the buckets
+ * (design note 0020). Before 1.8 the field was reserved (zero) and such a
+ * call stayed open until evicted; readers of older minors treat it as absent.
  */
 #define RP_CALL_RING 32u
 #define RP_CALL_ANSWERED (UINT64_C(1) << 63)
@@ -318,8 +327,9 @@ struct rp_calls {
     RP_ATOMIC(uint64_t) answered;
     RP_ATOMIC(uint64_t) unmatched;
     RP_ATOMIC(uint64_t) evicted;
-    RP_ATOMIC(uint64_t) sum_ns; /* sum of the answered calls' durations */
-    uint8_t reserved[24];
+    RP_ATOMIC(uint64_t) sum_ns;      /* sum of the answered calls' durations */
+    RP_ATOMIC(uint64_t) send_failed; /* ABI 1.8, server: responses rcl_send_response refused */
+    uint8_t reserved[16];
     RP_ATOMIC(uint32_t) buckets[RP_TIME_BUCKETS]; /* answered calls' durations (wrap modulo 2^32) */
     struct rp_call ring[RP_CALL_RING];
     uint8_t reserved2[32];
