@@ -59,6 +59,9 @@ const (
 	Fires    = 0 // timer: callbacks; service: requests taken; client: requests sent
 	Answered = 1 // service: responses sent; client: responses taken
 	Late     = 2 // client: responses taken later than its timeout=
+	// SendFailed: service, responses rcl_send_response refused
+	// (RCL_RET_TIMEOUT: on Fast DDS, a request taken after its client had gone).
+	SendFailed = 3
 )
 
 // Key names what one or more records count: the same key on the probe's side

@@ -31,6 +31,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ros2_pulse/tracetools_api.h"
 #include "sim_rcl.h"
@@ -310,6 +311,30 @@ EXPORT rp_rcl_ret_t rcl_wait(void *wait_set, int64_t timeout)
  * tracepoints inside (rmw_take_request, rmw_send_response, rmw_send_request,
  * rmw_take_response; tracetools-facts.md §3). rcl_send_request returns OK
  * whether or not a server exists, as a DDS write does.
+ *
+ * A response to a client that has gone (its socket no longer bound: the
+ * process exited or was killed) goes as the rmw's rmw_send_response makes
+ * it go (rmw_fastrtps_shared_cpp/src/rmw_response.cpp and rmw_request.cpp,
+ * rmw_cyclonedds_cpp's rmw_node.cpp, Humble to Kilted). rmw_fastrtps puts a
+ * client's reader and writer in its service's map at every take of the
+ * client's request, and erases them when either unmatches; at the send it
+ * returns RMW_RET_OK without writing when the client is not in the map
+ * (GONE), and RMW_RET_TIMEOUT ("client will not receive response") when it
+ * is but its response reader stays unmatched for the writer's
+ * max_blocking_time (MAYBE): a request taken after its client had gone.
+ * rcl_send_response passes that on as RCL_RET_TIMEOUT; rclcpp's
+ * Service::send_response (service.hpp) logs "failed to send response to
+ * <service> (timeout)" and returns, rclpy's service_send_response warns
+ * (RuntimeWarning) and returns. So the real order of such a call is
+ * rcl_take_request[_with_info] (OK), the callback, rcl_send_response ->
+ * rmw_send_response (blocks 100 ms) -> RCL_RET_TIMEOUT, and nothing more;
+ * on Kilted rmw_fastrtps fires its rmw_send_response tracepoint only after
+ * that check, so a refused response fires none. rmw_cyclonedds says GONE
+ * as soon as the client's request writer unmatched, whenever it was taken:
+ * RMW_RET_OK, nothing written. The stand-in keeps the one fact that decides
+ * between the two, whether a request of the client was taken after it had
+ * gone (sim_call_impl.taken_after_gone), and checks the client's socket
+ * where rmw_fastrtps checks its map.
  */
 struct rcl_call_entity {
     struct sim_call_impl *impl;
@@ -360,15 +385,61 @@ static bool take_call(struct sim_call_impl *impl, rp_rmw_service_info_t *info, b
     return true;
 }
 
-static void send_call(struct sim_call_impl *impl, const char *path, const rp_rmw_request_id_t *id)
+/* false when the peer at path is gone (no socket bound there any more); a full queue is not gone */
+static bool send_call(struct sim_call_impl *impl, const char *path, const rp_rmw_request_id_t *id)
 {
     if (impl->sock < 0)
-        return; /* the benchmark's loopback */
+        return true; /* the benchmark's loopback */
     struct sim_call_msg m = {*id, real_now()};
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
     /* best effort, like a DDS write to a reader that is gone: the call is simply never answered */
-    (void)sendto(impl->sock, &m, sizeof m, MSG_DONTWAIT, (struct sockaddr *)&a, sizeof a);
+    if (sendto(impl->sock, &m, sizeof m, MSG_DONTWAIT, (struct sockaddr *)&a, sizeof a) == (ssize_t)sizeof m)
+        return true;
+    return errno != ECONNREFUSED && errno != ENOENT;
+}
+
+/* The socket of the client a request id names, under the service's directory. */
+static void client_path(const struct sim_call_impl *impl, const rp_rmw_request_id_t *id, char *path, size_t len,
+                        uint32_t *client)
+{
+    memcpy(client, id->writer_guid, sizeof *client);
+    snprintf(path, len, "%s/c%u.sock", impl->peer_path, *client);
+}
+
+/* Whether a client is still there: a socket is bound at its path (connecting a datagram socket sends nothing). */
+static bool client_present(const char *path)
+{
+    int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return true;
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    size_t n = strlen(path);
+    if (n >= sizeof a.sun_path) {
+        close(s);
+        return true; /* no such socket could be bound either */
+    }
+    memcpy(a.sun_path, path, n + 1);
+    bool present = connect(s, (struct sockaddr *)&a, sizeof a) == 0 || (errno != ECONNREFUSED && errno != ENOENT);
+    close(s);
+    return present;
+}
+
+/* The process's rmw is rmw_fastrtps (rmw_identifier's rule, read without its lazy buffer: any thread asks). */
+static bool fastrtps(void)
+{
+    const char *env = getenv("RMW_IMPLEMENTATION");
+    return env == NULL || *env == '\0' || strncmp(env, "rmw_fastrtps", 12) == 0;
+}
+
+/* rmw_fastrtps's take of a request: the client enters the service's map, even when it has gone already. */
+static void request_taken(struct sim_call_impl *impl, const rp_rmw_request_id_t *id)
+{
+    char path[160];
+    uint32_t client;
+    client_path(impl, id, path, sizeof path, &client);
+    if (client < 64 && fastrtps() && !client_present(path))
+        atomic_fetch_or(&impl->taken_after_gone, UINT64_C(1) << client);
 }
 
 EXPORT rp_rcl_ret_t rcl_take_request_with_info(const void *service, rp_rmw_service_info_t *header, void *request)
@@ -379,6 +450,8 @@ EXPORT rp_rcl_ret_t rcl_take_request_with_info(const void *service, rp_rmw_servi
     if (header == NULL || request == NULL)
         return RP_RCL_RET_INVALID_ARGUMENT;
     bool taken = take_call(impl, header, false);
+    if (taken && impl->sock >= 0)
+        request_taken(impl, &header->request_id);
 #if SIM_DISTRO >= 3
     ros_trace_rmw_take_request(impl->rmw_handle, request, header->request_id.writer_guid,
                                header->request_id.sequence_number, taken);
@@ -405,10 +478,17 @@ EXPORT rp_rcl_ret_t rcl_send_response(const void *service, rp_rmw_request_id_t *
     if (header == NULL || response == NULL)
         return RP_RCL_RET_INVALID_ARGUMENT;
     uint32_t client;
-    memcpy(&client, header->writer_guid, sizeof client);
     char path[160];
-    snprintf(path, sizeof path, "%s/c%u.sock", impl->peer_path, client);
-    send_call(impl, path, header);
+    client_path(impl, header, path, sizeof path, &client);
+    if (!send_call(impl, path, header)) { /* the client has gone: what the rmw's check says (above) */
+        if (client < 64 && (atomic_load(&impl->taken_after_gone) >> client & 1) != 0) {
+            struct timespec wait = {0, (long)SIM_RESPONSE_MAX_BLOCKING_NS}; /* MAYBE: waited for, never matched */
+            while (nanosleep(&wait, &wait) != 0 && errno == EINTR) {
+            }
+            return SIM_RCL_RET_TIMEOUT; /* "client will not receive response" */
+        }
+        return RP_RCL_RET_OK; /* GONE: nothing written, nothing traced */
+    }
 #if SIM_DISTRO >= 3
     ros_trace_rmw_send_response(impl->rmw_handle, response, header->writer_guid, header->sequence_number, real_now());
 #endif
@@ -425,7 +505,7 @@ EXPORT rp_rcl_ret_t rcl_send_request(const void *client, const void *request, in
     rp_rmw_request_id_t id;
     memcpy(id.writer_guid, impl->gid, sizeof id.writer_guid);
     id.sequence_number = atomic_fetch_add(&impl->seq, 1) + 1;
-    send_call(impl, impl->peer_path, &id);
+    (void)send_call(impl, impl->peer_path, &id);
 #if SIM_DISTRO >= 3
     ros_trace_rmw_send_request(impl->rmw_handle, request, id.sequence_number);
 #endif

@@ -71,6 +71,13 @@ struct sim_call_impl {
     uint8_t gid[16];      /* client: its writer GUID; bytes 0-3 hold its socket's index */
     char peer_path[108];  /* client: the service's socket; service: the directory of the clients' "c<index>.sock" */
     uint64_t hold_ns;     /* client: rcl_send_request returns this long after its write (a sender preempted there) */
+    /* service, rmw_fastrtps: the clients (bit = socket index < 64) one of whose requests was taken after they had
+     * gone; the stand-in librcl keeps it, as rmw_fastrtps keeps the client's reader in its map (see rcl.c) */
+    _Atomic uint64_t taken_after_gone;
 };
+
+/* rmw_fastrtps waits this long for a client's response reader before it gives up (the response writer's
+ * reliability max_blocking_time, Fast DDS's default 100 ms) */
+#define SIM_RESPONSE_MAX_BLOCKING_NS 100000000u
 
 #endif

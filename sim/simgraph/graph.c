@@ -160,11 +160,14 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             p->fork_at = -1;
             p->fork_pub = -1;
             p->kill_at = -1;
+            p->exit_at = -1;
             for (int i = 2; i < nt; i++) {
                 if (strncmp(tok[i], "threads=", 8) == 0 && parse_num(tok[i] + 8, 1, 64, &v))
                     p->threads = (int)v;
                 else if (strncmp(tok[i], "kill=", 5) == 0 && parse_num(tok[i] + 5, 0, 1e6, &v))
                     p->kill_at = v;
+                else if (strncmp(tok[i], "exit=", 5) == 0 && parse_num(tok[i] + 5, 0, 1e6, &v))
+                    p->exit_at = v;
                 else if (strncmp(tok[i], "burn=", 5) == 0 && parse_num(tok[i] + 5, 0.001, 1, &v))
                     p->burn = v;
                 else if (strncmp(tok[i], "env=", 4) == 0 && strchr(tok[i] + 5, '=') != NULL && p->nenv < G_MAX_ENV &&

@@ -36,6 +36,7 @@ struct g_proc {
     int fork_pub;   /* publisher the forked child drives */
     int exit_storm; /* threads publishing flat out at exit; 0: none */
     double kill_at;  /* kill=AT_S: the process dies by SIGKILL (a crash); <0: never */
+    double exit_at;  /* exit=AT_S: the process returns normally at AT_S (a client that leaves); <0: at the end */
     double burn;     /* burn=FRACTION: a thread keeps this share of one core busy (a known CPU cost) */
     int nenv;        /* env=NAME=VALUE: set in the process before it starts (domain, rmw, discovery) */
     char env[G_MAX_ENV][G_NAME];

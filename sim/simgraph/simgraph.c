@@ -867,14 +867,23 @@ static void serve(int v)
     }
 }
 
-/* Service v answers request id, taken at taken_ns; an action's part publishes its status (and feedback). */
+/*
+ * Service v answers request id, taken at taken_ns; an action's part publishes
+ * its status (and feedback). A response rcl refuses with RCL_RET_TIMEOUT (on
+ * Fast DDS, a request taken after its client had gone: sim/rcl/rcl.c) is
+ * lost: rclcpp's Service::send_response logs a warning and returns, rclpy's
+ * service_send_response warns; either way the server carries on.
+ */
 static void respond(int v, rp_rmw_request_id_t *id, uint64_t taken_ns)
 {
     struct service_rt *sv = &services_rt[v];
     char response[16] = {0};
-    if (rcl_send_response(sv->handle, id, response) == RP_RCL_RET_OK) {
+    rp_rcl_ret_t ret = rcl_send_response(sv->handle, id, response);
+    if (ret == RP_RCL_RET_OK) {
         truth_call(sv->truth, now_ns(CLOCK_MONOTONIC) - taken_ns);
         truth_inc(sv->truth, TC_ANSWERED);
+    } else if (ret == SIM_RCL_RET_TIMEOUT) {
+        truth_inc(sv->truth, TC_SEND_FAILED);
     }
     if (G.services[v].feedback_pub >= 0)
         publish(G.services[v].feedback_pub);
@@ -1261,6 +1270,10 @@ static int run_process(int proc, int64_t duration_ns)
     }
 
     stop_ns = duration_ns > 0 ? t0_ns + (uint64_t)duration_ns : 0;
+    if (gp->exit_at >= 0) { /* it leaves early, the normal way: its sockets close, its segment stays */
+        uint64_t at = t0_ns + (uint64_t)(gp->exit_at * 1e9);
+        stop_ns = stop_ns == 0 || at < stop_ns ? at : stop_ns;
+    }
 
     if (gp->exit_storm > 0) {
         int pub = -1;

@@ -32,6 +32,7 @@ enum truth_count {
     TC_FIRES = 0,     /* timer: callbacks run; service: requests taken; client: requests sent */
     TC_ANSWERED = 1,  /* service: responses sent; client: responses taken */
     TC_LATE = 2,      /* client: responses taken later than its timeout= */
+    TC_SEND_FAILED = 3, /* service: responses rcl_send_response refused (RCL_RET_TIMEOUT: the client had gone) */
 };
 
 /* What a record's timing[] holds: the graph's own clock around each callback
