@@ -18,6 +18,36 @@ const (
 	ActionSlow     Kind = "action_slow"         // goals accepted later than max_accept_ms, or results later than max_result_ms
 )
 
+// ServiceSendFailed is a server whose responses rcl_send_response refused in
+// the window (ABI 1.8): rmw_fastrtps returns RCL_RET_TIMEOUT ("client will
+// not receive response") when a request is handled after its client went
+// away (it timed out and exited, or crashed, while the request waited).
+// rclcpp and rclpy log a warning and move on: the call is lost. It needs no
+// spec and is not a spec verdict (the exit status does not change).
+const ServiceSendFailed Kind = "service_send_failed"
+
+// SendFailures warns of every server of w whose responses could not be sent
+// in the window (Value: how many).
+func SendFailures(w *window.Window) []Warning {
+	var out []Warning
+	for i := range w.Calls {
+		if c := &w.Calls[i]; !c.Client && c.SendFailed > 0 {
+			out = append(out, Warning{Kind: ServiceSendFailed, Topic: c.Name, Node: c.Node, Pid: c.Pid, Timer: -1,
+				Side: spec.Side("server"), Value: float64(c.SendFailed)})
+		}
+	}
+	return out
+}
+
+// SendFailedWords says a server's refused responses (n in a window) and
+// why, in the words every view uses; SendFailedFix is what to do.
+func SendFailedWords(n float64) string {
+	return fmt.Sprintf("%.0f responses not sent: their client went away before the answer (rcl_send_response: RCL_RET_TIMEOUT)", n)
+}
+
+// SendFailedFix is the fix of ServiceSendFailed.
+const SendFailedFix = "answer within the client's timeout, or keep the client until its answer comes"
+
 // callKey names one server or client across windows.
 func callKey(c *window.Call) string {
 	return fmt.Sprintf("%d %s %s %s", c.Pid, c.Node, c.Name, c.Side())

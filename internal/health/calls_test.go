@@ -2,6 +2,7 @@ package health
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,5 +134,28 @@ func TestServiceMissingUntimedAndActions(t *testing.T) {
 	}
 	if kinds[ServiceMissing] != "/gone:: " || kinds[CannotJudge] != "/old:service:"+NoCallTiming+" " || kinds[ActionSlow] != "/nav:result: " {
 		t.Errorf("verdicts %v", kinds)
+	}
+}
+
+// A server whose responses could not be sent in a window (ABI 1.8: its
+// clients went away first) is warned of without a spec, with the count; a
+// server that refused none, a client, and a server of an older probe (not
+// measured) are not.
+func TestSendFailures(t *testing.T) {
+	w := &window.Window{Calls: []window.Call{
+		{Pid: 1, Node: "/worker", Name: "/work", Alive: true, Started: 9, Answered: 6, SendFailed: 3, FailKnown: true},
+		{Pid: 1, Node: "/worker", Name: "/fine", Alive: true, Started: 5, Answered: 5, FailKnown: true},
+		{Pid: 2, Node: "/caller", Name: "/work", Client: true, Alive: true, Started: 9, Answered: 6},
+		{Pid: 3, Node: "/old", Name: "/work", Alive: true, Started: 4, Answered: 4},
+	}}
+	got := SendFailures(w)
+	if len(got) != 1 {
+		t.Fatalf("warnings %+v, want one", got)
+	}
+	if g := got[0]; g.Kind != ServiceSendFailed || g.Topic != "/work" || g.Node != "/worker" || g.Pid != 1 || g.Side != "server" || g.Value != 3 {
+		t.Errorf("warning %+v", g)
+	}
+	if words := SendFailedWords(3); !strings.Contains(words, "3 responses not sent") || !strings.Contains(words, "RCL_RET_TIMEOUT") {
+		t.Errorf("words %q", words)
 	}
 }

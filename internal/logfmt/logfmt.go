@@ -199,6 +199,10 @@ func timingFields(w *health.Warning) ([][2]string, bool) {
 		add("side", string(w.Side))
 		add("outstanding", strconv.FormatFloat(w.Value, 'f', 0, 64))
 		add("max_outstanding", bound(w.Bound))
+	case w.Kind == health.ServiceSendFailed:
+		who()
+		add("side", string(w.Side))
+		add("send_failed", strconv.FormatFloat(w.Value, 'f', 0, 64))
 	case w.Kind == health.ActionSlow:
 		who()
 		add("side", string(w.Side))
@@ -434,8 +438,12 @@ func renderText(w *window.Window, opt Options) []byte {
 			fmt.Fprintf(&b, " has_server=%s", bit(c.HasServer))
 		}
 		d := &c.Time
-		fmt.Fprintf(&b, " n=%d sum_ms=%s mean_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s max_ms=%s hist=%s open=%s\n",
+		fmt.Fprintf(&b, " n=%d sum_ms=%s mean_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s max_ms=%s hist=%s open=%s",
 			d.N, ms(d.SumMs), ms(d.MeanMs), ms(d.P50Ms), ms(d.P90Ms), ms(d.P99Ms), ms(d.MaxMs), histText(c.Hist), openText(c.Open))
+		if c.FailKnown { // ABI 1.8, servers: last, so readers from before it still parse the line
+			fmt.Fprintf(&b, " send_failed=%d", c.SendFailed)
+		}
+		b.WriteByte('\n')
 	}
 	for _, u := range w.Unmatched { // why a publisher or subscription meets nobody (ABI 1.5)
 		fmt.Fprintf(&b, "UNMATCHED %s side=%s node=%s pid=%d reason=%s level=%s silent=%s detail=%s fix=%s peers=%s\n",
@@ -756,7 +764,11 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 			}
 			b.WriteString(ms(a))
 		}
-		b.WriteString("]}")
+		b.WriteByte(']')
+		if c.FailKnown { // ABI 1.8, servers; absent: not measured
+			fmt.Fprintf(&b, `,"send_failed":%d`, c.SendFailed)
+		}
+		b.WriteByte('}')
 	}
 	b.WriteString(`],"unmatched":[`)
 	for i, u := range w.Unmatched {

@@ -46,7 +46,7 @@ func fixture() *window.Window {
 		Threads: []window.Thread{{Pid: 100, Tid: 101, Name: "talker", Node: "/talker", BusyPct: 1.9, Callbacks: 19, Waiter: true, OutsideWaitPct: 2.5},
 			{Pid: 300, Tid: 301, Name: "python3", Node: "/odometry", Waiter: true, OutsideWaitPct: 41.25}},
 		Calls: []window.Call{
-			{Pid: 100, Node: "/talker", Name: "/add two", Alive: true, Started: 20, Answered: 19, Hz: 10, Unmatched: 1,
+			{Pid: 100, Node: "/talker", Name: "/add two", Alive: true, Started: 20, Answered: 19, Hz: 10, Unmatched: 1, SendFailed: 2, FailKnown: true,
 				Time: window.Durations{N: 19, SumMs: 95, MeanMs: 5, P50Ms: 5, P90Ms: 5, P99Ms: 5, MaxMs: 5}, Hist: []window.Bucket{{B: 42, N: 19}}, Open: []float64{1.25}},
 			{Pid: 200, Node: "/listener", Name: "/add two", Client: true, HasServer: true, Started: 20, Answered: 18, Hz: 10, Evicted: 1,
 				Time: window.Durations{N: 18, SumMs: 99, MeanMs: 5.5, P50Ms: 5.3, P90Ms: 5.9, P99Ms: 6.1, MaxMs: 6}, Hist: []window.Bucket{{B: 42, N: 10}, {B: 43, N: 8}}},

@@ -594,7 +594,8 @@ func (b *builder) threadLine(f []string) bool {
 }
 
 // callLine reads "CALL service side=… node=… pid=… alive=… started=… answered=… hz=… evicted=…
-// unmatched=… [has_server=…] n=… sum_ms=… mean_ms=… p50_ms=… p90_ms=… p99_ms=… max_ms=… hist=… open=…".
+// unmatched=… [has_server=…] n=… sum_ms=… mean_ms=… p50_ms=… p90_ms=… p99_ms=… max_ms=… hist=… open=…
+// [send_failed=…]" (send_failed: a server's, ABI 1.8; absent: not measured).
 func (b *builder) callLine(f []string) bool {
 	if len(f) < 2 {
 		return false
@@ -625,6 +626,12 @@ func (b *builder) callLine(f []string) bool {
 	c := window.Call{Pid: pid, Node: undash(node), Name: name, Client: side == "client", Alive: kv["alive"] == "1",
 		Started: counts[0], Answered: counts[1], Hz: v[0], Evicted: counts[2], Unmatched: counts[3], HasServer: kv["has_server"] == "1",
 		Time: window.Durations{N: counts[4], SumMs: v[1], MeanMs: v[2], P50Ms: v[3], P90Ms: v[4], P99Ms: v[5], MaxMs: v[6]}}
+	if f, ok := kv["send_failed"]; ok {
+		if c.SendFailed, err = strconv.ParseUint(f, 10, 64); err != nil {
+			return false
+		}
+		c.FailKnown = true
+	}
 	if h := kv["hist"]; h != "-" {
 		for _, part := range strings.Split(h, ",") {
 			bs, ns, found := strings.Cut(part, ":")
@@ -774,26 +781,27 @@ type jsonWindow struct {
 		Outside   *float64 `json:"outside_wait_pct"`
 	} `json:"threads"`
 	Calls []struct {
-		Service   string          `json:"service"`
-		Side      string          `json:"side"`
-		Node      string          `json:"node"`
-		Pid       int             `json:"pid"`
-		Alive     bool            `json:"alive"`
-		Started   uint64          `json:"started"`
-		Answered  uint64          `json:"answered"`
-		Hz        float64         `json:"hz"`
-		Evicted   uint64          `json:"evicted"`
-		Unmatched uint64          `json:"unmatched"`
-		HasServer bool            `json:"has_server"`
-		N         uint64          `json:"n"`
-		SumMs     float64         `json:"sum_ms"`
-		MeanMs    float64         `json:"mean_ms"`
-		P50Ms     float64         `json:"p50_ms"`
-		P90Ms     float64         `json:"p90_ms"`
-		P99Ms     float64         `json:"p99_ms"`
-		MaxMs     float64         `json:"max_ms"`
-		Hist      []window.Bucket `json:"hist"`
-		OpenMs    []float64       `json:"open_ms"`
+		Service    string          `json:"service"`
+		Side       string          `json:"side"`
+		Node       string          `json:"node"`
+		Pid        int             `json:"pid"`
+		Alive      bool            `json:"alive"`
+		Started    uint64          `json:"started"`
+		Answered   uint64          `json:"answered"`
+		Hz         float64         `json:"hz"`
+		Evicted    uint64          `json:"evicted"`
+		Unmatched  uint64          `json:"unmatched"`
+		HasServer  bool            `json:"has_server"`
+		N          uint64          `json:"n"`
+		SumMs      float64         `json:"sum_ms"`
+		MeanMs     float64         `json:"mean_ms"`
+		P50Ms      float64         `json:"p50_ms"`
+		P90Ms      float64         `json:"p90_ms"`
+		P99Ms      float64         `json:"p99_ms"`
+		MaxMs      float64         `json:"max_ms"`
+		Hist       []window.Bucket `json:"hist"`
+		OpenMs     []float64       `json:"open_ms"`
+		SendFailed *uint64         `json:"send_failed"` // ABI 1.8, servers; absent: not measured
 	} `json:"calls"`
 	Unmatched []struct {
 		Topic  string   `json:"topic"`
@@ -969,6 +977,9 @@ func parseJSONWindow(line []byte) (*window.Window, bool) {
 		}
 		for i := range jc.OpenMs {
 			c.Open = append(c.Open, nonNeg(&jc.OpenMs[i], &err))
+		}
+		if jc.SendFailed != nil {
+			c.SendFailed, c.FailKnown = *jc.SendFailed, true
 		}
 		b.w.Calls = append(b.w.Calls, c)
 	}

@@ -284,3 +284,28 @@ func TestEndpointsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A server's refused responses (send_failed, ABI 1.8) are the last key of
+// its CALL line and call object: a log written before them reads as "not
+// measured", never as zero refused, in both formats.
+func TestReadCallSendFailed(t *testing.T) {
+	for _, c := range []struct {
+		f   Format
+		key string
+	}{{Text, " send_failed=2"}, {JSONL, `,"send_failed":2`}} {
+		out := string(Render(c.f, fixture(), Options{}))
+		if strings.Count(out, c.key) != 1 {
+			t.Fatalf("%s: %q not written once:\n%s", c.f, c.key, out)
+		}
+		for _, in := range []string{out, strings.Replace(out, c.key, "", 1)} {
+			res := read(t, []byte(in))
+			if len(res.Windows) != 1 || res.Malformed != 0 || len(res.Windows[0].Calls) != 2 {
+				t.Fatalf("%s: %s", c.f, res)
+			}
+			srv, cli := res.Windows[0].Calls[0], res.Windows[0].Calls[1]
+			if want := in == out; srv.FailKnown != want || want && srv.SendFailed != 2 || !want && srv.SendFailed != 0 || cli.FailKnown {
+				t.Errorf("%s (send_failed written: %v): server %v %d, client %v", c.f, want, srv.FailKnown, srv.SendFailed, cli.FailKnown)
+			}
+		}
+	}
+}

@@ -26,6 +26,13 @@ type Call struct {
 	Open      []float64 // ages in ms of the calls open at the window's end, oldest first (at most segment.CallRing)
 	Evicted   uint64    // calls given up on: still open when CallRing newer calls had been made
 	Unmatched uint64    // answers to no open call (a call evicted before, or another client's)
+	// SendFailed: a server's responses rcl_send_response refused in the
+	// window (ABI 1.8; RCL_RET_TIMEOUT: its client went away before the
+	// answer). Those calls are closed: not answered, not open, not timed.
+	SendFailed uint64
+	// FailKnown: a server whose probe counts refused responses (ABI 1.8);
+	// false for a client, and for a server of an older probe (not measured).
+	FailKnown bool
 	// HasServer: a client whose service a live process here serves. A
 	// client of a service no process on this machine serves never hears back.
 	HasServer bool
@@ -91,7 +98,7 @@ func (c *Call) ShownAs() (name, part string, isAction bool) {
 // Idle reports a parameter service nothing has called: every node serves
 // seven, and the views leave them out until they are used.
 func (c *Call) Idle() bool {
-	return IsParameterService(c.Name) && c.Started+c.Answered == 0 && len(c.Open) == 0
+	return IsParameterService(c.Name) && c.Started+c.Answered+c.SendFailed == 0 && len(c.Open) == 0
 }
 
 // OldestMs is the age of the oldest open call, 0 when none is open.
@@ -153,12 +160,15 @@ func callOf(s *segment.Snapshot, e, base *segment.Endpoint, exposure float64, t2
 		prev = base.Calls
 	}
 	var acc durAcc
+	c.FailKnown = !c.Client && cur.HasSendFailed
 	if prev == nil {
 		c.Started, c.Answered, c.Evicted, c.Unmatched = cur.Started, cur.Answered, cur.Evicted, cur.Unmatched
+		c.SendFailed = cur.SendFailed
 		acc.add(0, nil, cur.SumNs, &cur.Buckets)
 	} else {
 		c.Started, c.Answered = sub(cur.Started, prev.Started), sub(cur.Answered, prev.Answered)
 		c.Evicted, c.Unmatched = sub(cur.Evicted, prev.Evicted), sub(cur.Unmatched, prev.Unmatched)
+		c.SendFailed = sub(cur.SendFailed, prev.SendFailed)
 		acc.add(prev.SumNs, &prev.Buckets, cur.SumNs, &cur.Buckets)
 	}
 	c.Time = acc.stats()

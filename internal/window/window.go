@@ -460,7 +460,7 @@ func (sc *Scratch) Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64
 			if (e.Kind == segment.KindService || e.Kind == segment.KindClient) && e.Calls != nil && !e.Retired() {
 				// An exited process's calls are shown in the window it exited in, for what it did before.
 				c := callOf(s, e, base, exposure, t2)
-				busy := c.Started+c.Answered+c.Evicted+c.Unmatched > 0
+				busy := c.Started+c.Answered+c.Evicted+c.Unmatched+c.SendFailed > 0
 				if s.Alive && (!IsParameterService(e.Name) || busy || len(c.Open) > 0) || !s.Alive && busy {
 					w.Calls = append(w.Calls, c)
 				}
