@@ -21,14 +21,15 @@ import (
 
 // verdict is the exit status of a set of warnings: 0 healthy, 1 violations,
 // 2 a declared rule that cannot be judged (a gap rule without gap data). A
-// starved subscription is said, but is not a spec verdict.
+// starved subscription and a server's unsent responses are said, but are not
+// spec verdicts.
 func verdict(warns []health.Warning) int {
 	code := 0
 	for _, w := range warns {
 		switch w.Kind {
 		case health.CannotJudge:
 			return 2
-		case health.RecvStarved:
+		case health.RecvStarved, health.ServiceSendFailed:
 		default:
 			code = 1
 		}
@@ -114,7 +115,7 @@ func (t *tally) summary() string {
 var kindOrder = []health.Kind{health.TopicRate, health.TopicGap, health.TopicLatency, health.TopicLoss, health.TopicMissing,
 	health.NodeMissing, health.TimerRate, health.CallbackSlow, health.TimerLate, health.TimerOverrun, health.NodeBusy,
 	health.ServiceRate, health.ServiceSlow, health.ServiceTimeout, health.ServiceBacklog, health.ServiceMissing, health.ActionSlow,
-	health.CannotJudge}
+	health.ServiceSendFailed, health.CannotJudge}
 
 func kindCounts(kinds map[health.Kind]int) string {
 	var parts []string
@@ -195,6 +196,7 @@ func checkLogs(stdout io.Writer, s *spec.Spec, paths []string, skipLast bool) er
 		if !m.Judged {
 			continue
 		}
+		m.Warns = append(m.Warns, health.SendFailures(m.W)...) // said as record said it; not a spec verdict
 		t.add(m.Warns)
 		if len(m.Warns) == 0 {
 			continue

@@ -41,6 +41,8 @@ type dumpCalls struct {
 	Evicted   uint64 `json:"evicted,omitempty"`
 	SumNs     uint64 `json:"sum_ns"`
 	Open      int    `json:"open"`
+	// SendFailed: a server's responses rcl_send_response refused (ABI 1.8).
+	SendFailed uint64 `json:"send_failed,omitempty"`
 }
 
 // dumpTiming is an endpoint's cumulative callback timing (ABI 1.4).
@@ -126,7 +128,8 @@ func dumpCmd() *cobra.Command {
 						}
 					}
 					if c := e.Calls; c != nil {
-						de.Calls = &dumpCalls{Started: c.Started, Answered: c.Answered, Unmatched: c.Unmatched, Evicted: c.Evicted, SumNs: c.SumNs, Open: len(c.Open)}
+						de.Calls = &dumpCalls{Started: c.Started, Answered: c.Answered, Unmatched: c.Unmatched, Evicted: c.Evicted, SumNs: c.SumNs, Open: len(c.Open),
+							SendFailed: c.SendFailed}
 					}
 					if q := e.QoS; q != nil {
 						de.QoS = &dumpQoS{Summary: compat.Summary(q), Type: q.Type, RMW: q.RMW}

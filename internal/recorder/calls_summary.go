@@ -26,6 +26,7 @@ type CallTotal struct {
 	SumMs, MaxMs    float64 // the answered calls' time (MaxMs: the longest took at least this)
 	PeakOpen        int     // the most calls open at a window's end
 	Abandoned       uint64  // calls given up on (never answered)
+	NotSent         uint64  // a server's responses rcl_send_response refused (its client gone first; ABI 1.8)
 	NoServer        bool    // a client seen alive with no server here
 	IsAction        bool    // an action: Calls are goals, SumMs/MaxMs the accept time
 	Results         uint64  // an action: results answered
@@ -56,7 +57,9 @@ func (s *Summary) addCalls(w *window.Window) {
 			t.MaxMs = max(t.MaxMs, c.Time.MaxMs)
 			t.PeakOpen = max(t.PeakOpen, len(c.Open))
 			t.Abandoned += c.Evicted
+			t.NotSent += c.SendFailed
 		case "get_result":
+			t.NotSent += c.SendFailed
 			t.Results += c.Answered
 			t.ResultSumMs += c.Time.SumMs
 			t.ResultMaxMs = max(t.ResultMaxMs, c.Time.MaxMs)
@@ -129,8 +132,12 @@ func (s *Summary) printCalls(out io.Writer) {
 		switch {
 		case t.NoServer:
 			return "  no server on this machine"
+		case t.Abandoned > 0 && t.NotSent > 0:
+			return fmt.Sprintf("  %d never answered, %d not sent (client gone)", t.Abandoned, t.NotSent)
 		case t.Abandoned > 0:
 			return fmt.Sprintf("  %d never answered", t.Abandoned)
+		case t.NotSent > 0:
+			return fmt.Sprintf("  %d not sent (client gone)", t.NotSent)
 		}
 		return ""
 	}

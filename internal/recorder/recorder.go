@@ -140,6 +140,8 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 			warns = append(warns, m)
 		}
 	}
+	// So is a server whose responses could not be sent (its clients left first).
+	warns = append(warns, health.SendFailures(w)...)
 	if r.opt.Out != nil {
 		lo := r.opt.Log
 		lo.Warns = warns

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -141,7 +142,8 @@ func TestSummaryCallbacksPerNode(t *testing.T) {
 
 // The run summary totals each server's and client's calls over the run, an
 // action as one row per side (goals, accept and result times, cancels), and
-// says which client has no server here (issue 26).
+// says which client has no server here (issue 26), and which server could
+// not send responses (its client gone first; issue 44, defect 4).
 func TestSummaryServicesAndActions(t *testing.T) {
 	s := &Summary{Period: 1}
 	for i := 0; i < 2; i++ {
@@ -156,11 +158,16 @@ func TestSummaryServicesAndActions(t *testing.T) {
 				Time: window.Durations{N: 1, SumMs: 1000, MaxMs: 1000}},
 			{Pid: 3, Node: "/bt", Name: "/nav/_action/cancel_goal", Client: true, HasServer: true, Alive: true, Started: 1},
 			{Pid: 1, Node: "/srv", Name: "/srv/get_parameters", Alive: true},
+			{Pid: 1, Node: "/srv", Name: "/slow", Alive: true, Started: 5, Answered: 3, SendFailed: 2, FailKnown: true,
+				Time: window.Durations{N: 3, SumMs: 30, MaxMs: 12}},
 		}})
 	}
 	var b strings.Builder
 	s.Print(&b)
 	out := b.String()
+	if !regexp.MustCompile(`/slow +/srv +1 +server +10 +6 .* 4 not sent \(client gone\)`).MatchString(out) {
+		t.Errorf("summary does not say /slow's 4 responses not sent:\n%s", out)
+	}
 	for _, want := range []string{
 		"/add     /srv  1    server  20     20        5.000    6.000   0",
 		"/add     /cli  2    client  20     18        6.000    7.000   2  2 never answered",
