@@ -131,11 +131,11 @@ func webFrames(path string, s *spec.Spec) ([]pweb.Frame, error) {
 	var frames []pweb.Frame
 	if s != nil {
 		for _, m := range health.JudgeRuns(s, [][]*window.Window{res.Windows}, false) {
-			frames = append(frames, b.Build(m.W, append(m.Warns, health.FullSegments(m.W)...), nil))
+			frames = append(frames, b.Build(m.W, append(append(m.Warns, health.FullSegments(m.W)...), health.SendFailures(m.W)...), nil))
 		}
 	} else {
 		for _, w := range res.Windows {
-			frames = append(frames, b.Build(w, health.FullSegments(w), nil))
+			frames = append(frames, b.Build(w, append(health.FullSegments(w), health.SendFailures(w)...), nil))
 		}
 	}
 	return frames, nil

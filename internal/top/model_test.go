@@ -425,7 +425,8 @@ func servicesModel(w, h int, ks ...string) tea.Model {
 	for i := 0; i < 4; i++ {
 		f := frame(i)
 		f.W.Calls = []window.Call{
-			{Pid: 300, Node: "/controller", Name: "/reset", Alive: true, Started: 20, Answered: 20, Hz: 20, Time: window.Durations{N: 20, MeanMs: 4.8, P99Ms: 5.1, MaxMs: 5.3}},
+			{Pid: 300, Node: "/controller", Name: "/reset", Alive: true, Started: 22, Answered: 20, Hz: 20, Time: window.Durations{N: 20, MeanMs: 4.8, P99Ms: 5.1, MaxMs: 5.3},
+				SendFailed: 2, FailKnown: true},
 			{Pid: 200, Node: "/base", Name: "/reset", Client: true, HasServer: true, Alive: true, Started: 20, Answered: 20, Hz: 20,
 				Time: window.Durations{N: 20, MeanMs: 5.2, P99Ms: 5.6, MaxMs: 5.9}},
 			{Pid: 200, Node: "/base", Name: "/map", Client: true, Alive: true, Started: 1, Hz: 1, Open: []float64{3400, 2400, 1400, 400}},
@@ -434,6 +435,7 @@ func servicesModel(w, h int, ks ...string) tea.Model {
 			{Pid: 100, Node: "/lidar", Name: "/lidar/get_parameters", Alive: true},
 		}
 		f.Warns = append(f.Warns, health.Warning{Kind: health.ServiceTimeout, Topic: "/map", Node: "/base", Pid: 200, Side: "client", Timer: -1, Value: 1, Bound: 1000, Age: time.Second})
+		f.Warns = append(f.Warns, health.SendFailures(f.W)...)
 		m, _ = m.Update(FrameMsg(f))
 	}
 	return keysIn(m, ks...)
@@ -441,12 +443,15 @@ func servicesModel(w, h int, ks ...string) tea.Model {
 
 // The services pane (issue 26): every service and action with its servers
 // and clients, calls per second, handling and round trip at p99 and open
-// calls; a client with no server here says so; tab reaches it, enter
+// calls, and the responses its servers could not send (FAIL: the server of
+// /reset lost two, its client gone first; a warning says so with the fix);
+// a client with no server here says so; tab reaches it, enter
 // focuses a service's servers and clients, the filter and sort apply.
 func TestServicesPane(t *testing.T) {
 	view := servicesModel(80, 30).View()
 	golden(t, "services_80x30.txt", view)
-	for _, want := range []string{"Services (sort: name)", "action /nav", "/map", "no srv", "/reset", "5.1ms", "5.6ms", "service_timeout", "/map client /base[200]: 1 calls timed out (1000 ms)"} {
+	for _, want := range []string{"Services (sort: name)", "action /nav", "/map", "no srv", "/reset", "5.1ms", "5.6ms", "service_timeout", "/map client /base[200]: 1 calls timed out (1000 ms)",
+		"FAIL", "service_send_failed"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("screen lacks %q:\n%s", want, view)
 		}
@@ -459,6 +464,15 @@ func TestServicesPane(t *testing.T) {
 		if !strings.Contains(focus, want) {
 			t.Errorf("the focus on /map lacks %q:\n%s", want, focus)
 		}
+	}
+	reset := servicesModel(120, 30, "tab", "tab", "down", "down", "enter").View()
+	for _, want := range []string{"Service /reset — servers and clients", "server /controller", "2 responses not sent: their client went away before the answer", "fix: answer within"} {
+		if !strings.Contains(reset, want) {
+			t.Errorf("the focus on /reset lacks %q:\n%s", want, reset)
+		}
+	}
+	if row := lineWith(view, "/reset"); !strings.Contains(row, " 2 ") || !strings.Contains(row, "WARN") {
+		t.Errorf("the /reset row does not show its 2 unsent responses as a warning: %q", row)
 	}
 	filtered := servicesModel(80, 30, "/", "r", "e", "s", "enter").View()
 	if !strings.Contains(filtered, "/reset") || strings.Contains(filtered, "\n /map ") || strings.Contains(filtered, "\n›/map ") {
@@ -483,4 +497,14 @@ func TestFocusSaysIntrospectionAndActionTopics(t *testing.T) {
 			t.Errorf("%s: focus lacks %q:\n%s", c.topic, c.want, got)
 		}
 	}
+}
+
+// lineWith is the first line of view that contains s ("" when none).
+func lineWith(view, s string) string {
+	for _, l := range strings.Split(view, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
 }

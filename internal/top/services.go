@@ -14,7 +14,8 @@ import (
 // services pane shows it: how many servers and clients it has here, the
 // requests its servers took per second, their handling time and the
 // clients' round trip at p99 (for an action: goals, time to accept), the
-// calls open now, and its status.
+// calls open now, the responses its servers could not send in the window,
+// and its status.
 type serviceRow struct {
 	name             string
 	action           bool
@@ -23,6 +24,7 @@ type serviceRow struct {
 	handleMs, rttMs  float64 // p99 over the servers / the clients; NaN: nothing answered
 	resultMs         float64 // an action: time to result at p99 (clients, else servers); NaN: none
 	open             int
+	failed           int  // responses its servers could not send in the window (ABI 1.8); -1: not measured
 	noServer         bool // a client calls it and no server is here
 	status           Status
 }
@@ -35,7 +37,7 @@ func serviceRows(f *Frame) []serviceRow {
 	get := func(name string, action bool) *serviceRow {
 		r := rows[name]
 		if r == nil {
-			r = &serviceRow{name: name, action: action, hz: math.NaN(), handleMs: math.NaN(), rttMs: math.NaN(), resultMs: math.NaN()}
+			r = &serviceRow{name: name, action: action, hz: math.NaN(), handleMs: math.NaN(), rttMs: math.NaN(), resultMs: math.NaN(), failed: -1}
 			rows[name] = r
 		}
 		return r
@@ -73,6 +75,9 @@ func serviceRows(f *Frame) []serviceRow {
 			worst(&r.resultMs, c.Time.P99Ms)
 		}
 		r.open += len(c.Open)
+		if c.FailKnown {
+			r.failed = max(r.failed, 0) + int(c.SendFailed)
+		}
 	}
 	for _, sv := range f.W.Services { // servers whose calls are not timed: rclcpp's callbacks
 		if timed[fmt.Sprintf("%d %s %s", sv.Pid, sv.Node, sv.Name)] || window.IsParameterService(sv.Name) && sv.Delta == 0 {
@@ -92,12 +97,15 @@ func serviceRows(f *Frame) []serviceRow {
 		switch w.Kind {
 		case health.ServiceRate, health.ServiceSlow, health.ServiceTimeout, health.ServiceBacklog, health.ServiceMissing, health.ActionSlow:
 			warned[w.Topic] = true
+		case health.ServiceSendFailed: // named by its service: an action's part warns its action
+			name, _, _ := (&window.Call{Name: w.Topic}).ShownAs()
+			warned[name] = true
 		}
 	}
 	out := make([]serviceRow, 0, len(rows))
 	for _, r := range rows {
 		switch {
-		case warned[r.name] || r.noServer:
+		case warned[r.name] || r.noServer || r.failed > 0:
 			r.status = Warn
 		case r.hz > 0 || !math.IsNaN(r.rttMs) || r.open > 0:
 			r.status = OK
@@ -143,10 +151,10 @@ func sortServices(rows []serviceRow, by int) {
 
 // serviceTable draws the services pane: at most n rows from the cursor's page.
 func (m Model) serviceTable(w, n int) []string {
-	nameW := max(12, w-(4+4+9+10+10+6+8)-1)
+	nameW := max(12, w-(4+4+9+10+10+6+6+8)-1)
 	out := []string{styleTitle.Render(fmt.Sprintf("Services (sort: %s)", sortServiceNames[m.sortBy[paneServices]])) + m.paneMark(paneServices),
 		styleHeader.Render(cell(" SERVICE", nameW, false) + cell("SRV", 4, true) + cell("CLI", 4, true) + cell("CALLS/s", 9, true) +
-			cell("SRV p99", 10, true) + cell("RTT p99", 10, true) + cell("OPEN", 6, true) + cell("STATUS", 8, true))}
+			cell("SRV p99", 10, true) + cell("RTT p99", 10, true) + cell("OPEN", 6, true) + cell("FAIL", 6, true) + cell("STATUS", 8, true))}
 	cur := m.cursor[paneServices]
 	start := scroll(cur, n, len(m.services))
 	for i := start; i < len(m.services) && i < start+n; i++ {
@@ -163,8 +171,13 @@ func (m Model) serviceTable(w, n int) []string {
 		if r.noServer {
 			status = "no srv"
 		}
+		failed := "-"
+		if r.failed >= 0 {
+			failed = fmt.Sprint(r.failed)
+		}
 		line := cell(mark+name, nameW, false) + cell(fmt.Sprint(r.servers), 4, true) + cell(fmt.Sprint(r.clients), 4, true) +
-			cell(num(r.hz, 1), 9, true) + cell(msText(r.handleMs), 10, true) + cell(msText(r.rttMs), 10, true) + cell(fmt.Sprint(r.open), 6, true)
+			cell(num(r.hz, 1), 9, true) + cell(msText(r.handleMs), 10, true) + cell(msText(r.rttMs), 10, true) + cell(fmt.Sprint(r.open), 6, true) +
+			cell(failed, 6, true)
 		if m.pane == paneServices && i == cur {
 			line = styleSelected.Render(line)
 		}
@@ -221,6 +234,10 @@ func serviceFocus(f *Frame, name string, w int) []string {
 		}
 		if c.Evicted > 0 {
 			out = append(out, styleWarn.Render(cell(fmt.Sprintf("      %d calls given up on this window (never answered)", c.Evicted), w, false)))
+		}
+		if c.SendFailed > 0 {
+			out = append(out, styleWarn.Render(cell("      "+health.SendFailedWords(float64(c.SendFailed)), w, false)),
+				styleWarn.Render(cell("      fix: "+health.SendFailedFix, w, false)))
 		}
 	}
 	for _, wn := range f.Warns {

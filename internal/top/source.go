@@ -83,6 +83,7 @@ func LoadLog(path string, s *spec.Spec) ([]Frame, *logfmt.ReadResult, error) {
 	}
 	for i := range frames {
 		frames[i].Warns = append(frames[i].Warns, health.FullSegments(frames[i].W)...)
+		frames[i].Warns = append(frames[i].Warns, health.SendFailures(frames[i].W)...)
 	}
 	// A recording ends with the windows after its processes exited, which
 	// carry no topic: the replay ends on the last window that shows the run.

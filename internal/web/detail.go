@@ -40,7 +40,10 @@ type DetailRow struct {
 	Time *Spread `json:"time,omitempty"`
 	Late *Spread `json:"late,omitempty"`
 	Open int     `json:"open,omitempty"` // calls open at the window's end
-	Why  string  `json:"why,omitempty"`  // why the timing is not measured
+	// Failed: a server's responses rcl_send_response refused in the window
+	// (ABI 1.8): their client went away before the answer.
+	Failed uint64 `json:"failed,omitempty"`
+	Why    string `json:"why,omitempty"` // why the timing is not measured
 }
 
 // Spread is a duration's mean, p99 and max over the window, in ms.
@@ -173,7 +176,8 @@ func DetailOf(w *window.Window, key string) Detail {
 		if kind == "n" {
 			other = c.Name
 		}
-		d.Endpoints = append(d.Endpoints, DetailRow{Kind: c.Side(), Other: other, Pid: c.Pid, Exe: exe[c.Pid], Hz: hzPtr(c.Hz), Time: spreadOf(c.Time), Open: len(c.Open)})
+		d.Endpoints = append(d.Endpoints, DetailRow{Kind: c.Side(), Other: other, Pid: c.Pid, Exe: exe[c.Pid], Hz: hzPtr(c.Hz), Time: spreadOf(c.Time), Open: len(c.Open),
+			Failed: c.SendFailed})
 	}
 	return d
 }

@@ -186,7 +186,8 @@ func TestDetail(t *testing.T) {
 		{Pid: 1, Node: "/talker", Kind: "timer", Ordinal: 0, Measured: true, Duration: window.Durations{N: 10, MeanMs: 0.5, P99Ms: 0.9, MaxMs: 1}},
 	}
 	w.Timers = []window.Timer{{Node: "/talker", Pid: 1, PeriodMs: 100, Hz: 10, LateKnown: true, Late: window.Durations{N: 10, MeanMs: 0.2, P99Ms: 0.4, MaxMs: 0.5}}}
-	w.Calls = []window.Call{{Pid: 1, Node: "/talker", Name: "/reset", Alive: true, Started: 3, Answered: 3, Hz: 3, Time: window.Durations{N: 3, MeanMs: 7, P99Ms: 9, MaxMs: 9}, Open: []float64{4}}}
+	w.Calls = []window.Call{{Pid: 1, Node: "/talker", Name: "/reset", Alive: true, Started: 5, Answered: 3, Hz: 3, Time: window.Durations{N: 3, MeanMs: 7, P99Ms: 9, MaxMs: 9}, Open: []float64{4},
+		SendFailed: 1, FailKnown: true}}
 
 	d := DetailOf(w, "t:/imu")
 	if len(d.Endpoints) != 2 || d.PubGap == nil || d.PubGap.P99Ms != 104 || d.Latency == nil || d.Latency.P99Ms != 3 || d.RecvGap != nil {
@@ -204,7 +205,7 @@ func TestDetail(t *testing.T) {
 		kinds[r.Kind] = r
 	}
 	if p, tm, sv := kinds["pub"], kinds["timer"], kinds["server"]; len(kinds) != 3 || p.Other != "/imu" || tm.Late == nil || tm.Late.P99Ms != 0.4 ||
-		tm.Time == nil || tm.Time.MaxMs != 1 || tm.Other != "100 ms" || sv.Other != "/reset" || sv.Time == nil || sv.Open != 1 {
+		tm.Time == nil || tm.Time.MaxMs != 1 || tm.Other != "100 ms" || sv.Other != "/reset" || sv.Time == nil || sv.Open != 1 || sv.Failed != 1 {
 		t.Errorf("node detail %+v", kinds)
 	}
 	if d := DetailOf(w, "s:/reset"); len(d.Endpoints) != 1 || d.Endpoints[0].Other != "/talker" {

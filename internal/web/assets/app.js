@@ -302,7 +302,7 @@ function drawDetail() {
       cell(tr, fmt(e.loss_pct, 1));
       cell(tr, [e.qos, e.type].filter(Boolean).join(" · ") || "-");
       cell(tr, e.time ? spread(e.time) : e.why || "-");
-      cell(tr, spread(e.late) + (e.open ? ` · ${e.open} open` : ""));
+      cell(tr, spread(e.late) + (e.open ? ` · ${e.open} open` : "") + (e.failed ? ` · ${e.failed} not sent (client gone)` : ""));
       tr.title = e.exe || "";
       table.appendChild(tr);
     }
