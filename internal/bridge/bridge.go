@@ -401,6 +401,8 @@ func describe(w *health.Warning) string {
 		return fmt.Sprintf("client %s: %.0f calls timed out (%g ms)", w.Node, w.Value, w.Bound)
 	case health.ServiceBacklog:
 		return fmt.Sprintf("%s %s: %.0f calls open > %g", w.Side, w.Node, w.Value, w.Bound)
+	case health.ServiceSendFailed:
+		return fmt.Sprintf("server %s: %s; fix: %s", w.Node, health.SendFailedWords(w.Value), health.SendFailedFix)
 	case health.ActionSlow:
 		return fmt.Sprintf("%s %s: %.0f %s later than %g ms", w.Side, w.Node, w.Value, map[string]string{"accept": "goals accepted", "result": "results"}[w.Metric], w.Bound)
 	}
@@ -409,7 +411,7 @@ func describe(w *health.Warning) string {
 
 // serviceKinds are the verdicts said on a service's status.
 var serviceKinds = map[health.Kind]bool{health.ServiceMissing: true, health.ServiceRate: true, health.ServiceSlow: true,
-	health.ServiceTimeout: true, health.ServiceBacklog: true, health.ActionSlow: true}
+	health.ServiceTimeout: true, health.ServiceBacklog: true, health.ActionSlow: true, health.ServiceSendFailed: true}
 
 // serviceStatuses are one status per service and action with servers or
 // clients here ("service:/name", "action:/name"): its servers and clients,

@@ -28,7 +28,8 @@ func servedHere(scan *segment.Scan) map[string]bool {
 }
 
 // calls adds one service server's or client's calls to this scrape (ABI 1.6,
-// any client library): requests taken or sent, answered, abandoned, the
+// any client library): requests taken or sent, answered, abandoned, a
+// server's responses it could not send (ABI 1.8), the
 // answered calls' time (server: take to response; client: round trip), the
 // calls open now and the oldest's age, and a client's missing server. A
 // parameter service that has handled nothing yet (every node has seven)
@@ -47,6 +48,9 @@ func (c *Collector) calls(e *segment.Endpoint, key, node, pid string, mono uint6
 	c.merge(c.d.serviceRequests, prometheus.CounterValue, float64(k.Started), nil, created, labels...)
 	c.merge(c.d.serviceResponses, prometheus.CounterValue, float64(k.Answered), nil, created, labels...)
 	c.merge(c.d.serviceAbandoned, prometheus.CounterValue, float64(k.Evicted), nil, created, labels...)
+	if k.HasSendFailed && e.Kind == segment.KindService { // absent: a client, or a probe before ABI 1.8 (not measured)
+		c.merge(c.d.serviceSendFailed, prometheus.CounterValue, float64(k.SendFailed), nil, created, labels...)
+	}
 	if !c.opt.NoHistograms {
 		id := key + "#" + strconv.Itoa(e.Index) + "." + strconv.FormatUint(uint64(e.Generation), 10) + ".calls"
 		vals, _ := c.histValues(id, k.Buckets[:], k.SumNs, preexisting)

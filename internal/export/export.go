@@ -68,6 +68,8 @@ type descs struct {
 	ruleOK, ruleUnjudgeable, specMin, specMax, dropped, starved, unmatched, endpointInfo                                   *prometheus.Desc
 	callbackDuration, timerLateness, timerOverruns, threadBusy, threadWait, wakeups                                        *prometheus.Desc
 	serviceRequests, serviceResponses, serviceAbandoned, serviceResponse, serviceOutstanding, serviceOldest, serverMissing *prometheus.Desc
+
+	serviceSendFailed *prometheus.Desc // ABI 1.8
 }
 
 func newDescs(perTopic bool) descs {
@@ -117,6 +119,8 @@ func newDescs(perTopic bool) descs {
 		serviceResponses: d("service_responses_total", "Service calls answered: side=server, responses sent for a request it took; side=client, responses taken for a call it sent. requests - responses is what is still open or was never answered.",
 			callLabels...),
 		serviceAbandoned: d("service_abandoned_total", "Calls still unanswered when 32 newer calls had been made (the probe stops waiting for them: never answered, or answered too late to be matched).",
+			callLabels...),
+		serviceSendFailed: d("service_send_failed_total", "Responses a server could not send (ABI 1.8, side=server only): rcl_send_response refused them (RCL_RET_TIMEOUT on Fast DDS: the client went away before the answer; rclcpp and rclpy warn and move on). Their calls are closed, neither answered nor outstanding, and not in service_response_seconds.",
 			callLabels...),
 		serviceResponse: d("service_response_seconds", "Time of each answered call: side=server, from taking the request to sending its response (handling); side=client, from sending the request to taking its response (round trip).",
 			callLabels...),
@@ -194,7 +198,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.d.messages, c.d.published, c.d.gap, c.d.latency, c.d.lastAge, c.d.nodeUp, c.d.procUp, c.d.procs, c.d.cpuSec, c.d.rss,
 		c.d.timerFires, c.d.timerPeriod, c.d.build, c.d.ruleOK, c.d.ruleUnjudgeable, c.d.specMin, c.d.specMax, c.d.dropped, c.d.starved, c.d.unmatched, c.d.endpointInfo,
 		c.d.callbackDuration, c.d.timerLateness, c.d.timerOverruns, c.d.threadBusy, c.d.threadWait, c.d.wakeups,
-		c.d.serviceRequests, c.d.serviceResponses, c.d.serviceAbandoned, c.d.serviceResponse, c.d.serviceOutstanding, c.d.serviceOldest, c.d.serverMissing} {
+		c.d.serviceRequests, c.d.serviceResponses, c.d.serviceAbandoned, c.d.serviceResponse, c.d.serviceOutstanding, c.d.serviceOldest, c.d.serverMissing,
+		c.d.serviceSendFailed} {
 		ch <- d
 	}
 }
