@@ -15,7 +15,9 @@ import (
 // the graph runs, the client of a service nobody serves is said to have no
 // server (and its calls stay open), the others have theirs; once the graph
 // has exited, every server's and client's requests and responses equal the
-// graph's own counts, and each answered call is in the response histogram.
+// graph's own counts, so do a server's responses refused because their
+// client had gone (/leaving's), and each answered call is in the response
+// histogram.
 func TestExportServiceCalls(t *testing.T) {
 	dir := t.TempDir()
 	graphFile, _ := filepath.Abs("../../internal/integration/testdata/calls.graph")
@@ -88,9 +90,14 @@ func TestExportServiceCalls(t *testing.T) {
 		if uint64(req) != c[simtruth.Fires] || uint64(resp) != c[simtruth.Answered] || timed != resp {
 			t.Errorf("%s: requests %v responses %v timed %v, the graph %d and %d", k, req, resp, timed, c[simtruth.Fires], c[simtruth.Answered])
 		}
+		// a server's responses refused (its client gone: /leaving's), a series of servers only
+		failed, ok := scrapeCounter(t, addr, "ros2_pulse_service_send_failed_total", match...)
+		if ok != (side == "server") || uint64(failed) != c[simtruth.SendFailed] || k.Topic == "/leaving" && side == "server" && failed == 0 {
+			t.Errorf("%s: send_failed_total %v (series: %v), the graph refused %d", k, failed, ok, c[simtruth.SendFailed])
+		}
 	}
-	if checked != 17 {
-		t.Errorf("%d services and clients in the truth, want 17", checked)
+	if checked != 19 {
+		t.Errorf("%d services and clients in the truth, want 19", checked)
 	}
 }
 
