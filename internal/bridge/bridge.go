@@ -377,10 +377,13 @@ func describe(w *health.Warning) string {
 	case health.CannotJudge:
 		return w.Metric + " rule not judged: " + w.Why()
 	case health.RecvLag:
+		if w.Cause != "" { // it stopped receiving, and why
+			return fmt.Sprintf("%s receives %s of %s Hz: %s", w.Node, hz(w.Value), hz(w.Min), w.CauseAndFix())
+		}
 		return fmt.Sprintf("%s receives %s of %s Hz", w.Node, hz(w.Value), hz(w.Min))
 	case health.RecvStarved:
 		if w.Cause != "" {
-			return w.Node + " hears nothing: " + w.Cause
+			return w.Node + " hears nothing: " + w.CauseAndFix()
 		}
 		return w.Node + " " + health.StarvedWords(w.Min)
 	case health.CallbackSlow:

@@ -34,7 +34,7 @@ const (
 
 	// Warnings: the pair meets, but not quite as asked.
 	QoSWarning         Reason = "qos_warning"         // rmw_dds_common's "compatible with a warning"
-	CrossVendor        Reason = "cross_vendor"        // two DDS vendors: RTPS, not every feature guaranteed
+	CrossVendor        Reason = "cross_vendor"        // two DDS vendors: RTPS, communication not guaranteed (a starving subscription's likely cause when every publisher is on another vendor)
 	DiscoveryUncertain Reason = "discovery_uncertain" // Humble, localhost-only on one side only: rmw-dependent
 	ShallowQueue       Reason = "shallow_queue"       // a depth-1 subscription to a publisher that sends bursts
 )
@@ -221,11 +221,20 @@ var fixes = map[Reason]string{
 	DiscoveryRange:     "set ROS_AUTOMATIC_DISCOVERY_RANGE to LOCALHOST or SUBNET on both (OFF discovers nobody)",
 	TypeMismatch:       "use one message type on both sides",
 	QoSUnknown:         "check both sides' QoS with `ros2 topic info -v`",
-	CrossVendor:        "run both with one RMW_IMPLEMENTATION if a feature misbehaves",
+	CrossVendor:        "if messages go missing, run both sides with one RMW_IMPLEMENTATION (ROS 2 does not guarantee communication between different DDS vendors)",
 	DiscoveryUncertain: "set ROS_LOCALHOST_ONLY the same on both",
 	QoSWarning:         "set the policy explicitly on both sides",
 	ShallowQueue:       "give the subscription a depth of at least the burst (or keep_all)",
 }
+
+// StarvedCrossVendorFix is the fix for a subscription that hears nothing
+// while its only publishers here run another DDS vendor's RMW (a
+// cross_vendor pair that fails: internal/health judges it). ROS 2 does not
+// guarantee that different vendors' RMWs communicate (docs.ros.org,
+// Concepts/Intermediate/About-Different-Middleware-Vendors, "Cross-Vendor
+// Communication"): Cyclone DDS from Fast DDS on Humble has received a few
+// messages and then nothing.
+const StarvedCrossVendorFix = "run both sides with one RMW_IMPLEMENTATION (ROS 2 does not guarantee communication between different DDS vendors)"
 
 // burstBuckets is how many gap buckets lie wholly under 1 ms (see rp_gap in
 // segment.h: 16 linear buckets of 1,024 ns, then 16 per octave).

@@ -348,7 +348,11 @@ func reportSilent(out io.Writer, r *segment.Reader, first *segment.Scan, later *
 	for _, ss := range before {
 		waiting = waiting || pub1[ss.topic] > 0 || ss.hidden
 	}
-	if !waiting {
+	// Subscriptions that have received, whose likely cause of starving is
+	// visible (their only publishers here on another DDS vendor's RMW):
+	// stopped, if they receive nothing of what is published meanwhile.
+	mayStop := len(health.QuietSince(first, first, diagnose.Unmatched(first))) > 0
+	if !waiting && !mayStop {
 		return 0
 	}
 	second, secs := later.get(r)
@@ -364,6 +368,8 @@ func reportSilent(out io.Writer, r *segment.Reader, first *segment.Scan, later *
 	}
 	sort.Strings(keys)
 	problems, headed := 0, false
+	var unmatched []window.Unmatched // the diagnosis of the later scan, made for the first starved subscription
+	diagnosed := false
 	for _, k := range keys {
 		ss := now[k]
 		if pub2[ss.topic] <= pub1[ss.topic] || explained[fmt.Sprintf("%d %s", ss.pid, ss.topic)] {
@@ -379,8 +385,32 @@ func reportSilent(out io.Writer, r *segment.Reader, first *segment.Scan, later *
 				"(an rclpy subscription on Humble: raw takes fire no tracepoint)\n", ss.node, ss.pid, ss.topic, hz)
 			continue
 		}
-		fmt.Fprintf(out, "  WARN %s (pid %d) on %s: %s\n", ss.node, ss.pid, ss.topic, health.StarvedWords(hz))
+		if !diagnosed {
+			unmatched, diagnosed = diagnose.Unmatched(second), true
+		}
+		words := health.StarvedWords(hz)
+		if u, ok := health.StarvedCauseIn(second, unmatched, ss.topic, ss.node, ss.pid); ok { // its only publishers are on another DDS vendor
+			words = health.StarvedBecause(hz, &u)
+		}
+		fmt.Fprintf(out, "  WARN %s (pid %d) on %s: %s\n", ss.node, ss.pid, ss.topic, words)
 		problems++
+	}
+	if mayStop {
+		if !diagnosed {
+			unmatched = diagnose.Unmatched(second)
+		}
+		for _, q := range health.QuietSince(first, second, unmatched) {
+			if pub2[q.Topic] <= pub1[q.Topic] {
+				continue // nothing published here meanwhile
+			}
+			if !headed {
+				fmt.Fprintf(out, "subscriptions that received nothing\n")
+				headed = true
+			}
+			hz := float64(pub2[q.Topic]-pub1[q.Topic]) / secs
+			fmt.Fprintf(out, "  WARN %s (pid %d) on %s: %s\n", q.Node, q.Pid, q.Topic, q.Words(hz))
+			problems++
+		}
 	}
 	return problems
 }

@@ -110,7 +110,7 @@ func newDescs(perTopic bool) descs {
 			"pid", "tid", "thread"),
 		threadWait: d("thread_wait_seconds_total", "Time a thread spent inside rcl_wait (one waiting now counts up to the scrape; any client library's executor threads): 1 - rate() is its share outside the wait, working.",
 			"pid", "tid", "thread"),
-		unmatched: d("endpoint_unmatched", "1 for a live publisher or subscription that meets nobody on this machine, with why (qos_incompatible, type_mismatch, other_domain, other_rmw, discovery_range, no_publisher); absent otherwise.",
+		unmatched: d("endpoint_unmatched", "1 for a live publisher or subscription that meets nobody on this machine, with why (qos_incompatible, type_mismatch, other_domain, other_rmw, discovery_range, no_publisher), and for a starved subscription (subscription_starved 1) whose only publishers here run another DDS vendor's RMW, with its likely cause (cross_vendor: ROS 2 does not guarantee communication between different DDS vendors; run both sides with one RMW_IMPLEMENTATION); absent otherwise.",
 			"topic", "node", "pid", "side", "reason"),
 		endpointInfo: d("endpoint_info", "1 per live publisher and subscription, labelled with what the probe learnt at its creation: message type, rmw implementation, domain and the actual QoS.",
 			"topic", "node", "pid", "side", "type", "rmw", "domain", "reliability", "durability", "history", "depth", "deadline", "liveliness", "lease"),
@@ -130,7 +130,7 @@ func newDescs(perTopic bool) descs {
 			callLabels...),
 		serverMissing: d("service_server_missing", "1 for a live client whose service no live process on this machine serves (a server on another host is not seen), else 0.",
 			"service", "node", "pid"),
-		starved: d("subscription_starved", "For a live subscription that has received nothing yet: 1 once this machine's publishers of its topic have published since the exporter first saw it (a QoS, type, domain or name mismatch; the cause is not visible yet), else 0.",
+		starved: d("subscription_starved", "For a live subscription that has received nothing yet: 1 once this machine's publishers of its topic have published since the exporter first saw it (a QoS, type, domain, rmw or name mismatch, or publishers only on another DDS vendor's RMW: endpoint_unmatched names the cause where it is visible), else 0.",
 			"topic", "node", "pid"),
 	}
 }
@@ -166,6 +166,13 @@ type Collector struct {
 	// silentSubs: for each subscription seen with nothing received, what its
 	// topic's publishers here had published when it was first seen so.
 	silentSubs map[string]silentSub
+	starvedNow []starvedSub // this scrape's starved subscriptions, for their cause
+}
+
+// starvedSub is a subscription whose starved gauge is 1 in this scrape.
+type starvedSub struct {
+	topic, node string
+	pid         int
 }
 
 type silentSub struct {
@@ -242,7 +249,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		c.process(ch, s, scan.Mono, now, aggs, published, served)
 	}
 	if !c.opt.PerTopic { // why a publisher or subscription meets nobody (per endpoint by nature)
-		for _, f := range c.diagnosis.Unmatched(scan) {
+		unmatched := c.diagnosis.Unmatched(scan)
+		for _, f := range unmatched {
 			if f.Error {
 				side := "recv"
 				if f.Pub {
@@ -251,7 +259,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				c.merge(c.d.unmatched, prometheus.GaugeValue, 1, nil, time.Time{}, f.Topic, f.Node, strconv.Itoa(f.Pid), side, f.Reason)
 			}
 		}
+		for _, ss := range c.starvedNow { // a starved one whose only publishers are on another DDS vendor: that is its likely cause
+			if u, ok := health.StarvedCauseIn(scan, unmatched, ss.topic, ss.node, ss.pid); ok && !u.Error {
+				c.merge(c.d.unmatched, prometheus.GaugeValue, 1, nil, time.Time{}, ss.topic, ss.node, strconv.Itoa(ss.pid), "recv", u.Reason)
+			}
+		}
 	}
+	c.starvedNow = c.starvedNow[:0]
 	for id, ss := range c.silentSubs {
 		if ss.scrape != c.scrape {
 			delete(c.silentSubs, id) // it received something, or it is gone
@@ -389,6 +403,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 			starved := 0.0
 			if published[e.Name] > ss.published {
 				starved = 1
+				c.starvedNow = append(c.starvedNow, starvedSub{e.Name, node, s.Pid})
 			}
 			c.merge(c.d.starved, prometheus.GaugeValue, starved, nil, time.Time{}, e.Name, node, pid)
 		}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"ros2_pulse/internal/compat"
+	"ros2_pulse/internal/health"
 	"ros2_pulse/internal/window"
 )
 
@@ -93,7 +94,9 @@ type Edge struct {
 	// What the probe learnt of the endpoint at creation, when it did.
 	QoS  string `json:"qos,omitempty"`
 	Type string `json:"type,omitempty"`
-	// Unmatched: why the endpoint meets nobody (internal/diagnose's reason), Why the detail.
+	// Unmatched: why the endpoint meets nobody (internal/diagnose's reason),
+	// or a starved subscription's likely cause (health.StarvedCause: its
+	// only publishers here on another DDS vendor's RMW); Why the detail.
 	Unmatched string `json:"unmatched,omitempty"`
 	Why       string `json:"why,omitempty"`
 	// A "serves" edge (a server node -> its service) and a "calls" edge (a
@@ -266,6 +269,9 @@ func FromWindow(w *window.Window) *Graph {
 				switch {
 				case t.Starved(&e): // never received anything, while its topic is published here
 					edge.Transport = "starved"
+					if u, ok := health.StarvedCause(w, t.Name, e.Node, e.Pid); ok && !u.Error { // an error is said as unmatched below
+						edge.Unmatched, edge.Why = u.Reason, u.Detail
+					}
 				case e.RecvHidden && e.Alive: // silent, and its takes may fire no tracepoint
 					edge.Transport, edge.InterHz, edge.IntraHz = "not_measured", nil, nil
 				}
@@ -452,6 +458,9 @@ func (e *Edge) label() string {
 		}
 		return "not measured (Humble intra)"
 	case "starved":
+		if e.Unmatched != "" { // its likely cause
+			return "starved: " + e.Unmatched + ": " + e.Why
+		}
 		return "starved: receives nothing"
 	case "unmatched":
 		if e.Why != "" {

@@ -87,8 +87,14 @@ type Warning struct {
 	// Cause: for a receive-side verdict (a rate rule, recv_lag, recv_starved),
 	// why the subscription cannot hear the topic's publishers, when
 	// internal/diagnose knows (window.Unmatched): "qos_incompatible
-	// (reliability: publisher best_effort, subscription reliable)".
+	// (reliability: publisher best_effort, subscription reliable)"; for a
+	// starving subscription (recv_starved, recv_lag at 0 Hz) whose only
+	// publishers here run another DDS vendor's RMW, "cross_vendor (…)"
+	// (StarvedCause).
 	Cause string
+	// Fix: for a starved (or stopped) subscription with a Cause, the one line
+	// that fixes it (internal/diagnose's), as pulse doctor gives it.
+	Fix   string
 	Since time.Time
 	Age   time.Duration // how long the violation has lasted, as of this window
 }

@@ -15,9 +15,9 @@ const RecvLag Kind = "recv_lag"
 
 // RecvStarved is a subscription that has received nothing at all, for
 // several windows in a row, while this machine's publishers of its topic
-// publish: a QoS, type, domain or name mismatch, or an executor that never
-// runs it. It needs no spec. Its cause, where internal/diagnose finds one,
-// is in the warning's Cause.
+// publish: a QoS, type, domain or name mismatch, publishers only on another
+// DDS vendor's RMW, or an executor that never runs it. It needs no spec. Its
+// cause, where StarvedCause finds one, is in the warning's Cause and Fix.
 const RecvStarved Kind = "recv_starved"
 
 // LagDetector finds lagging subscriptions. A subscription lags when it
@@ -69,8 +69,12 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 				k := subKey{true, t.Name, s.Pid, s.Node}
 				current[k] = true
 				if d.tick(k, now) {
-					out = append(out, Warning{Kind: RecvStarved, Topic: t.Name, Side: spec.Recv, Transport: spec.Any, Node: s.Node, Pid: s.Pid,
-						Timer: -1, Value: 0, Min: t.PubAny, Since: d.since[k], Age: now.Sub(d.since[k]), Cause: Cause(w, t.Name, s.Node, s.Pid)})
+					m := Warning{Kind: RecvStarved, Topic: t.Name, Side: spec.Recv, Transport: spec.Any, Node: s.Node, Pid: s.Pid,
+						Timer: -1, Value: 0, Min: t.PubAny, Since: d.since[k], Age: now.Sub(d.since[k])}
+					if u, ok := StarvedCause(w, t.Name, s.Node, s.Pid); ok {
+						m.Cause, m.Fix = u.Why(), u.Fix
+					}
+					out = append(out, m)
 				}
 				continue
 			}
@@ -87,8 +91,14 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 			k := subKey{false, t.Name, s.Pid, s.Node}
 			current[k] = true
 			if d.tick(k, now) {
-				out = append(out, Warning{Kind: RecvLag, Topic: t.Name, Side: spec.Recv, Transport: spec.Any, Node: s.Node, Pid: s.Pid,
-					Timer: -1, Value: got, Min: t.PubAny, Since: d.since[k], Age: now.Sub(d.since[k])})
+				m := Warning{Kind: RecvLag, Topic: t.Name, Side: spec.Recv, Transport: spec.Any, Node: s.Node, Pid: s.Pid,
+					Timer: -1, Value: got, Min: t.PubAny, Since: d.since[k], Age: now.Sub(d.since[k])}
+				if got == 0 { // it stopped receiving: starving, as one that never received
+					if u, ok := StarvedCause(w, t.Name, s.Node, s.Pid); ok {
+						m.Cause, m.Fix = u.Why(), u.Fix
+					}
+				}
+				out = append(out, m)
 			}
 		}
 	}
@@ -101,8 +111,8 @@ func (d *LagDetector) Observe(w *window.Window, final bool, now time.Time) []War
 	return out
 }
 
-// StarvedWords says what is known of a starved subscription, in the words
-// every view uses.
+// StarvedWords says what is known of a starved subscription whose cause is
+// not visible, in the words every view uses.
 func StarvedWords(pubHz float64) string {
 	return fmt.Sprintf("receives nothing of %.1f Hz published here; the cause is not visible yet", pubHz)
 }

@@ -245,6 +245,9 @@ func describe(w *health.Warning) string {
 	case health.SegmentFull:
 		return fmt.Sprintf("pid %d (%s): %.0f endpoints did not fit its segment and are not counted (raise ROS_PULSE_MAX_ENDPOINTS)", w.Pid, w.Node, w.Value)
 	case health.RecvLag:
+		if w.Cause != "" { // it stopped receiving, and why (health.StarvedCause)
+			return fmt.Sprintf("%s%s receives %.1f of %.1f Hz: %s", w.Topic, who, w.Value, w.Min, w.CauseAndFix())
+		}
 		return fmt.Sprintf("%s%s receives %.1f of %.1f Hz", w.Topic, who, w.Value, w.Min)
 	case health.Unmatched:
 		what := "hears nobody"
@@ -257,8 +260,8 @@ func describe(w *health.Warning) string {
 		}
 		return s
 	case health.RecvStarved:
-		if w.Cause != "" { // why, where internal/diagnose knows
-			return fmt.Sprintf("%s%s hears nothing: %s", w.Topic, who, w.Cause)
+		if w.Cause != "" { // why, where health.StarvedCause knows, with the fix
+			return fmt.Sprintf("%s%s hears nothing: %s", w.Topic, who, w.CauseAndFix())
 		}
 		return fmt.Sprintf("%s%s %s", w.Topic, who, health.StarvedWords(w.Min))
 	case health.CallbackSlow:

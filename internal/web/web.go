@@ -203,7 +203,8 @@ type ServiceNow struct {
 // WarnRow is a verdict with its age.
 type WarnRow struct {
 	Kind  string  `json:"kind"`
-	What  string  `json:"what"` // the verdict's fields, as its ALERT line says them
+	What  string  `json:"what"`          // the verdict's fields, as its ALERT line says them
+	Fix   string  `json:"fix,omitempty"` // a starved subscription's fix, where its cause is known
 	AgeS  float64 `json:"age_s"`
 	Topic string  `json:"topic,omitempty"`
 	Node  string  `json:"node,omitempty"`
@@ -297,7 +298,7 @@ func (b *Builder) Build(w *window.Window, warns []health.Warning, samples map[in
 	for _, x := range sorted {
 		lines := logfmt.WarnLines([]health.Warning{x}) // upstream's WARN line, if any, then the verdict's ALERT line
 		what := strings.TrimPrefix(lines[len(lines)-1], "ALERT ")
-		now.Warnings = append(now.Warnings, WarnRow{Kind: string(x.Kind), What: what, AgeS: milli(x.Age.Seconds()), Topic: x.Topic, Node: x.Node})
+		now.Warnings = append(now.Warnings, WarnRow{Kind: string(x.Kind), What: what, Fix: x.Fix, AgeS: milli(x.Age.Seconds()), Topic: x.Topic, Node: x.Node})
 	}
 	for _, p := range w.Procs {
 		if s, ok := samples[p.Pid]; ok && p.Alive {

@@ -235,7 +235,7 @@ function renderWarnings(f) {
   ul.replaceChildren();
   for (const w of f.warnings) {
     const li = document.createElement("li");
-    li.textContent = `${age(w.age_s)} ${w.what || w.kind}`;
+    li.textContent = `${age(w.age_s)} ${w.what || w.kind}` + (w.fix ? ` — fix: ${w.fix}` : "");
     ul.appendChild(li);
   }
   if (f.warnings.length === 0) {
