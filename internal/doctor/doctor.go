@@ -329,6 +329,9 @@ func reportServices(out io.Writer, scan *segment.Scan) int {
 			case e.Kind == segment.KindClient && !served[e.Name]:
 				lines = append(lines, fmt.Sprintf("  WARN %s (pid %d) calls %s, which no process on this machine serves: its calls are never answered here "+
 					"(a server on another host is not seen)%s; fix: start its server, or check the service name", node, s.Pid, e.Name, open))
+			case e.Kind == segment.KindService && e.Calls.SendFailed > 0:
+				lines = append(lines, fmt.Sprintf("  WARN %s (pid %d) serving %s: %s%s; fix: %s", node, s.Pid, e.Name,
+					health.SendFailedWords(float64(e.Calls.SendFailed)), open, health.SendFailedFix))
 			case e.Kind == segment.KindService && len(e.Calls.Open) > 0 && scan.Mono-min(scan.Mono, e.Calls.Open[0]) > 10e9:
 				lines = append(lines, fmt.Sprintf("  WARN %s (pid %d) took requests of %s and has not answered them%s; a handler that hangs or never responds",
 					node, s.Pid, e.Name, open))

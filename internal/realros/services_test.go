@@ -1,6 +1,7 @@
 package realros
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -92,6 +93,8 @@ func TestServerAnswersAGoneClient(t *testing.T) {
 	server := r.node("server", "cpp", "", "--server", "/slow,300", "--duration", "6")
 	time.Sleep(time.Second)
 	client := r.node("client", "cpp", "", "--client", "/slow,20,5", "--exit-when-sent")
+	time.Sleep(4 * time.Second) // the server has handled all five; it lives on to 6 s
+	doc := doctorSays(r)
 	r.waitAll(30 * time.Second)
 	judgeCalls(r, server)
 	tr := r.truth(client)
@@ -102,5 +105,8 @@ func TestServerAnswersAGoneClient(t *testing.T) {
 	t.Logf("%s: the server handled %d requests of a gone client, rcl refused %d answers", l.rmw, st.Endpoints[0].Count, st.Endpoints[0].Failed)
 	if l.rmw == "rmw_fastrtps_cpp" && st.Endpoints[0].Failed == 0 {
 		t.Errorf("Fast DDS refused no answer to a gone client: the case this test is for did not happen")
+	}
+	if said := strings.Contains(doc, "responses not sent"); said != (st.Endpoints[0].Failed > 0) {
+		t.Errorf("rcl refused %d answers; pulse doctor says:\n%s", st.Endpoints[0].Failed, doc)
 	}
 }
