@@ -8,7 +8,7 @@
 # ROS_PREFIX names the prefix; by default the first of /opt/ros/{jazzy,humble,kilted}
 # that exists. --short (make test's lane): a few tests on one RMW, and a plain
 # "skipped" when there is no prefix. Without --short a missing prefix fails.
-# PULSE_ROS_RUN narrows the tests (a go test -run pattern).
+# PULSE_ROS_RUN narrows the tests (a go test -run pattern), PULSE_ROS_RMWS the RMWs.
 set -euo pipefail
 short=0
 [[ ${1:-} == --short ]] && short=1
@@ -36,9 +36,15 @@ fi
 # What the prefix says it is, in a shell of its own (a broken setup fails here, not in a test).
 distro=$(bash -c 'source "$1/setup.bash" >/dev/null 2>&1 && echo "${ROS_DISTRO:-}"' bash "$prefix") ||
   say_none "ROS_PREFIX=$prefix: its setup.bash fails when sourced"
+if [[ -z $distro ]]; then
+  # A core built without ros_environment sets no ROS_DISTRO: rclcpp's version tells.
+  v=$(sed -n 's:.*<version>\([0-9]*\)\..*:\1:p' "$prefix/share/rclcpp/package.xml" 2>/dev/null | head -1)
+  case $v in 16) distro=humble;; 28) distro=jazzy;; 29) distro=kilted;; esac
+  [[ -n $distro ]] && echo "test-ros: $prefix sets no ROS_DISTRO; rclcpp $v.x is $distro's"
+fi
 case $distro in
   humble|jazzy|kilted) ;;
-  "") say_none "ROS_PREFIX=$prefix: its setup.bash sets no ROS_DISTRO (a broken install?)";;
+  "") say_none "ROS_PREFIX=$prefix: its setup.bash sets no ROS_DISTRO and it has no rclcpp of a known distro (a broken install?)";;
   *) say_none "ROS_PREFIX=$prefix: distro '$distro' is not one pulse supports (humble, jazzy, kilted)";;
 esac
 [[ -e $prefix/lib/libtracetools.so ]] || say_none "ROS_PREFIX=$prefix ($distro): no lib/libtracetools.so (ros2_tracing's tracetools is part of every ROS 2 core)"
@@ -61,7 +67,7 @@ ws=$build/ros/$distro-$key
 log=$ws/colcon.log
 mkdir -p "$ws"
 echo "test-ros: building ros/pulse_testnodes in $ws"
-if ! (source "$prefix/setup.bash" && cd "$ws" &&
+if ! (set +u && source "$prefix/setup.bash" && set -u && cd "$ws" &&
       colcon --log-base "$ws/log" build --base-paths "$root/ros" --build-base "$ws/build" --install-base "$ws/install" \
         --merge-install --cmake-args -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE=/usr/bin/python3 \
         >"$log" 2>&1); then
@@ -70,6 +76,12 @@ if ! (source "$prefix/setup.bash" && cd "$ws" &&
   exit 1
 fi
 
+if [[ -n ${PULSE_ROS_RMWS:-} ]]; then # narrowed by hand: PULSE_ROS_RMWS="rmw_fastrtps_cpp"
+  for rmw in $PULSE_ROS_RMWS; do
+    [[ " ${rmws[*]} " == *" $rmw "* ]] || { echo "test-ros: PULSE_ROS_RMWS names $rmw, which $prefix does not have" >&2; exit 2; }
+  done
+  read -r -a rmws <<<"$PULSE_ROS_RMWS"
+fi
 run=${PULSE_ROS_RUN:-}
 if [[ $short == 1 ]]; then
   rmws=("${rmws[0]}")

@@ -58,7 +58,10 @@ func TestWebShowsTheRealGraph(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
 		t.Fatal(err)
 	}
-	// Both edges drawn with a rate, once the page has had a few windows.
+	// Both edges drawn with a rate, read once the page has had windows in
+	// which both nodes were running throughout (the first windows hold the
+	// listener's wait for the talker: a true but lower rate).
+	time.Sleep(6 * time.Second)
 	const edges = `(() => { const hz = s => { const e = document.querySelector(s); return e ? Number(e.dataset.hz) : 0; };
 	  return [hz('g.edge[data-to="t:/chatter"]'), hz('g.edge[data-from="t:/chatter"]')]; })()`
 	var hz []float64

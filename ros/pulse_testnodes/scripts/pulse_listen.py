@@ -9,6 +9,7 @@ to FILE: what a real ROS node heard, for the tests of pulse bridge.
 import argparse
 import importlib
 import json
+import math
 import os
 import sys
 import time
@@ -23,6 +24,17 @@ def message_type(name):
     return getattr(importlib.import_module('%s.%s' % (pkg, kind)), cls)
 
 
+def finite(v):
+    """v with every NaN or infinity replaced by None: JSON has no NaN."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [finite(x) for x in v]
+    return v
+
+
 def main():
     args = rclpy.utilities.remove_ros_args(sys.argv)
     p = argparse.ArgumentParser(prog='pulse_listen.py')
@@ -34,7 +46,7 @@ def main():
     rclpy.init()
     node = rclpy.create_node('pulse_listen')
     kept = []
-    node.create_subscription(message_type(o.type), o.topic, lambda m: kept.append(message_to_ordereddict(m)),
+    node.create_subscription(message_type(o.type), o.topic, lambda m: kept.append(finite(message_to_ordereddict(m))),
                              QoSProfile(depth=10))
     end = time.monotonic() + o.duration
     while rclpy.ok() and time.monotonic() < end:

@@ -216,16 +216,20 @@ private:
     Endpoint & e = truth_.add("timer", get_fully_qualified_name(), "");
     e.period_ns = period.count();
     auto timer = std::make_shared<rclcpp::TimerBase::SharedPtr>();
-    // Its lateness against its own schedule: rcl has moved the next call one
-    // period on (or more, past overruns) when the callback starts.
-    *timer = create_wall_timer(period, [&e, ms, period, timer]() {
+    // Its lateness against its own schedule: each call's scheduled time is
+    // the next call time rcl set at the previous call (or at creation), read
+    // back as now + time_until_trigger(); rcl skips whole periods after a
+    // call later than one, so "period - time until the next" would not do.
+    auto scheduled = std::make_shared<int64_t>(0);
+    *timer = create_wall_timer(period, [&e, ms, timer, scheduled]() {
           int64_t t0 = now_ns();
-          int64_t until = (*timer)->time_until_trigger().count();
-          e.late.add(period.count() - until);
+          e.late.add(t0 - *scheduled);
+          *scheduled = now_ns() + (*timer)->time_until_trigger().count();
           e.count++;
           work(ms);
           e.callback.add(now_ns() - t0);
         });
+    *scheduled = now_ns() + (*timer)->time_until_trigger().count();
     timers_.push_back(*timer);
   }
 
@@ -247,6 +251,7 @@ private:
           if (ret != RCL_RET_OK) {
             rcl_reset_error();
             e.failed++;
+            return;  // a refused answer's time (Fast DDS waits 100 ms first) is no handling time
           }
           e.callback.add(now_ns() - t0);
         });
@@ -274,9 +279,10 @@ private:
           e.count++;
           if (count > 0 && e.count == count) {
             (*timer)->cancel();
-            if (exit_when_sent) {
+            if (exit_when_sent) {  // gone before its answers, as a client leaves: its DDS reader is deleted
               finish_.all_done();
-              std::_Exit(0);  // gone before its answers: the server's sends find no client
+              rclcpp::shutdown();
+              return;
             }
             finish_.one_done();
           }

@@ -50,7 +50,7 @@ struct Endpoint
     last_ns = t;
     count++;
   }
-  Durations callback;  // the node's own callback body, subscription/timer/service
+  Durations callback;  // the node's own callback body: subscription, timer; service: of the answers sent
   Durations late;  // timer: start lateness against its own schedule
   Durations round_trip;  // client: send to response
 };
