@@ -94,7 +94,15 @@ for rmw in "${rmws[@]}"; do
   (cd "$root" && ROS_PREFIX=$prefix PULSE_ROS_WS=$ws/install PULSE_ROS_DISTRO=$distro PULSE_RMW=$rmw \
      PULSE_ROS_LTTNG=$lttng PULSE_BUILD=$build go test -count=1 -timeout 40m -v ${run:+-run "$run"} ./internal/realros/) \
      >"$out" 2>&1 || rc=$?
-  grep -E '^(\s*--- |\s+\S+_test\.go|PASS|FAIL|ok|panic)' "$out" || true
+  grep -E '^(\s*--- |\s+\S+_test\.go|PASS|FAIL|ok|panic)' "$out" | grep -v TABLE || true
+  # The capability table's rows (docs/REAL-ROS.md): go test -v prints a test's
+  # logs before its verdict line, so each row waits for the next verdict.
+  awk -v d="$(date +%F)" -v distro="$distro" -v rmw="$rmw" -v lt="$lttng" -F'\t' '
+    /_test\.go:[0-9]+: TABLE\t/ { rows[n++] = $2 "\t" $3 "\t" $4 }
+    /^ *--- (PASS|FAIL|SKIP): / { st = $0; sub(/^ *--- /, "", st); sub(/:.*/, "", st)
+      for (i = 0; i < n; i++) print d "\t" distro "\t" rmw "\t" lt "\t" st "\t" rows[i]; n = 0 }' "$out" \
+    >"$ws/table-$rmw.tsv"
+  echo "test-ros: capability rows in $ws/table-$rmw.tsv"
   [[ $rc == 0 ]] || { echo "test-ros: FAIL on $distro / $rmw (log: $out)" >&2; exit 1; }
 done
 echo "test-ros: passed on $distro (${rmws[*]}), tracetools $lttng LTTng"

@@ -1,6 +1,7 @@
 package realros
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,7 @@ func TestDoctorOnRealROS(t *testing.T) {
 	if err != nil || strings.Contains(doc, "FAIL") {
 		t.Errorf("pulse doctor on a healthy %s graph: %v\n%s", l.distro, err, doc)
 	}
+	table(t, "pulse doctor, healthy graph", fmt.Sprintf("exit %v, FAIL lines: %v", err, strings.Contains(doc, "FAIL")), "healthy")
 	ldd, _ := exec.Command("ldd", tt).Output()
 	lttng := "without LTTng"
 	if strings.Contains(string(ldd), "liblttng-ust") {

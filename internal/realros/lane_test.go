@@ -73,7 +73,15 @@ func newLane() (*lane, error) {
 	return l, nil
 }
 
-func (l *lane) probe() string { return filepath.Join(l.build, "lib/libros2_pulse.so") }
+// probe is the library preloaded into the nodes: the build's, or PULSE_ROS_PROBE
+// (the fault build, build/lib/fault/libros2_pulse.so, shows the lane can fail).
+func (l *lane) probe() string {
+	if p := os.Getenv("PULSE_ROS_PROBE"); p != "" {
+		return p
+	}
+	return filepath.Join(l.build, "lib/libros2_pulse.so")
+}
+
 func (l *lane) pulse() string { return filepath.Join(l.build, "bin/pulse") }
 func (l *lane) humble() bool  { return l.distro == "humble" }
 
@@ -286,4 +294,24 @@ func logLines(b []byte) []string {
 func (l *lane) has(rmw string) bool {
 	_, err := os.Stat(filepath.Join(l.prefix, "lib", "lib"+rmw+".so"))
 	return err == nil
+}
+
+// table logs one row of the capability table (docs/REAL-ROS.md): what pulse
+// said beside what the nodes measured. scripts/test-ros.sh collects the rows.
+func table(t *testing.T, capability, pulse, node string) {
+	t.Helper()
+	t.Logf("TABLE\t%s\t%s\t%s", capability, pulse, node)
+}
+
+// tally is a judged set of counts: how many endpoints, pulse's sum and the nodes'.
+type tally struct {
+	n           int
+	pulse, node uint64
+}
+
+func (a *tally) add(b tally) { a.n, a.pulse, a.node = a.n+b.n, a.pulse+b.pulse, a.node+b.node }
+
+func (a tally) row(t *testing.T, capability string) {
+	t.Helper()
+	table(t, capability, fmt.Sprintf("%d messages", a.pulse), fmt.Sprintf("%d messages (%d endpoints)", a.node, a.n))
 }

@@ -156,5 +156,6 @@ sleep 1; %[1]s --name talker --truth %[3]s --pub /traced,100,16,300 --duration 5
 	if f := lookup(s, listener.Pid, &listener.Endpoints[0]); f.counts[0]+f.counts[1] != received {
 		t.Errorf("pulse counts %d deliveries of /traced, the listener %d", f.counts[0]+f.counts[1], received)
 	}
-	t.Logf("LTTng: %d events; /traced: %d rcl_publish, %d callback_start; pulse exact on both", len(evs), publishes, starts)
+	table(t, "beside an LTTng session", fmt.Sprintf("exact (%d sent, %d received)", sent, received),
+		fmt.Sprintf("trace: %d rcl_publish, %d callback_start of %d events", publishes, starts, len(evs)))
 }

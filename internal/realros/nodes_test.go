@@ -1,6 +1,7 @@
 package realros
 
 import (
+	"fmt"
 	"math"
 	"syscall"
 	"testing"
@@ -35,6 +36,7 @@ func TestLiveness(t *testing.T) {
 	}
 	r.wait(goner, 10*time.Second)
 	a := alive()
+	table(t, "liveness", fmt.Sprintf("/goner alive %v, /keeper alive %v", a["/goner"], a["/keeper"]), "/goner stopped, /keeper running")
 	if alive, listed := a["/goner"]; !listed || alive || !a["/keeper"] {
 		t.Errorf("after SIGINT to /goner, pulse reads %v", a)
 	}
@@ -65,6 +67,7 @@ func TestExecutorBusy(t *testing.T) {
 			threads++
 		}
 	}
+	table(t, "executor busy", fmt.Sprintf("%.3f s busy", float64(pulse)/1e9), fmt.Sprintf("%.3f s in callbacks", float64(mine)/1e9))
 	if threads == 0 || mine < 2e9 || math.Abs(float64(pulse)-float64(mine)) > 0.03*float64(mine)+20e6 {
 		t.Errorf("pulse: %d threads busy %.3f s; the node's callbacks took %.3f s", threads, float64(pulse)/1e9, float64(mine)/1e9)
 	}
@@ -109,6 +112,10 @@ func TestActions(t *testing.T) {
 		{st.Pid, segment.KindService, "/fib/_action/get_result", results},
 	} {
 		got := calls(c.pid, c.kind, c.name)
+		if got != nil {
+			table(t, fmt.Sprintf("actions: %s %s", c.kind, c.name), fmt.Sprintf("%d started, %d answered", got.Started, got.Answered),
+				fmt.Sprintf("%d", c.want))
+		}
 		if got == nil || got.Started != c.want || got.Answered != c.want || len(got.Open) != 0 {
 			t.Errorf("%s %s: pulse %+v, want %d started and answered, none open", c.kind, c.name, got, c.want)
 		}

@@ -1,6 +1,7 @@
 package realros
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,9 @@ func judgeCalls(r *run, p *proc) int {
 		}
 		c := f.eps[0].Calls
 		judged++
+		table(r.t, fmt.Sprintf("service calls: %s %s", tr.Lang, e.Kind),
+			fmt.Sprintf("%d started, %d answered, %d refused", c.Started, c.Answered, c.SendFailed),
+			fmt.Sprintf("%d, %d answered, %d refused", e.Count, map[bool]uint64{true: e.Answered, false: e.Count - uint64(max(e.Failed, 0))}[e.Kind == "client"], max(e.Failed, 0)))
 		if len(c.Open) != 0 {
 			r.t.Errorf("%s %s %s: %d calls still open after the run", p.name, e.Kind, e.Name, len(c.Open))
 		}

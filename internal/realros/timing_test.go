@@ -1,6 +1,7 @@
 package realros
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -47,13 +48,20 @@ func TestCallbackTiming(t *testing.T) {
 			t.Errorf("%s %s: pulse timed %d callbacks, mean %.3f ms; the node %d, mean %.3f ms", e.Kind, e.Name, d.N, d.MeanMs,
 				e.Callback.N, e.Callback.MeanMs())
 		}
+		table(t, "callback duration: rclcpp "+e.Kind, fmt.Sprintf("%d, mean %.3f ms", d.N, d.MeanMs),
+			fmt.Sprintf("%d, mean %.3f ms", e.Callback.N, e.Callback.MeanMs()))
 		fn := ep.Timing.Function
 		want := map[string]string{"subscription": "TestNode::add_subscription", "timer": "TestNode::add_timer"}[e.Kind]
 		if !strings.Contains(fn, want) || strings.Contains(fn, "DISABLED") {
 			t.Errorf("%s %s: pulse names its callback %q, want rclcpp's name of the lambda in %s", e.Kind, e.Name, fn, want)
 		}
+		if e.Kind == "subscription" {
+			table(t, "callback name", fn, "(the lambda in "+want+")")
+		}
 		if e.Kind == "timer" {
 			late := window.TimerLateness(nil, ep.Lateness)
+			table(t, "timer lateness", fmt.Sprintf("%d, mean %.3f ms", late.N, late.MeanMs),
+				fmt.Sprintf("%d, mean %.3f ms", e.Late.N, e.Late.MeanMs()))
 			if late.N != e.Late.N || !near(late.MeanMs, e.Late.MeanMs()) {
 				t.Errorf("timer: pulse's lateness %d calls, mean %.3f ms; the node's %d, mean %.3f ms", late.N, late.MeanMs,
 					e.Late.N, e.Late.MeanMs())

@@ -14,11 +14,11 @@ import (
 // or rmw_take for rclpy). Humble fires no tracepoint for an intra-process
 // publish, so a Humble publisher whose every subscriber is in its process
 // reads 0 (pulse reports its rate as not measured).
-func judgeCounts(r *run, p *proc, intraOnly map[string]bool) int {
+func judgeCounts(r *run, p *proc, intraOnly map[string]bool) tally {
 	r.t.Helper()
 	tr := r.truth(p)
 	s := r.scan()
-	judged := 0
+	var judged tally
 	for i := range tr.Endpoints {
 		e := &tr.Endpoints[i]
 		if e.Kind != "publisher" && e.Kind != "subscription" {
@@ -47,7 +47,7 @@ func judgeCounts(r *run, p *proc, intraOnly map[string]bool) int {
 		if e.Count == 0 {
 			r.t.Errorf("%s %s %s: the node counted nothing: the test proves nothing", p.name, e.Kind, e.Name)
 		}
-		judged++
+		judged.add(tally{1, got, want})
 	}
 	return judged
 }
@@ -65,14 +65,16 @@ func TestTopicCounts(t *testing.T) {
 	pytalker := r.node("pytalker", "py", "", "--pub", "/pychat,20,32", "--duration", "5")
 	intra := r.node("intra", "cpp", "", "--intra", "--pub", "/intra_chat,100,16", "--sub", "/intra_chat", "--duration", "5")
 	r.waitAll(30 * time.Second)
-	n := 0
+	var all tally
 	for _, p := range []*proc{listener, pylistener, talkers, pytalker} {
-		n += judgeCounts(r, p, nil)
+		all.add(judgeCounts(r, p, nil))
 	}
-	n += judgeCounts(r, intra, map[string]bool{"/intra_chat": true})
-	if n != 9 { // listener 2, pylistener 1, talkers 3, pytalker 1, intra 2
-		t.Errorf("%d endpoints judged, want 9", n)
+	intraT := judgeCounts(r, intra, map[string]bool{"/intra_chat": true})
+	all.add(intraT)
+	if all.n != 9 { // listener 2, pylistener 1, talkers 3, pytalker 1, intra 2
+		t.Errorf("%d endpoints judged, want 9", all.n)
 	}
+	all.row(t, "topic counts: rclcpp, rclpy, 3 nodes a process, intra-process")
 }
 
 // TestManyNodesPerProcess: a container of 20 nodes, each publishing and
@@ -83,9 +85,11 @@ func TestManyNodesPerProcess(t *testing.T) {
 	container := r.node("member", "cpp", "", "--nodes", "20", "--multi", "2", "--pub", "/fleet,10,16",
 		"--sub", "/fleet", "--duration", "5")
 	r.waitAll(30 * time.Second)
-	if n := judgeCounts(r, container, nil); n != 40 {
-		t.Errorf("%d endpoints judged, want 40", n)
+	c := judgeCounts(r, container, nil)
+	if c.n != 40 {
+		t.Errorf("%d endpoints judged, want 40", c.n)
 	}
+	c.row(t, "topic counts: 20 nodes in one process")
 }
 
 // TestSigkill: a publisher SIGKILLed after its fixed count keeps, in its
@@ -112,8 +116,9 @@ func TestSigkill(t *testing.T) {
 	}
 	r.wait(doomed, 5*time.Second)
 	r.wait(listener, 15*time.Second)
-	judgeCounts(r, doomed, nil)
-	judgeCounts(r, listener, nil)
+	k := judgeCounts(r, doomed, nil)
+	k.add(judgeCounts(r, listener, nil))
+	k.row(t, "topic counts: a publisher SIGKILLed")
 	tr := r.truth(doomed)
 	for _, snap := range r.scan().Snapshots {
 		if snap.Pid == tr.Pid && snap.Alive {
@@ -136,7 +141,9 @@ func TestRclpySpinOnceChurn(t *testing.T) {
 		ps = append(ps, p)
 	}
 	r.wait(listener, 20*time.Second)
+	var all tally
 	for _, p := range append(ps, listener) {
-		judgeCounts(r, p, nil)
+		all.add(judgeCounts(r, p, nil))
 	}
+	all.row(t, "topic counts: rclpy spin_once churn, 3 processes in a row")
 }

@@ -2,6 +2,7 @@ package realros
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -75,6 +76,7 @@ func TestWebShowsTheRealGraph(t *testing.T) {
 	}
 	r.waitAll(30 * time.Second)
 	pub, sub := r.truth(talker).Endpoints[0].Hz(), r.truth(listener).Endpoints[0].Hz()
+	table(t, "pulse web in chromium", fmt.Sprintf("%v Hz", hz), fmt.Sprintf("%.2f, %.2f Hz", pub, sub))
 	if len(hz) != 2 || math.Abs(hz[0]-pub) > 0.05*pub || math.Abs(hz[1]-sub) > 0.05*sub {
 		t.Errorf("the page draws %v Hz into and out of /chatter; the talker published at %.2f Hz, the listener received at %.2f Hz",
 			hz, pub, sub)

@@ -45,6 +45,7 @@ func TestWhySilent(t *testing.T) {
 			time.Sleep(4 * time.Second)
 			doc := doctorSays(r)
 			want := fmt.Sprintf("on %s: %s", c.topic, c.wantReason)
+			table(t, "why silent: "+c.name, fmt.Sprintf("%q said: %v", want, strings.Contains(doc, want)), "the subscription received 0")
 			if !strings.Contains(doc, want) {
 				t.Errorf("pulse doctor does not say %q:\n%s", want, doc)
 			}
@@ -79,10 +80,13 @@ func TestCrossVendor(t *testing.T) {
 		t.Errorf("pulse doctor on a Cyclone subscription fed only by Fast DDS:\n%s", doc)
 	}
 	r.waitAll(20 * time.Second)
+	var got []string
 	for _, p := range r.procs {
 		tr := r.truth(p)
 		for _, e := range tr.Endpoints {
-			t.Logf("%s %s %s: %d", p.name, e.Kind, e.Name, e.Count)
+			got = append(got, fmt.Sprintf("%s %d", e.Kind, e.Count))
 		}
 	}
+	table(t, "why silent: Cyclone DDS subscription, Fast DDS publisher", fmt.Sprintf("cross_vendor said: %v", strings.Contains(doc, "cross_vendor")),
+		strings.Join(got, ", "))
 }
