@@ -27,7 +27,7 @@ ABI_DUMP    := $(BIN)/abi_dump
 PULSE       := $(BIN)/pulse
 
 .PHONY: build probe sim pulse bridge demo bench soak screenshots test test-ros test-ros-short test-lanes test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
-        sanitize-tsan lint clean install cross cross-build test-arm64 deb test-deb release test-fleet test-busy
+        sanitize-tsan lint clean install cross cross-build test-arm64 deb test-deb release test-fleet test-busy calltrace
 
 # The bridge needs CycloneDDS (cyclonedds-dev, cyclonedds-tools); without it
 # the rest builds and `pulse bridge` says what to install.
@@ -48,6 +48,14 @@ $(PULSE_LIB): $(PROBE_SRC) $(PROBE_HDR) probe/exports.map
 $(FAULT_LIB): $(PROBE_SRC) $(PROBE_HDR) probe/exports.map
 	@mkdir -p $(@D)
 	$(CC) $(PROBE_CFLAGS) -DRP_FAULT_DROP_EVERY=100 -shared -Wl,--version-script=probe/exports.map -o $@ $(PROBE_SRC) -ldl -lpthread
+
+# A dev tool, not the probe: records the tracetools, rcl and symbol-helper calls a real ROS 2 Humble
+# process makes (tools/calltrace, docs/real-traces/README.md). Never installed or packaged.
+CALLTRACE := $(LIB)/libcalltrace.so
+calltrace: $(CALLTRACE)
+$(CALLTRACE): tools/calltrace/calltrace.c probe/include/ros2_pulse/tracetools_api.h
+	@mkdir -p $(@D)
+	$(CC) $(CWARN) -O2 -g -fPIC -fvisibility=hidden -Iprobe/include -shared -o $@ $< -ldl
 
 # Same exports, empty bodies that only forward: separates interposition cost from counting cost.
 $(NULL_LIB): probe/src/null_shim.c probe/include/ros2_pulse/tracetools_api.h probe/exports.map
