@@ -824,7 +824,10 @@ static void fire_timer(int t)
 }
 
 /*
- * Requests waiting at service v, as rclcpp and rclpy take them: rclcpp's
+ * A request waiting at service v, as rclcpp and rclpy take them: one take
+ * per wake of the executor (the next waits for the next rcl_wait, which
+ * returns at once while more wait), never a take until one fails
+ * (docs/real-traces: humble_gone_client_*, humble_rclpy_service). rclcpp's
  * Service::take_request calls rcl_take_request and its callback fires
  * callback_start/end; rclpy takes with rcl_take_request_with_info and fires
  * no callback tracepoint. Both answer with rcl_send_response; drop=N leaves
@@ -835,36 +838,36 @@ static void serve(int v)
     struct service_rt *sv = &services_rt[v];
     bool cpp = !G.nodes[G.services[v].node].py;
     char request[16];
-    while (running()) { /* a backlog left at the end stays unanswered, as when a server stops */
-        rp_rmw_request_id_t id = {0};
-        rp_rmw_service_info_t info = {0};
-        rp_rcl_ret_t ret = cpp ? rcl_take_request(sv->handle, &id, request)
-                               : rcl_take_request_with_info(sv->handle, &info, request);
-        if (ret != RP_RCL_RET_OK)
-            return;
-        if (!cpp)
-            id = info.request_id;
-        uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-        truth_inc(sv->truth, TC_FIRES);
-        if (cpp)
-            ros_trace_callback_start(sv->callback, false);
-        if (sv->cost_ms > 0)
-            sleep_until(t0 + (uint64_t)(sv->cost_ms * 1e6));
-        if (cpp) {
-            ros_trace_callback_end(sv->callback);
-            truth_callback(sv->truth, now_ns(CLOCK_MONOTONIC) - t0, 0);
-        }
-        if (G.services[v].drop_every > 0 && ++sv->taken % (uint64_t)G.services[v].drop_every == 0)
-            continue; /* taken, never answered */
-        if (G.services[v].defer_ms > 0 && sv->ndeferred < (int)(sizeof sv->deferred / sizeof sv->deferred[0])) {
-            /* rclcpp_action / rclpy's action server: the result request waits for the goal to finish */
-            sv->deferred[sv->ndeferred].id = id;
-            sv->deferred[sv->ndeferred].taken_ns = t0;
-            sv->deferred[sv->ndeferred++].due_ns = t0 + (uint64_t)(G.services[v].defer_ms * 1e6);
-            continue;
-        }
-        respond(v, &id, t0);
+    if (!running())
+        return; /* a backlog left at the end stays unanswered, as when a server stops */
+    rp_rmw_request_id_t id = {0};
+    rp_rmw_service_info_t info = {0};
+    rp_rcl_ret_t ret = cpp ? rcl_take_request(sv->handle, &id, request)
+                           : rcl_take_request_with_info(sv->handle, &info, request);
+    if (ret != RP_RCL_RET_OK)
+        return;
+    if (!cpp)
+        id = info.request_id;
+    uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+    truth_inc(sv->truth, TC_FIRES);
+    if (cpp)
+        ros_trace_callback_start(sv->callback, false);
+    if (sv->cost_ms > 0)
+        sleep_until(t0 + (uint64_t)(sv->cost_ms * 1e6));
+    if (cpp) {
+        ros_trace_callback_end(sv->callback);
+        truth_callback(sv->truth, now_ns(CLOCK_MONOTONIC) - t0, 0);
     }
+    if (G.services[v].drop_every > 0 && ++sv->taken % (uint64_t)G.services[v].drop_every == 0)
+        return; /* taken, never answered */
+    if (G.services[v].defer_ms > 0 && sv->ndeferred < (int)(sizeof sv->deferred / sizeof sv->deferred[0])) {
+        /* rclcpp_action / rclpy's action server: the result request waits for the goal to finish */
+        sv->deferred[sv->ndeferred].id = id;
+        sv->deferred[sv->ndeferred].taken_ns = t0;
+        sv->deferred[sv->ndeferred++].due_ns = t0 + (uint64_t)(G.services[v].defer_ms * 1e6);
+        return;
+    }
+    respond(v, &id, t0);
 }
 
 /*
@@ -925,34 +928,38 @@ static void call(int c)
     pthread_mutex_unlock(&cl->pending);
 }
 
-/* Responses waiting at client c: rclcpp takes with rcl_take_response, rclpy with rcl_take_response_with_info. */
+/*
+ * A response waiting at client c, one take per wake of the executor as
+ * requests are (serve): rclcpp takes with rcl_take_response, rclpy with
+ * rcl_take_response_with_info.
+ */
 static void answered(int c)
 {
     struct client_rt *cl = &clients_rt[c];
     bool cpp = !G.nodes[G.clients[c].node].py;
     char response[16];
-    while (running()) {
-        rp_rmw_request_id_t id = {0};
-        rp_rmw_service_info_t info = {0};
-        rp_rcl_ret_t ret = cpp ? rcl_take_response(cl->handle, &id, response)
-                               : rcl_take_response_with_info(cl->handle, &info, response);
-        if (ret != RP_RCL_RET_OK)
-            return;
-        uint64_t taken = now_ns(CLOCK_MONOTONIC); /* a round trip ends at the take, as pulse times it */
-        int64_t seq = cpp ? id.sequence_number : info.request_id.sequence_number;
-        pthread_mutex_lock(&cl->pending); /* the take is outside the lock, the lookup inside (rclcpp, rclpy) */
-        uint64_t sent = atomic_exchange(&cl->sent_ns[(uint64_t)seq % CLIENT_RING], 0);
-        pthread_mutex_unlock(&cl->pending);
-        if (sent == 0)
-            continue; /* not a call of ours (rclcpp: "Received invalid sequence number. Ignoring...") */
-        uint64_t rtt = taken - sent;
-        truth_call(cl->truth, rtt);
-        if (G.clients[c].timeout_ms > 0 && rtt > (uint64_t)(G.clients[c].timeout_ms * 1e6))
-            truth_inc(cl->truth, TC_LATE);
-        truth_inc(cl->truth, TC_ANSWERED);
-        if (G.clients[c].then >= 0) /* an accepted goal: ask for its result */
-            call(G.clients[c].then);
-    }
+    if (!running())
+        return;
+    rp_rmw_request_id_t id = {0};
+    rp_rmw_service_info_t info = {0};
+    rp_rcl_ret_t ret = cpp ? rcl_take_response(cl->handle, &id, response)
+                           : rcl_take_response_with_info(cl->handle, &info, response);
+    if (ret != RP_RCL_RET_OK)
+        return;
+    uint64_t taken = now_ns(CLOCK_MONOTONIC); /* a round trip ends at the take, as pulse times it */
+    int64_t seq = cpp ? id.sequence_number : info.request_id.sequence_number;
+    pthread_mutex_lock(&cl->pending); /* the take is outside the lock, the lookup inside (rclcpp, rclpy) */
+    uint64_t sent = atomic_exchange(&cl->sent_ns[(uint64_t)seq % CLIENT_RING], 0);
+    pthread_mutex_unlock(&cl->pending);
+    if (sent == 0)
+        return; /* not a call of ours (rclcpp: "Received invalid sequence number. Ignoring...") */
+    uint64_t rtt = taken - sent;
+    truth_call(cl->truth, rtt);
+    if (G.clients[c].timeout_ms > 0 && rtt > (uint64_t)(G.clients[c].timeout_ms * 1e6))
+        truth_inc(cl->truth, TC_LATE);
+    truth_inc(cl->truth, TC_ANSWERED);
+    if (G.clients[c].then >= 0) /* an accepted goal: ask for its result */
+        call(G.clients[c].then);
 }
 
 /* ------------------------------------------------------------ threads */
