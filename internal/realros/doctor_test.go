@@ -2,6 +2,7 @@ package realros
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,9 +17,17 @@ func TestDoctorOnRealROS(t *testing.T) {
 	l := setup(t)
 	r := l.newRun(t)
 	r.node("listener", "cpp", "", "--sub", "/chatter", "--duration", "8")
-	r.node("talker", "cpp", "", "--pub", "/chatter,20,16", "--duration", "8")
+	talker := r.node("talker", "cpp", "", "--pub", "/chatter,20,16", "--duration", "8")
 	time.Sleep(4 * time.Second)
 	tt := filepath.Join(l.prefix, "lib/libtracetools.so")
+	// The nodes load this prefix's tracetools (a workspace's setup.bash chains
+	// to the prefix it was built against: one built against another core
+	// would judge that core's tracetools).
+	maps, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", talker.cmd.Process.Pid))
+	real, _ := filepath.EvalSymlinks(tt)
+	if !strings.Contains(string(maps), real) && !strings.Contains(string(maps), tt) {
+		t.Errorf("the talker did not load %s", tt)
+	}
 	out, err := r.pulseCmd("doctor", "--tracetools", tt, "--dir", r.dir).CombinedOutput()
 	doc := string(out)
 	if err != nil || strings.Contains(doc, "FAIL") {

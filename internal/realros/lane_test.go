@@ -116,11 +116,9 @@ type proc struct {
 func (l *lane) newRun(t *testing.T, extra ...string) *run {
 	t.Helper()
 	r := &run{t: t, l: l, dir: t.TempDir(), truths: t.TempDir(), domain: 20 + int(domains.Add(1)+int32(os.Getpid()%50))%180, extra: extra}
-	cfg := filepath.Join(r.truths, "cyclonedds.xml")
-	if err := os.WriteFile(cfg, []byte(cycloneConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r.extra = append([]string{"CYCLONEDDS_URI=file://" + cfg}, r.extra...)
+	// Inline, not a file: a test's temporary path may hold a comma, which
+	// CYCLONEDDS_URI reads as a list separator.
+	r.extra = append([]string{"CYCLONEDDS_URI=" + cycloneConfig}, r.extra...)
 	t.Cleanup(r.stop)
 	return r
 }

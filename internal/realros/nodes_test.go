@@ -73,17 +73,25 @@ func TestExecutorBusy(t *testing.T) {
 	}
 }
 
-// TestActions: an rclcpp action client sends ten goals to an rclcpp action
-// server: pulse sees each goal and each result as the calls of the action's
-// send_goal and get_result services, on both sides, exactly.
+// TestActions: action clients send ten goals each to action servers,
+// rclcpp and rclpy on both sides: pulse sees each goal and each result as
+// the calls of the action's send_goal and get_result services, on both
+// sides, exactly.
 func TestActions(t *testing.T) {
 	l := setup(t)
-	r := l.newRun(t)
-	server := r.node("fib_server", "cpp", "", "--action-server", "/fib,20", "--duration", "10")
-	time.Sleep(time.Second)
-	client := r.node("fib_client", "cpp", "", "--action-client", "/fib,5,10", "--duration", "6")
-	r.waitAll(30 * time.Second)
-	ct, st := r.truth(client), r.truth(server)
+	for _, c := range []struct{ client, server string }{{"cpp", "cpp"}, {"py", "cpp"}, {"cpp", "py"}} {
+		t.Run(c.client+"-client-"+c.server+"-server", func(t *testing.T) {
+			r := l.newRun(t)
+			server := r.node("fib_server", c.server, "", "--action-server", "/fib,20", "--duration", "10")
+			time.Sleep(time.Second)
+			client := r.node("fib_client", c.client, "", "--action-client", "/fib,5,10", "--duration", "6")
+			r.waitAll(30 * time.Second)
+			judgeActions(t, r, r.truth(client), r.truth(server), c.client+" -> "+c.server)
+		})
+	}
+}
+
+func judgeActions(t *testing.T, r *run, ct, st *Truth, pair string) {
 	goals, results, accepted := ct.Endpoints[0].Count, ct.Endpoints[0].Answered, st.Endpoints[0].Count
 	if goals != 10 || results != 10 || accepted != 10 {
 		t.Fatalf("the nodes: %d goals sent, %d results; the server accepted %d", goals, results, accepted)
@@ -113,7 +121,7 @@ func TestActions(t *testing.T) {
 	} {
 		got := calls(c.pid, c.kind, c.name)
 		if got != nil {
-			table(t, fmt.Sprintf("actions: %s %s", c.kind, c.name), fmt.Sprintf("%d started, %d answered", got.Started, got.Answered),
+			table(t, fmt.Sprintf("actions %s: %s %s", pair, c.kind, c.name), fmt.Sprintf("%d started, %d answered", got.Started, got.Answered),
 				fmt.Sprintf("%d", c.want))
 		}
 		if got == nil || got.Started != c.want || got.Answered != c.want || len(got.Open) != 0 {

@@ -4,6 +4,7 @@
     --name N --nodes K --namespace NS --multi THREADS --best-effort --depth D
     --pub TOPIC,HZ[,BYTES[,COUNT]]   --sub TOPIC[,WORK_MS]   --timer HZ[,WORK_MS]
     --server SERVICE[,WORK_MS]        --client SERVICE,HZ[,COUNT]   --exit-when-sent
+    --action-server ACTION[,WORK_MS]  --action-client ACTION,HZ[,COUNT]
     --spin-once   (a spin_once loop instead of an executor's spin)
     --duration S  --truth FILE
 
@@ -19,7 +20,9 @@ import threading
 import time
 
 import rclpy
+from example_interfaces.action import Fibonacci
 from example_interfaces.srv import AddTwoInts
+from rclpy.action import ActionClient, ActionServer, GoalResponse
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -124,6 +127,55 @@ class TestNode(Node):
             e.name = srv.srv_name
         for spec in o.client:
             self.add_client(fq, spec, o.exit_when_sent)
+        for spec in o.action_server:
+            self.add_action_server(fq, spec)
+        for spec in o.action_client:
+            self.add_action_client(fq, spec)
+
+    def add_action_server(self, fq, spec):
+        name, ms = fields(spec, 2)[:2]
+        e = self.truth.add('action_server', fq, name)
+
+        def goal_callback(_goal):
+            e.count += 1
+            return GoalResponse.ACCEPT
+
+        def execute(goal):
+            time.sleep(num(ms, 0) / 1000)
+            goal.succeed()
+            e.answered += 1
+            return Fibonacci.Result(sequence=[0, 1])
+        self.action_server = ActionServer(self, Fibonacci, name, execute, goal_callback=goal_callback)
+
+    def add_action_client(self, fq, spec):
+        name, hz, count = fields(spec, 3)[:3]
+        client = ActionClient(self, Fibonacci, name)
+        e = self.truth.add('action_client', fq, name)
+        count = int(num(count, 0))
+        if count > 0:
+            self.finish.pending += 1
+
+        def result_done(_future, t0):
+            e.answered += 1
+            e.round_trip.add(time.monotonic_ns() - t0)
+
+        def accepted(future, t0):
+            handle = future.result()
+            if handle.accepted:
+                handle.get_result_async().add_done_callback(lambda f: result_done(f, t0))
+
+        def tick():
+            if not client.server_is_ready() or (count > 0 and e.count >= count):
+                return
+            t0 = time.monotonic_ns()
+            client.send_goal_async(Fibonacci.Goal(order=2)).add_done_callback(lambda f: accepted(f, t0))
+            e.count += 1
+            if count > 0 and e.count == count:
+                timer.cancel()
+                self.finish.one_done()
+        timer = self.create_timer(1.0 / num(hz, 1), tick)
+        self.stoppable.append(timer)
+        self.action_client = client
 
     def add_publisher(self, fq, spec, qos):
         topic, hz, size, count = fields(spec, 4)[:4]
@@ -240,7 +292,7 @@ def main():
     p.add_argument('--spin-once', action='store_true')
     p.add_argument('--duration', type=float, default=0)
     p.add_argument('--truth', default='')
-    for flag in ('pub', 'sub', 'timer', 'server', 'client'):
+    for flag in ('pub', 'sub', 'timer', 'server', 'client', 'action-server', 'action-client'):
         p.add_argument('--' + flag, action='append', default=[])
     o = p.parse_args(args[1:])
 
