@@ -8,7 +8,8 @@
 # ROS_PREFIX names the prefix; by default the first of /opt/ros/{jazzy,humble,kilted}
 # that exists. --short (make test's lane): a few tests on one RMW, and a plain
 # "skipped" when there is no prefix. Without --short a missing prefix fails.
-# PULSE_ROS_RUN narrows the tests (a go test -run pattern), PULSE_ROS_RMWS the RMWs.
+# PULSE_ROS_RUN narrows the tests (a go test -run pattern), PULSE_ROS_RMWS the RMWs;
+# PULSE_ROS_PROBE preloads another probe library (the fault build shows the lane fails).
 set -euo pipefail
 short=0
 [[ ${1:-} == --short ]] && short=1
@@ -89,7 +90,9 @@ if [[ $short == 1 ]]; then
 fi
 for rmw in "${rmws[@]}"; do
   echo "test-ros: $distro / $rmw / tracetools $lttng LTTng"
-  out=$ws/go-test-$rmw.log
+  tag=$rmw
+  [[ -n ${PULSE_ROS_PROBE:-} ]] && tag=$rmw-probe-$(echo "$PULSE_ROS_PROBE" | sha256sum | cut -c1-8) # another probe's rows apart
+  out=$ws/go-test-$tag.log
   rc=0
   (cd "$root" && ROS_PREFIX=$prefix PULSE_ROS_WS=$ws/install PULSE_ROS_DISTRO=$distro PULSE_RMW=$rmw \
      PULSE_ROS_LTTNG=$lttng PULSE_BUILD=$build go test -count=1 -timeout 40m -v ${run:+-run "$run"} ./internal/realros/) \
@@ -101,8 +104,8 @@ for rmw in "${rmws[@]}"; do
     /_test\.go:[0-9]+: TABLE\t/ { rows[n++] = $2 "\t" $3 "\t" $4 }
     /^ *--- (PASS|FAIL|SKIP): / { st = $0; sub(/^ *--- /, "", st); sub(/:.*/, "", st)
       for (i = 0; i < n; i++) print d "\t" distro "\t" rmw "\t" lt "\t" st "\t" rows[i]; n = 0 }' "$out" \
-    >"$ws/table-$rmw.tsv"
-  echo "test-ros: capability rows in $ws/table-$rmw.tsv"
+    >"$ws/table-$tag.tsv"
+  echo "test-ros: capability rows in $ws/table-$tag.tsv"
   [[ $rc == 0 ]] || { echo "test-ros: FAIL on $distro / $rmw (log: $out)" >&2; exit 1; }
 done
 echo "test-ros: passed on $distro (${rmws[*]}), tracetools $lttng LTTng"
