@@ -91,7 +91,8 @@ fi
 for rmw in "${rmws[@]}"; do
   echo "test-ros: $distro / $rmw / tracetools $lttng LTTng"
   tag=$rmw
-  [[ -n ${PULSE_ROS_PROBE:-} ]] && tag=$rmw-probe-$(echo "$PULSE_ROS_PROBE" | sha256sum | cut -c1-8) # another probe's rows apart
+  [[ -n ${PULSE_ROS_PROBE:-} ]] && tag=$tag-probe-$(echo "$PULSE_ROS_PROBE" | sha256sum | cut -c1-8) # another probe's rows apart
+  [[ -n $run ]] && tag=$tag-partial # a narrowed run's rows never replace a whole run's
   out=$ws/go-test-$tag.log
   rc=0
   (cd "$root" && ROS_PREFIX=$prefix PULSE_ROS_WS=$ws/install PULSE_ROS_DISTRO=$distro PULSE_RMW=$rmw \

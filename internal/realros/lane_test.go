@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/window"
 )
@@ -312,4 +314,26 @@ func (a *tally) add(b tally) { a.n, a.pulse, a.node = a.n+b.n, a.pulse+b.pulse, 
 func (a tally) row(t *testing.T, capability string) {
 	t.Helper()
 	table(t, capability, fmt.Sprintf("%d messages", a.pulse), fmt.Sprintf("%d messages (%d endpoints)", a.node, a.n))
+}
+
+// realMinusMono is CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns: a window's
+// wall-clock bounds (pulse's ts_ns, a /statistics window) to the nodes' stamps.
+func realMinusMono(t *testing.T) int64 {
+	t.Helper()
+	var rt, mt unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_REALTIME, &rt) != nil || unix.ClockGettime(unix.CLOCK_MONOTONIC, &mt) != nil {
+		t.Fatal("clock_gettime")
+	}
+	return rt.Nano() - mt.Nano()
+}
+
+// windowAgrees says whether a rate pulse gave for the window (from, to]
+// (CLOCK_MONOTONIC ns) is what e really did then: its count in the window,
+// give or take the messages within edge of either bound (a scan and the
+// wall clock it names are read a few µs apart; a callback's stamp follows
+// its tracepoint).
+func windowAgrees(e *Endpoint, hz float64, from, to, edge int64) (bool, uint64, uint64) {
+	lo, hi := e.Between(from+edge, to-edge), e.Between(from-edge, to+edge)
+	got := hz * float64(to-from) / 1e9
+	return got >= float64(lo)-0.01 && got <= float64(hi)+0.01, lo, hi
 }

@@ -37,6 +37,18 @@ type Endpoint struct {
 	Callback  Durations `json:"callback"`
 	Late      Durations `json:"late"`
 	RoundTrip Durations `json:"round_trip"`
+	StampsNs  []int64   `json:"stamps_ns"` // with --stamps (rclcpp): each message's CLOCK_MONOTONIC time
+}
+
+// Between counts the messages stamped in [from, to] (CLOCK_MONOTONIC ns).
+func (e *Endpoint) Between(from, to int64) uint64 {
+	var n uint64
+	for _, t := range e.StampsNs {
+		if t >= from && t <= to {
+			n++
+		}
+	}
+	return n
 }
 
 // Truth is one test process's document (ros/pulse_testnodes: truth.hpp and pulse_node.py).

@@ -3,7 +3,6 @@ package realros
 import (
 	"context"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"os/exec"
@@ -24,8 +23,8 @@ func TestWebShowsTheRealGraph(t *testing.T) {
 		t.Skip("chromium is not installed (make test installs Debian's chromium)")
 	}
 	r := l.newRun(t)
-	listener := r.node("listener", "cpp", "", "--sub", "/chatter", "--duration", "14")
-	talker := r.node("talker", "cpp", "", "--pub", "/chatter,25,16", "--duration", "13")
+	listener := r.node("listener", "cpp", "", "--stamps", "--sub", "/chatter", "--duration", "14")
+	talker := r.node("talker", "cpp", "", "--stamps", "--pub", "/chatter,25,16", "--duration", "13")
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -59,27 +58,35 @@ func TestWebShowsTheRealGraph(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
 		t.Fatal(err)
 	}
-	// Both edges drawn with a rate, read once the page has had windows in
-	// which both nodes were running throughout (the first windows hold the
-	// listener's wait for the talker: a true but lower rate).
+	// Both edges drawn with a rate, and the window they were drawn for, read
+	// once the page has had windows in which both nodes ran throughout.
 	time.Sleep(6 * time.Second)
 	const edges = `(() => { const hz = s => { const e = document.querySelector(s); return e ? Number(e.dataset.hz) : 0; };
-	  return [hz('g.edge[data-to="t:/chatter"]'), hz('g.edge[data-from="t:/chatter"]')]; })()`
-	var hz []float64
+	  const f = window.__pulse.frame || {};
+	  return [hz('g.edge[data-to="t:/chatter"]'), hz('g.edge[data-from="t:/chatter"]'), f.ts_ns || 0, f.window_s || 0]; })()`
+	var got []float64
 	for deadline := time.Now().Add(9 * time.Second); ; time.Sleep(500 * time.Millisecond) {
-		if hz, err = chromedp.Run(ctx, chromedp.Evaluate[[]float64](edges)); err != nil {
+		if got, err = chromedp.Run(ctx, chromedp.Evaluate[[]float64](edges)); err != nil {
 			t.Fatal(err)
 		}
-		if len(hz) == 2 && hz[0] > 0 && hz[1] > 0 || time.Now().After(deadline) {
+		if len(got) == 4 && got[0] > 0 && got[1] > 0 || time.Now().After(deadline) {
 			break
 		}
 	}
+	offset := realMinusMono(t)
 	r.waitAll(30 * time.Second)
-	pub, sub := r.truth(talker).Endpoints[0].Hz(), r.truth(listener).Endpoints[0].Hz()
-	table(t, "pulse web in chromium", fmt.Sprintf("%v Hz", hz), fmt.Sprintf("%.2f, %.2f Hz", pub, sub))
-	if len(hz) != 2 || math.Abs(hz[0]-pub) > 0.05*pub || math.Abs(hz[1]-sub) > 0.05*sub {
-		t.Errorf("the page draws %v Hz into and out of /chatter; the talker published at %.2f Hz, the listener received at %.2f Hz",
-			hz, pub, sub)
+	if len(got) != 4 || got[2] == 0 || got[3] == 0 {
+		t.Fatalf("the page drew %v", got)
 	}
-	t.Logf("page: %v Hz; nodes: %.2f, %.2f Hz", hz, pub, sub)
+	to := int64(got[2]) - offset
+	from := to - int64(got[3]*1e9)
+	pub, sub := &r.truth(talker).Endpoints[0], &r.truth(listener).Endpoints[0]
+	okPub, pubLo, pubHi := windowAgrees(pub, got[0], from, to, 3e6)
+	okSub, subLo, subHi := windowAgrees(sub, got[1], from, to, 3e6)
+	table(t, "pulse web in chromium", fmt.Sprintf("%.3f, %.3f Hz over %.3f s", got[0], got[1], got[3]),
+		fmt.Sprintf("%d-%d published, %d-%d received in that window", pubLo, pubHi, subLo, subHi))
+	if !okPub || !okSub {
+		t.Errorf("the page draws %.3f Hz into and %.3f out of /chatter over its %.3f s window; in that window the talker "+
+			"published %d-%d, the listener received %d-%d", got[0], got[1], got[3], pubLo, pubHi, subLo, subHi)
+	}
 }

@@ -7,7 +7,7 @@
 //   --pub TOPIC,HZ[,BYTES[,COUNT[,TYPE]]] (TYPE string or int32)   --sub TOPIC[,WORK_MS]   --timer HZ[,WORK_MS]
 //   --server SERVICE[,WORK_MS]        --client SERVICE,HZ[,COUNT]   --exit-when-sent
 //   --action-server ACTION[,WORK_MS]  --action-client ACTION,HZ[,COUNT]
-//   --duration S   --truth FILE
+//   --duration S   --truth FILE   --stamps (every message's time in the truth)
 //
 // A run ends after --duration seconds (publishing stops, in-flight work drains
 // for half a second, then the document is written) or at SIGINT/SIGTERM. When
@@ -46,7 +46,7 @@ struct Options
 {
   std::string name = "pulse_node", ns, truth;
   int nodes = 1, threads = 0, depth = 10;
-  bool intra = false, best_effort = false, exit_when_sent = false;
+  bool intra = false, best_effort = false, exit_when_sent = false, stamps = false;
   double duration = 0;
   std::vector<std::vector<std::string>> pubs, subs, timers, servers, clients, action_servers, action_clients;
 };
@@ -82,7 +82,7 @@ Options parse(const std::vector<std::string> & args)
       o.threads = std::stoi(value());
     } else if (a == "--depth") {o.depth = std::stoi(value());} else if (a == "--duration") {
       o.duration = std::stod(value());
-    } else if (a == "--intra") {o.intra = true;} else if (a == "--best-effort") {o.best_effort = true;} else if (
+    } else if (a == "--stamps") {o.stamps = true;} else if (a == "--intra") {o.intra = true;} else if (a == "--best-effort") {o.best_effort = true;} else if (
       a == "--exit-when-sent")
     {
       o.exit_when_sent = true;
@@ -133,7 +133,8 @@ class TestNode : public rclcpp::Node
 {
 public:
   TestNode(const std::string & name, const Options & o, pulse_testnodes::Truth & truth, Finish & finish)
-  : rclcpp::Node(name, o.ns, rclcpp::NodeOptions().use_intra_process_comms(o.intra)), truth_(truth), finish_(finish)
+  : rclcpp::Node(name, o.ns, rclcpp::NodeOptions().use_intra_process_comms(o.intra)), truth_(truth), finish_(finish),
+    stamps_(o.stamps)
   {
     rclcpp::QoS qos(o.depth);
     if (o.best_effort) {qos.best_effort();}
@@ -162,6 +163,7 @@ private:
     if (f.size() > 4 && f[4] != "string") {usage("a publisher's type is string or int32");}
     auto pub = create_publisher<std_msgs::msg::String>(f.at(0), qos);
     Endpoint & e = truth_.add("publisher", get_fully_qualified_name(), pub->get_topic_name());
+    e.keep_stamps = stamps_;
     size_t bytes = static_cast<size_t>(field(f, 2, 16));
     uint64_t count = static_cast<uint64_t>(field(f, 3, 0));
     if (count > 0) {finish_.pending++;}
@@ -198,6 +200,7 @@ private:
   {
     double ms = field(f, 1, 0);
     Endpoint & e = truth_.add("subscription", get_fully_qualified_name(), "");
+    e.keep_stamps = stamps_;
     auto sub = create_subscription<std_msgs::msg::String>(f.at(0), qos,
         [&e, ms](std_msgs::msg::String::ConstSharedPtr) {
           int64_t t0 = now_ns();
@@ -344,6 +347,7 @@ private:
 
   pulse_testnodes::Truth & truth_;
   Finish & finish_;
+  bool stamps_;
   std::vector<rclcpp::TimerBase::SharedPtr> stoppable_, timers_;
   std::vector<rclcpp::SubscriptionBase::SharedPtr> subs_;
   std::vector<rclcpp::ServiceBase::SharedPtr> services_;

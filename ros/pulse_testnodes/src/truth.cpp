@@ -60,7 +60,14 @@ void Truth::write(const std::string & path, const std::string & lang)
         ",\"name\":" << quote(e.name) << ",\"period_ns\":" << e.period_ns << ",\"count\":" << e.count.load() <<
         ",\"bytes\":" << e.bytes.load() << ",\"answered\":" << e.answered.load() << ",\"first_ns\":" << e.first_ns.load() << ",\"last_ns\":" << e.last_ns.load() << ",\"failed\":" <<
         e.failed.load() << ",\"callback\":" << e.callback.json() << ",\"late\":" << e.late.json() <<
-        ",\"round_trip\":" << e.round_trip.json() << "}";
+        ",\"round_trip\":" << e.round_trip.json() << ",\"stamps_ns\":[";
+      {
+        std::lock_guard<std::mutex> slock(e.stamps_mu);
+        for (size_t i = 0; i < e.stamps.size(); i++) {
+          o << (i ? "," : "") << e.stamps[i];
+        }
+      }
+      o << "]}";
       first = false;
     }
   }

@@ -10,6 +10,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace pulse_testnodes
 {
@@ -42,6 +43,9 @@ struct Endpoint
   std::atomic<uint64_t> answered{0};  // client: responses taken; action client: results
   std::atomic<uint64_t> failed{0};  // service: responses rcl_send_response refused
   std::atomic<int64_t> first_ns{0}, last_ns{0};  // publisher, subscription: steady clock of the first and last message
+  bool keep_stamps = false;  // --stamps: every message's time, for tests that judge one window
+  std::mutex stamps_mu;
+  std::vector<int64_t> stamps;
   void counted()  // one message published or received, now
   {
     int64_t t = now_ns();
@@ -49,6 +53,10 @@ struct Endpoint
     first_ns.compare_exchange_strong(none, t);
     last_ns = t;
     count++;
+    if (keep_stamps) {
+      std::lock_guard<std::mutex> lock(stamps_mu);
+      stamps.push_back(t);
+    }
   }
   Durations callback;  // the node's own callback body: subscription, timer; service: of the answers sent
   Durations late;  // timer: start lateness against its own schedule
