@@ -39,7 +39,7 @@ distro=$(bash -c 'source "$1/setup.bash" >/dev/null 2>&1 && echo "${ROS_DISTRO:-
   say_none "ROS_PREFIX=$prefix: its setup.bash fails when sourced"
 if [[ -z $distro ]]; then
   # A core built without ros_environment sets no ROS_DISTRO: rclcpp's version tells.
-  v=$(sed -n 's:.*<version>\([0-9]*\)\..*:\1:p' "$prefix/share/rclcpp/package.xml" 2>/dev/null | head -1)
+  v=$(sed -n 's:.*<version>\([0-9]*\)\..*:\1:p' "$prefix/share/rclcpp/package.xml" 2>/dev/null | head -1 || true)
   case $v in 16) distro=humble;; 28) distro=jazzy;; 29) distro=kilted;; esac
   [[ -n $distro ]] && echo "test-ros: $prefix sets no ROS_DISTRO; rclcpp $v.x is $distro's"
 fi
