@@ -286,7 +286,7 @@ static inline struct rp_ep_hint *warm_hint_of(const struct rp_timing *t)
     return rp_warm_hint((uint64_t)(t - g_seg.timing) + 1);
 }
 
-RP_HOT void rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_bucket)
+RP_HOT uint32_t rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_bucket)
 {
     struct rp_ep_hint *h;
     if (tls_cb.depth > 0 && tls_cb.stack_lanes == rp_lanes())
@@ -294,13 +294,14 @@ RP_HOT void rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_bucke
     else /* no timed callback (timing off, or rclpy's, which fire no callback_start): the one fetched early */
         h = rp_ep_hint(rp_hinted_ep);
     if (h == NULL)
-        return;
+        return 0;
     if (atomic_load_explicit(&h->publisher, memory_order_relaxed) != pub)
         atomic_store_explicit(&h->publisher, pub, memory_order_relaxed);
     if (atomic_load_explicit(&h->publisher_ep, memory_order_relaxed) != pub_ep)
         atomic_store_explicit(&h->publisher_ep, (uint32_t)pub_ep, memory_order_relaxed);
     if (g_seg.gaps != NULL)
         rp_hint_bucket(&h->publisher_gap_bucket, g_seg.gaps[pub_ep - 1].buckets, gap_bucket);
+    return rp_hinted_ep;
 }
 
 RP_HOT void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now)

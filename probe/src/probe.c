@@ -637,15 +637,46 @@ static inline uint64_t slot_endpoint(const struct tls_slot *hit)
     return ((hit->counters & ~SHARED_LANE_BIT) - (uintptr_t)tls_lane) / (RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t)) + 1;
 }
 
-/* A publish: counted, and named to the callback it is made from (if any) for that callback's next early fetch. */
-static inline void count_publish(uintptr_t handle, unsigned counter_slot)
+/*
+ * A publish: counted, and named to the callback it is made from (if any) for
+ * that callback's next early fetch. The whole path, for what the fast path
+ * below leaves: a cache miss, gap tracking, a hint to write.
+ */
+static __attribute__((noinline)) void count_publish(uintptr_t handle, unsigned counter_slot)
 {
     struct tls_slot *hit = lookup(handle, KEY_PUB);
     if (hit->counters != 0) {
         count_hit(hit, KEY_PUB, counter_slot);
-        if (rp_hinted_ep != 0) /* else no callback fetched early runs on this thread: none reads hints */
-            rp_hint_publisher(handle, slot_endpoint(hit), hit->gap_hint);
+        if (rp_hinted_ep != 0) { /* else no callback fetched early runs on this thread: none reads hints */
+            uint32_t named = rp_hint_publisher(handle, slot_endpoint(hit), hit->gap_hint);
+            if (hit->gap == NULL)
+                hit->gap_hint = named; /* without gaps the field is free: the hint this thread has written */
+        }
     }
+}
+
+/*
+ * The usual publish, inline in its hook and calling nothing, so the hook
+ * saves no registers and forwards by a jump (issue 45: the probe's own
+ * instructions a publish): a hit in this thread's cache, no gap
+ * tracking, and either no callback fetched early on this thread or one whose
+ * hint this publisher already named from this thread (a KEY_PUB slot without
+ * gaps keeps that endpoint in gap_hint). False: count_publish must do it.
+ */
+static inline bool count_publish_fast(uintptr_t handle, unsigned counter_slot)
+{
+    uint32_t gen = atomic_load_explicit(&g_gen, memory_order_acquire);
+    uintptr_t key = handle ^ KEY_PUB;
+    struct tls_slot *hit = tls_ways(key);
+    if (UNLIKELY(hit->key != key) && (++hit)->key != key)
+        return false;
+    if (UNLIKELY(hit->gen != gen || hit->gap != NULL))
+        return false;
+    if (UNLIKELY(rp_hinted_ep != 0 && rp_hinted_ep != hit->gap_hint))
+        return false;
+    if (LIKELY(hit->counters != 0))
+        bump(hit->counters + counter_slot * sizeof(uint64_t));
+    return true;
 }
 
 /* rmw_take: counted for subscriptions no rclcpp object delivers for; the
@@ -988,20 +1019,33 @@ uint64_t rp_call_endpoint(const void *rcl_handle, bool client)
 
 /* ---- per-message hooks: no lock, no allocation, no syscall on a cache hit */
 
-EXPORT RP_HOT void ros_trace_rcl_publish(const void *publisher_handle, const void *message)
-{
-    if (LIKELY(publisher_handle != NULL))
-        count_publish(impl_of(publisher_handle), RP_SLOT_INTER);
-    FORWARD_THROUGH(g_hot.real_rcl_publish, rcl_publish, (const void *, const void *), (publisher_handle, message));
-}
+/*
+ * The publish hooks: the fast path (count_publish_fast, the real function
+ * resolved) calls nothing but the real one, by a jump; anything else goes to
+ * the slow half, also by a jump, which counts and forwards. Neither path
+ * saves a register (issue 45).
+ */
+#define PUBLISH_HOOK(name, counter_slot)                                                           \
+    static __attribute__((noinline)) void name##_slow(const void *publisher_handle, const void *message) \
+    {                                                                                              \
+        if (publisher_handle != NULL)                                                              \
+            count_publish(impl_of(publisher_handle), counter_slot);                                \
+        FORWARD_THROUGH(g_hot.real_##name, name, (const void *, const void *), (publisher_handle, message)); \
+    }                                                                                              \
+    EXPORT RP_HOT void ros_trace_##name(const void *publisher_handle, const void *message)         \
+    {                                                                                              \
+        void *fn = atomic_load_explicit(&g_hot.real_##name, memory_order_acquire);                 \
+        if (UNLIKELY(publisher_handle == NULL || fn == UNRESOLVED ||                              \
+                     !count_publish_fast(impl_of(publisher_handle), counter_slot))) {              \
+            name##_slow(publisher_handle, message);                                                \
+            return;                                                                                \
+        }                                                                                          \
+        if (fn != NULL)                                                                            \
+            ((void (*)(const void *, const void *))fn)(publisher_handle, message);                 \
+    }
 
-EXPORT RP_HOT void ros_trace_rclcpp_intra_publish(const void *publisher_handle, const void *message)
-{
-    if (LIKELY(publisher_handle != NULL))
-        count_publish(impl_of(publisher_handle), RP_SLOT_INTRA);
-    FORWARD_THROUGH(g_hot.real_rclcpp_intra_publish, rclcpp_intra_publish, (const void *, const void *),
-                    (publisher_handle, message));
-}
+PUBLISH_HOOK(rcl_publish, RP_SLOT_INTER)
+PUBLISH_HOOK(rclcpp_intra_publish, RP_SLOT_INTRA)
 
 EXPORT RP_HOT void ros_trace_callback_start(const void *callback, const bool is_intra_process)
 {

@@ -207,8 +207,9 @@ void rp_prefetch_callback(uint64_t ep) RP_HIDDEN;
 /* callbacks.c: the callback open on this thread (the timed one, else the one
  * fetched early, rp_hinted_ep != 0) publishes on publisher impl pub, endpoint
  * pub_ep (index + 1), whose last gap fell in bucket gap_bucket: kept in its
- * hint for its next message. */
-void rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_bucket) RP_HIDDEN;
+ * hint for its next message. Returns the endpoint whose hint it wrote
+ * (rp_hinted_ep), or 0 when none was warm. */
+uint32_t rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_bucket) RP_HIDDEN;
 
 /* Counts one event in counter slot of endpoint ep (index + 1) in this thread's lane. */
 void rp_count_endpoint(uint64_t ep, unsigned slot) RP_HIDDEN;
