@@ -26,7 +26,7 @@ SIMGRAPH    := $(BIN)/simgraph
 ABI_DUMP    := $(BIN)/abi_dump
 PULSE       := $(BIN)/pulse
 
-.PHONY: build probe sim pulse bridge demo bench soak screenshots test test-ros test-ros-short test-lanes test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
+.PHONY: build probe sim pulse bridge demo bench soak screenshots test test-ros test-ros-short bench-ros test-lanes test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
         sanitize-tsan lint clean install cross cross-build test-arm64 deb test-deb release test-fleet test-busy calltrace
 
 # The bridge needs CycloneDDS (cyclonedds-dev, cyclonedds-tools); without it
@@ -190,6 +190,9 @@ test-ros: build
 	bash scripts/test-ros.sh
 test-ros-short: build
 	bash scripts/test-ros.sh --short
+# The probe's cost on real ROS 2 (docs/PERFORMANCE.md §18): callgrind per hook and the stress farm, paired.
+bench-ros: build
+	bash scripts/bench-ros.sh
 
 # Every lane of make test with every core kept busy by unrelated busy loops
 # for the whole run (scripts/busy.sh): the tests judge pulse against what the
@@ -244,6 +247,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/logfmt/
 	$(GO) test -run '^$$' -fuzz '^FuzzDetail$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/web/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTruth$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/realros/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCallgrind$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/bench/
 
 # ASan+UBSan over probe and simulator, and TSan over the simulator, with the exit storm repeated.
 sanitize: sanitize-asan sanitize-tsan

@@ -38,6 +38,18 @@ func simulator() (sim, simlib, lib string, err error) {
 	return
 }
 
+// probeArms are the overhead benchmarks' arms (bench.OverheadArms): each
+// one's environment, for the probe library lib.
+func probeArms(lib string) map[string][]string {
+	return map[string][]string{"none": nil,
+		"null":          {"LD_PRELOAD=" + filepath.Join(filepath.Dir(lib), "libros2_pulse_null.so")},
+		"probe_untimed": {"LD_PRELOAD=" + lib, "ROS_PULSE_TIMING=0"}, // counting only: what timing adds is probe minus this
+		"probe":         {"LD_PRELOAD=" + lib},
+		"probe_gap":     {"LD_PRELOAD=" + lib, "ROS_TOPIC_STATS_JITTER=1"},
+		// gap tracking without callback timing: what a user who needs gaps but not timing pays
+		"probe_untimed_gap": {"LD_PRELOAD=" + lib, "ROS_PULSE_TIMING=0", "ROS_TOPIC_STATS_JITTER=1"}}
+}
+
 // report writes dir/name.csv and, given plot, dir/name.png, and prints the table.
 func report(dir, name string, writeCSV func(*os.File) error, plot func(png string) error, table string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -67,7 +79,9 @@ func benchCmd() *cobra.Command {
   pulse bench reader     CPU and RSS of pulse record over synthetic directories
   pulse bench viewers    CPU of pulse record and pulse top (in tmux) watching the stress graph
   pulse bench export     one Prometheus scrape of pulse export over synthetic directories
-  pulse bench soak       resident memory of pulse record over an hour (make soak)`,
+  pulse bench soak       resident memory of pulse record over an hour (make soak)
+  pulse bench ros-farm   the stress farm as real ROS 2 nodes, paired and rotated (make bench-ros)
+  pulse bench ros-instructions  real ROS 2 nodes under callgrind: each hook's instructions per event`,
 	}
 	c.PersistentFlags().StringVar(&out, "out", "docs/perf", "directory for CSV and PNG files")
 	mkOut := func() error { return os.MkdirAll(out, 0o755) }
@@ -128,13 +142,7 @@ func benchCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			arms := map[string][]string{"none": nil,
-				"null":          {"LD_PRELOAD=" + filepath.Join(filepath.Dir(lib), "libros2_pulse_null.so")},
-				"probe_untimed": {"LD_PRELOAD=" + lib, "ROS_PULSE_TIMING=0"}, // counting only: what timing adds is probe minus this
-				"probe":         {"LD_PRELOAD=" + lib},
-				"probe_gap":     {"LD_PRELOAD=" + lib, "ROS_TOPIC_STATS_JITTER=1"},
-				// gap tracking without callback timing: what a user who needs gaps but not timing pays
-				"probe_untimed_gap": {"LD_PRELOAD=" + lib, "ROS_PULSE_TIMING=0", "ROS_TOPIC_STATS_JITTER=1"}}
+			arms := probeArms(lib)
 			order, err := bench.SelectArms(armNames)
 			if err != nil {
 				return err
@@ -329,5 +337,6 @@ func benchCmd() *cobra.Command {
 	soak.Flags().StringVar(&sGraph, "graph", "stress", "the graph being watched")
 
 	c.AddCommand(hot, over, reader, sample, mkdir, viewers, exp, card, soak)
+	c.AddCommand(benchROSFarmCmd(&out), benchROSInstrCmd(&out))
 	return c
 }

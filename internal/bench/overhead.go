@@ -78,8 +78,9 @@ func SelectArms(names []string) ([]string, error) {
 	return out, nil
 }
 
-// RunOverhead runs Trials trials; each runs every arm once, in an order
-// rotated every trial, so drift and warm-up cancel in the paired differences.
+// RunOverhead runs Trials trials of simgraph; each runs every arm once, in an
+// order rotated every trial, so drift and warm-up cancel in the paired
+// differences.
 func RunOverhead(o OverheadOptions) ([]OverheadTrial, []OverheadRow, error) {
 	seg, err := os.MkdirTemp("/dev/shm", "pulse-bench-overhead-")
 	if err != nil {
@@ -88,33 +89,50 @@ func RunOverhead(o OverheadOptions) ([]OverheadTrial, []OverheadRow, error) {
 		}
 	}
 	defer os.RemoveAll(seg)
-	var trials []OverheadTrial
-	for i := 0; i < o.Trials; i++ {
-		for _, arm := range Rotations(o.Order, i) {
-			cmd := exec.Command(o.Simgraph, "--graph", o.Graph, "--duration", strconv.FormatFloat(o.Duration.Seconds(), 'f', 3, 64), "--rusage")
-			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+o.SimLib, "ROS_PULSE_DIR="+seg, "ROS_TOPIC_STATS_QUIET=1")
-			cmd.Env = append(cmd.Env, o.Arms[arm]...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Run(); err != nil {
-				return trials, nil, fmt.Errorf("%s arm %s: %v: %s", o.Graph, arm, err, lastLines(stderr.String(), 5))
-			}
-			t := OverheadTrial{Trial: i, Arm: arm}
-			m := cpuRe.FindStringSubmatch(stderr.String())
-			if m == nil {
-				return trials, nil, fmt.Errorf("%s arm %s: simgraph reported no CPU", o.Graph, arm)
-			}
-			t.CPU, _ = strconv.ParseFloat(m[1], 64)
-			for _, e := range eventsRe.FindAllStringSubmatch(stderr.String(), -1) {
-				n, _ := strconv.ParseFloat(e[1], 64)
-				t.Events += n
-			}
-			trials = append(trials, t)
-			removeSegments(seg)
-			fmt.Fprintf(o.Log, "overhead %s trial %d %-5s cpu %.4fs events %.0f\n", o.Graph, i, arm, t.CPU, t.Events)
+	run := func(trial int, arm string) (OverheadTrial, error) {
+		cmd := exec.Command(o.Simgraph, "--graph", o.Graph, "--duration", strconv.FormatFloat(o.Duration.Seconds(), 'f', 3, 64), "--rusage")
+		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+o.SimLib, "ROS_PULSE_DIR="+seg, "ROS_TOPIC_STATS_QUIET=1")
+		cmd.Env = append(cmd.Env, o.Arms[arm]...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			return OverheadTrial{}, fmt.Errorf("%s arm %s: %v: %s", o.Graph, arm, err, lastLines(stderr.String(), 5))
 		}
+		t := OverheadTrial{Trial: trial, Arm: arm}
+		m := cpuRe.FindStringSubmatch(stderr.String())
+		if m == nil {
+			return t, fmt.Errorf("%s arm %s: simgraph reported no CPU", o.Graph, arm)
+		}
+		t.CPU, _ = strconv.ParseFloat(m[1], 64)
+		for _, e := range eventsRe.FindAllStringSubmatch(stderr.String(), -1) {
+			n, _ := strconv.ParseFloat(e[1], 64)
+			t.Events += n
+		}
+		removeSegments(seg)
+		return t, nil
+	}
+	trials, err := runPaired(o.Order, o.Trials, o.Graph, o.Log, run)
+	if err != nil {
+		return trials, nil, err
 	}
 	return trials, Compare(trials, o.Order), nil
+}
+
+// runPaired runs every arm once a trial, in an order rotated every trial
+// (Rotations), and logs each run.
+func runPaired(order []string, n int, what string, log io.Writer, run func(trial int, arm string) (OverheadTrial, error)) ([]OverheadTrial, error) {
+	var trials []OverheadTrial
+	for i := 0; i < n; i++ {
+		for _, arm := range Rotations(order, i) {
+			t, err := run(i, arm)
+			if err != nil {
+				return trials, err
+			}
+			trials = append(trials, t)
+			fmt.Fprintf(log, "overhead %s trial %d %-5s cpu %.4fs events %.0f\n", what, i, arm, t.CPU, t.Events)
+		}
+	}
+	return trials, nil
 }
 
 // Compare pairs every arm with "none" trial by trial.

@@ -3,6 +3,7 @@ package realros
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 )
 
@@ -54,7 +55,8 @@ func (e *Endpoint) Between(from, to int64) uint64 {
 // Truth is one test process's document (ros/pulse_testnodes: truth.hpp and pulse_node.py).
 type Truth struct {
 	Pid       int        `json:"pid"`
-	Lang      string     `json:"lang"` // rclcpp or rclpy
+	Lang      string     `json:"lang"`  // rclcpp or rclpy
+	CPU       float64    `json:"cpu_s"` // the process's user + system CPU when it wrote the document
 	Endpoints []Endpoint `json:"endpoints"`
 }
 
@@ -79,6 +81,9 @@ func ParseTruth(b []byte) (*Truth, error) {
 	}
 	if t.Pid <= 0 || (t.Lang != "rclcpp" && t.Lang != "rclpy") {
 		return nil, fmt.Errorf("not a test node's truth (pid %d, lang %q)", t.Pid, t.Lang)
+	}
+	if t.CPU < 0 || math.IsNaN(t.CPU) {
+		return nil, fmt.Errorf("a test node's truth with CPU %v s", t.CPU)
 	}
 	for _, e := range t.Endpoints {
 		if e.Kind == "" || e.Node == "" || e.Failed < -1 || e.LastNs < e.FirstNs {

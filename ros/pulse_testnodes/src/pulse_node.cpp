@@ -3,11 +3,12 @@
 // timers, services and actions its flags ask for, and keeps its own ground
 // truth (truth.hpp), written as JSON at exit (--truth FILE).
 //
-//   --name N --nodes K --namespace NS --intra --multi THREADS --best-effort --depth D
+//   --name N --nodes K --namespace NS --intra --multi THREADS --reentrant --best-effort --depth D
 //   --pub TOPIC,HZ[,BYTES[,COUNT[,TYPE]]] (TYPE string or int32)   --sub TOPIC[,WORK_MS]   --timer HZ[,WORK_MS]
 //   --server SERVICE[,WORK_MS]        --client SERVICE,HZ[,COUNT]   --exit-when-sent
 //   --action-server ACTION[,WORK_MS]  --action-client ACTION,HZ[,COUNT]
 //   --duration S   --truth FILE   --stamps (every message's time in the truth)
+//   --reentrant: each node's timers and subscriptions in one Reentrant callback group (the stress farm's)
 //
 // A run ends after --duration seconds (publishing stops, in-flight work drains
 // for half a second, then the document is written) or at SIGINT/SIGTERM. When
@@ -46,7 +47,7 @@ struct Options
 {
   std::string name = "pulse_node", ns, truth;
   int nodes = 1, threads = 0, depth = 10;
-  bool intra = false, best_effort = false, exit_when_sent = false, stamps = false;
+  bool intra = false, reentrant = false, best_effort = false, exit_when_sent = false, stamps = false;
   double duration = 0;
   std::vector<std::vector<std::string>> pubs, subs, timers, servers, clients, action_servers, action_clients;
 };
@@ -82,7 +83,7 @@ Options parse(const std::vector<std::string> & args)
       o.threads = std::stoi(value());
     } else if (a == "--depth") {o.depth = std::stoi(value());} else if (a == "--duration") {
       o.duration = std::stod(value());
-    } else if (a == "--stamps") {o.stamps = true;} else if (a == "--intra") {o.intra = true;} else if (a == "--best-effort") {o.best_effort = true;} else if (
+    } else if (a == "--stamps") {o.stamps = true;} else if (a == "--intra") {o.intra = true;} else if (a == "--reentrant") {o.reentrant = true;} else if (a == "--best-effort") {o.best_effort = true;} else if (
       a == "--exit-when-sent")
     {
       o.exit_when_sent = true;
@@ -138,6 +139,7 @@ public:
   {
     rclcpp::QoS qos(o.depth);
     if (o.best_effort) {qos.best_effort();}
+    if (o.reentrant) {group_ = create_callback_group(rclcpp::CallbackGroupType::Reentrant);}
     for (auto & f : o.pubs) {add_publisher(f, qos);}
     for (auto & f : o.subs) {add_subscription(f, qos);}
     for (auto & f : o.timers) {add_timer(f);}
@@ -178,7 +180,7 @@ private:
             (*timer)->cancel();
             finish_.one_done();
           }
-        });
+        }, group_);
     stoppable_.push_back(*timer);
   }
 
@@ -201,13 +203,15 @@ private:
     double ms = field(f, 1, 0);
     Endpoint & e = truth_.add("subscription", get_fully_qualified_name(), "");
     e.keep_stamps = stamps_;
+    rclcpp::SubscriptionOptions options;
+    options.callback_group = group_;
     auto sub = create_subscription<std_msgs::msg::String>(f.at(0), qos,
         [&e, ms](std_msgs::msg::String::ConstSharedPtr) {
           int64_t t0 = now_ns();
           e.counted();
           work(ms);
           e.callback.add(now_ns() - t0);
-        });
+        }, options);
     e.name = sub->get_topic_name();
     subs_.push_back(sub);
   }
@@ -347,6 +351,7 @@ private:
 
   pulse_testnodes::Truth & truth_;
   Finish & finish_;
+  rclcpp::CallbackGroup::SharedPtr group_;  // --reentrant; null: the node's default group
   bool stamps_;
   std::vector<rclcpp::TimerBase::SharedPtr> stoppable_, timers_;
   std::vector<rclcpp::SubscriptionBase::SharedPtr> subs_;

@@ -1,5 +1,6 @@
 #include "truth.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -51,7 +52,12 @@ void Truth::write(const std::string & path, const std::string & lang)
     return;
   }
   std::ostringstream o;
-  o << "{\"pid\":" << getpid() << ",\"lang\":" << quote(lang) << ",\"endpoints\":[";
+  // the process's own CPU so far (user + system), for the benchmarks that compare arms
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+    static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  o << "{\"pid\":" << getpid() << ",\"lang\":" << quote(lang) << ",\"cpu_s\":" << cpu << ",\"endpoints\":[";
   {
     std::lock_guard<std::mutex> lock(mu_);
     bool first = true;

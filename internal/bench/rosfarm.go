@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"ros2_pulse/internal/realros"
+)
+
+// ROSFarmOptions configure RunROSFarm: seed 000's stress farm as real nodes
+// (ros/pulse_testnodes' pulse_node), in the ROS environment pulse runs in.
+type ROSFarmOptions struct {
+	Node     string              // <ws>/lib/pulse_testnodes/pulse_node
+	RMW      string              // RMW_IMPLEMENTATION
+	Arms     map[string][]string // arm name -> extra environment (LD_PRELOAD, ROS_PULSE_TIMING)
+	Order    []string            // arm names; "none" among them
+	Trials   int
+	Duration time.Duration // how long the publishers publish
+	Threads  int           // MultiThreadedExecutor threads per process
+	Domain   int           // the farm's own ROS_DOMAIN_ID
+	Log      io.Writer
+}
+
+// The farm's shape (seed 000, bench/stress_nodes.cpp upstream): 30 light
+// topics at 100 Hz and 8 of ~100 KB at 50 Hz from one process to another, 15
+// intra-process pairs at 100 Hz in a third; ~4,900 messages a second, every
+// node on a MultiThreadedExecutor with one Reentrant callback group.
+const (
+	farmLight, farmHeavy, farmIntra = 30, 8, 15
+	farmHeavyBytes                  = 100000
+)
+
+// farmProcesses returns each process's pulse_node arguments (its name
+// first), the publishers' last: the subscribers are up a second before.
+func farmProcesses(o ROSFarmOptions) [][]string {
+	common := []string{"--multi", strconv.Itoa(o.Threads), "--reentrant"}
+	pub := append([]string{"pubfarm"}, common...)
+	sub := append([]string{"subfarm"}, common...)
+	intra := append([]string{"intrafarm", "--intra"}, common...)
+	for i := 0; i < farmLight; i++ {
+		pub = append(pub, "--pub", fmt.Sprintf("/farm/light_%d,100", i))
+		sub = append(sub, "--sub", fmt.Sprintf("/farm/light_%d", i))
+	}
+	for i := 0; i < farmHeavy; i++ {
+		pub = append(pub, "--pub", fmt.Sprintf("/farm/heavy_%d,50,%d", i, farmHeavyBytes))
+		sub = append(sub, "--sub", fmt.Sprintf("/farm/heavy_%d", i))
+	}
+	for i := 0; i < farmIntra; i++ {
+		intra = append(intra, "--pub", fmt.Sprintf("/farm/intra_%d,100", i), "--sub", fmt.Sprintf("/farm/intra_%d", i))
+	}
+	return [][]string{sub, intra, pub}
+}
+
+// RunROSFarm runs the farm Trials times per arm, paired and order-rotated
+// (runPaired). A trial's CPU is the three processes' own (getrusage, in
+// their truth documents) and its events their publishes and deliveries; a
+// run in which any subscription received nothing is an error, not a sample.
+func RunROSFarm(o ROSFarmOptions) ([]OverheadTrial, []OverheadRow, error) {
+	work, err := os.MkdirTemp("/dev/shm", "pulse-bench-rosfarm-")
+	if err != nil {
+		if work, err = os.MkdirTemp("", "pulse-bench-rosfarm-"); err != nil {
+			return nil, nil, err
+		}
+	}
+	defer os.RemoveAll(work)
+	run := func(trial int, arm string) (OverheadTrial, error) {
+		t := OverheadTrial{Trial: trial, Arm: arm}
+		cpu, events, err := runFarmOnce(o, arm, work)
+		t.CPU, t.Events = cpu, events
+		return t, err
+	}
+	trials, err := runPaired(o.Order, o.Trials, "ros-farm", o.Log, run)
+	if err != nil {
+		return trials, nil, err
+	}
+	return trials, Compare(trials, o.Order), nil
+}
+
+func runFarmOnce(o ROSFarmOptions, arm, work string) (cpu, events float64, err error) {
+	seg := filepath.Join(work, "seg")
+	os.RemoveAll(seg)
+	if err := os.MkdirAll(seg, 0o755); err != nil {
+		return 0, 0, err
+	}
+	env := append(os.Environ(), "ROS_DOMAIN_ID="+strconv.Itoa(o.Domain), "RMW_IMPLEMENTATION="+o.RMW,
+		"ROS_LOCALHOST_ONLY=1", "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST", "ROS_PULSE_DIR="+seg, "ROS_TOPIC_STATS_QUIET=1")
+	env = append(env, o.Arms[arm]...)
+	ctx, cancel := context.WithTimeout(context.Background(), o.Duration+60*time.Second)
+	defer cancel()
+	procs := farmProcesses(o)
+	cmds := make([]*exec.Cmd, len(procs))
+	logs := make([]*bytes.Buffer, len(procs))
+	truths := make([]string, len(procs))
+	for i, p := range procs {
+		dur := o.Duration + 2*time.Second // the subscribers outlive the publishers' last message
+		if i == len(procs)-1 {
+			time.Sleep(time.Second)
+			dur = o.Duration
+		}
+		truths[i] = filepath.Join(work, p[0]+".json")
+		os.Remove(truths[i])
+		args := append([]string{"--name", p[0], "--duration", strconv.FormatFloat(dur.Seconds(), 'f', 3, 64), "--truth", truths[i]}, p[1:]...)
+		cmds[i] = exec.CommandContext(ctx, o.Node, args...)
+		cmds[i].Env = env
+		logs[i] = &bytes.Buffer{}
+		cmds[i].Stdout, cmds[i].Stderr = logs[i], logs[i]
+		if err := cmds[i].Start(); err != nil {
+			return 0, 0, fmt.Errorf("ros-farm arm %s: %v", arm, err)
+		}
+	}
+	var firstErr error
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("ros-farm arm %s: %s: %v: %s", arm, procs[i][0], err, lastLines(logs[i].String(), 5))
+		}
+	}
+	if firstErr != nil {
+		return 0, 0, firstErr
+	}
+	for i, path := range truths {
+		t, err := realros.ReadTruth(path)
+		if err != nil {
+			return 0, 0, fmt.Errorf("ros-farm arm %s: %s: %v", arm, procs[i][0], err)
+		}
+		cpu += t.CPU
+		for _, e := range t.Endpoints {
+			if e.Kind == "subscription" && e.Count == 0 {
+				return 0, 0, fmt.Errorf("ros-farm arm %s: %s on %s received nothing: the farm did not flow", arm, e.Node, e.Name)
+			}
+			if e.Kind == "publisher" || e.Kind == "subscription" {
+				events += float64(e.Count)
+			}
+		}
+	}
+	return cpu, events, nil
+}

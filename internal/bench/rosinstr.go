@@ -1,0 +1,260 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"ros2_pulse/internal/realros"
+)
+
+// ROSInstrOptions configure RunROSInstructions: real ROS 2 nodes under
+// callgrind, once per arm, and the instructions each probe hook spends.
+type ROSInstrOptions struct {
+	Node     string              // <ws>/lib/pulse_testnodes/pulse_node
+	Valgrind string              // valgrind
+	RMW      string              // RMW_IMPLEMENTATION
+	Arms     map[string][]string // arm name -> extra environment (LD_PRELOAD, ROS_PULSE_TIMING)
+	Order    []string
+	Duration time.Duration
+	Domain   int
+	Log      io.Writer
+}
+
+// InstrRow is one hook of one process in one arm: its calls and the
+// instructions it spent a call above the function it forwards to.
+type InstrRow struct {
+	Scenario, Arm, Process, Hook string
+	Calls                        uint64
+	PerCall                      float64
+}
+
+// InstrEvent is one event's figure per arm (instructions of the probe's
+// hooks per event), e.g. a publish or a service call.
+type InstrEvent struct {
+	Event string
+	Arm   map[string]float64
+}
+
+// The scenarios: a talker and a listener, a server and a client (each
+// process its own; --name first).
+var instrScenarios = []struct {
+	name  string
+	procs [][]string
+}{
+	{"pubsub", [][]string{{"listener", "--sub", "/cg/chatter"}, {"talker", "--pub", "/cg/chatter,200"}}},
+	{"service", [][]string{{"server", "--server", "/cg/add"}, {"client", "--client", "/cg/add,100"}}},
+}
+
+// instrHooks are the probe's per-message hooks (both libraries export them;
+// the null shim forwards only).
+var instrHooks = []string{"ros_trace_rcl_publish", "ros_trace_rclcpp_intra_publish", "ros_trace_rmw_take",
+	"ros_trace_callback_start", "ros_trace_callback_end", "rcl_timer_call", "rcl_timer_call_with_info", "rcl_wait",
+	"rcl_send_request", "rcl_send_response"}
+
+// RunROSInstructions runs each scenario once per arm under callgrind and
+// reads every process's profile.
+func RunROSInstructions(o ROSInstrOptions) ([]InstrRow, []InstrEvent, error) {
+	work, err := os.MkdirTemp("", "pulse-bench-rosinstr-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(work)
+	var rows []InstrRow
+	events := map[string]map[string]float64{}
+	for _, sc := range instrScenarios {
+		for _, arm := range o.Order {
+			got, ev, err := instrRun(o, sc.name, sc.procs, arm, work)
+			if err != nil {
+				return rows, nil, err
+			}
+			rows = append(rows, got...)
+			for k, v := range ev {
+				if events[k] == nil {
+					events[k] = map[string]float64{}
+				}
+				events[k][arm] = v
+			}
+			fmt.Fprintf(o.Log, "instructions %s %s: %d hooks\n", sc.name, arm, len(got))
+		}
+	}
+	var out []InstrEvent
+	for _, k := range []string{"publish", "take", "callback (start + end)", "timer call", "wait", "service call (both ends)",
+		"all hooks a message (talker + listener)"} {
+		if events[k] != nil {
+			out = append(out, InstrEvent{k, events[k]})
+		}
+	}
+	return rows, out, nil
+}
+
+// preloadObject is the object whose hooks an arm's LD_PRELOAD puts first, or
+// libtracetools.so and librcl.so (the real functions) without one.
+func preloadObject(env []string) string {
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "LD_PRELOAD="); ok {
+			return filepath.Base(v)
+		}
+	}
+	return ""
+}
+
+func instrRun(o ROSInstrOptions, scenario string, procs [][]string, arm, work string) ([]InstrRow, map[string]float64, error) {
+	seg := filepath.Join(work, "seg")
+	os.RemoveAll(seg)
+	if err := os.MkdirAll(seg, 0o755); err != nil {
+		return nil, nil, err
+	}
+	env := append(os.Environ(), "ROS_DOMAIN_ID="+strconv.Itoa(o.Domain), "RMW_IMPLEMENTATION="+o.RMW,
+		"ROS_LOCALHOST_ONLY=1", "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST", "ROS_PULSE_DIR="+seg, "ROS_TOPIC_STATS_QUIET=1")
+	env = append(env, o.Arms[arm]...)
+	ctx, cancel := context.WithTimeout(context.Background(), o.Duration+120*time.Second)
+	defer cancel()
+	cmds := make([]*exec.Cmd, len(procs))
+	logs := make([]*bytes.Buffer, len(procs))
+	for i, p := range procs {
+		dur := o.Duration + 3*time.Second // the first process outlives the second's last message
+		if i > 0 {
+			time.Sleep(2 * time.Second)
+			dur = o.Duration
+		}
+		args := []string{"--tool=callgrind", "--callgrind-out-file=" + filepath.Join(work, p[0]+".cg"), o.Node,
+			"--name", p[0], "--duration", strconv.FormatFloat(dur.Seconds(), 'f', 3, 64), "--truth", filepath.Join(work, p[0]+".json")}
+		cmds[i] = exec.CommandContext(ctx, o.Valgrind, append(args, p[1:]...)...)
+		cmds[i].Env = env
+		logs[i] = &bytes.Buffer{}
+		cmds[i].Stdout, cmds[i].Stderr = logs[i], logs[i]
+		if err := cmds[i].Start(); err != nil {
+			return nil, nil, err
+		}
+	}
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			return nil, nil, fmt.Errorf("instructions %s arm %s: %s: %v: %s", scenario, arm, procs[i][0], err, lastLines(logs[i].String(), 5))
+		}
+	}
+	obj := preloadObject(o.Arms[arm])
+	var rows []InstrRow
+	perProc := map[string]map[string]InstrRow{}
+	var probeSelf uint64
+	var msgs, requests uint64
+	for _, p := range procs {
+		t, err := realros.ReadTruth(filepath.Join(work, p[0]+".json"))
+		if err != nil {
+			return nil, nil, fmt.Errorf("instructions %s arm %s: %v", scenario, arm, err)
+		}
+		for _, e := range t.Endpoints {
+			switch e.Kind {
+			case "publisher":
+				msgs += e.Count
+			case "client":
+				requests += e.Count
+			}
+		}
+		f, err := os.Open(filepath.Join(work, p[0]+".cg"))
+		if err != nil {
+			return nil, nil, err
+		}
+		prof, err := ParseCallgrind(f)
+		f.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("instructions %s arm %s: %s: %v", scenario, arm, p[0], err)
+		}
+		if obj != "" {
+			probeSelf += prof.Self[obj]
+		}
+		perProc[p[0]] = map[string]InstrRow{}
+		for _, h := range instrHooks {
+			hobj := obj
+			if hobj == "" { // no probe: the real function's own cost (the tracepoint) stands in
+				hobj = "libtracetools.so"
+				if !strings.HasPrefix(h, "ros_trace_") {
+					continue
+				}
+			}
+			per, calls := prof.Own(hobj, h)
+			if calls == 0 {
+				continue
+			}
+			r := InstrRow{scenario, arm, p[0], h, calls, per}
+			rows = append(rows, r)
+			perProc[p[0]][h] = r
+		}
+	}
+	if msgs == 0 && requests == 0 {
+		return nil, nil, fmt.Errorf("instructions %s arm %s: nothing was published or sent under callgrind", scenario, arm)
+	}
+	ev := map[string]float64{}
+	switch scenario {
+	case "pubsub":
+		ev["publish"] = perProc["talker"]["ros_trace_rcl_publish"].PerCall
+		ev["take"] = perProc["listener"]["ros_trace_rmw_take"].PerCall
+		ev["callback (start + end)"] = perProc["listener"]["ros_trace_callback_start"].PerCall + perProc["listener"]["ros_trace_callback_end"].PerCall
+		ev["timer call"] = perProc["talker"]["rcl_timer_call"].PerCall + perProc["talker"]["rcl_timer_call_with_info"].PerCall
+		ev["wait"] = perProc["listener"]["rcl_wait"].PerCall
+		if obj != "" {
+			ev["all hooks a message (talker + listener)"] = float64(probeSelf) / float64(msgs)
+		}
+	case "service":
+		var sum float64
+		for _, rs := range perProc {
+			for _, r := range rs {
+				sum += r.PerCall * float64(r.Calls)
+			}
+		}
+		if requests > 0 {
+			ev["service call (both ends)"] = sum / float64(requests)
+		}
+	}
+	return rows, ev, nil
+}
+
+// WriteInstrCSV writes every hook's row.
+func WriteInstrCSV(w io.Writer, rows []InstrRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"scenario", "arm", "process", "hook", "calls", "instructions_per_call"})
+	for _, r := range rows {
+		cw.Write([]string{r.Scenario, r.Arm, r.Process, r.Hook, strconv.FormatUint(r.Calls, 10), strconv.FormatFloat(r.PerCall, 'f', 1, 64)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// InstrTable renders the events as Markdown: one column per arm, and the
+// probe's own above the null shim.
+func InstrTable(tag string, order []string, events []InstrEvent) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nreal ROS %s under callgrind: the hooks' instructions per event, above the functions they forward to\n\n", tag)
+	b.WriteString("| event |")
+	for _, a := range order {
+		b.WriteString(" " + a + " |")
+	}
+	b.WriteString(" probe − null |\n|---|")
+	b.WriteString(strings.Repeat("---|", len(order)+1) + "\n")
+	for _, e := range events {
+		fmt.Fprintf(&b, "| %s |", e.Event)
+		for _, a := range order {
+			if v, ok := e.Arm[a]; ok {
+				fmt.Fprintf(&b, " %.1f |", v)
+			} else {
+				b.WriteString(" — |")
+			}
+		}
+		p, okp := e.Arm["probe"]
+		n, okn := e.Arm["null"]
+		if okp && okn {
+			fmt.Fprintf(&b, " %.1f |\n", p-n)
+		} else {
+			b.WriteString(" — |\n")
+		}
+	}
+	return b.String()
+}
