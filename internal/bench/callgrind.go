@@ -13,11 +13,11 @@ import (
 // callee: the instructions spent in it and below it, summed over every call
 // site, and of every call edge; its first event (Ir) only.
 type Profile struct {
-	Total  uint64               // the program's instructions (its summary or totals line)
-	Events []string             // the file's event names, Ir first
-	Funcs  map[Func]*FuncCost   // by object and function
+	Total  uint64                // the program's instructions (its summary or totals line)
+	Events []string              // the file's event names, Ir first
+	Funcs  map[Func]*FuncCost    // by object and function
 	Edges  map[[2]Func]*FuncCost // caller -> callee: calls and inclusive cost of those calls
-	Self   map[string]uint64    // instructions executed in each object (its base name)
+	Self   map[string]uint64     // instructions executed in each object (its base name)
 }
 
 // Func names a function by its object's base name and its symbol.
