@@ -19,8 +19,9 @@ import (
 func benchROSFarmCmd(out *string) *cobra.Command {
 	var ws, rmw, tag string
 	var trials, threads, domain int
-	var duration time.Duration
+	var duration, warmup time.Duration
 	var armNames []string
+	var pin bool
 	c := &cobra.Command{
 		Use:   "ros-farm",
 		Short: "CPU of the stress farm as real ROS 2 nodes: no probe, null shim, counting only, defaults; paired and rotated",
@@ -42,7 +43,7 @@ func benchROSFarmCmd(out *string) *cobra.Command {
 				return err
 			}
 			o := bench.ROSFarmOptions{Node: node, RMW: rmw, Arms: probeArms(lib), Order: order, Trials: trials,
-				Duration: duration, Threads: threads, Domain: domain, Log: os.Stderr}
+				Duration: duration, Threads: threads, Domain: domain, Pin: pin, Warmup: warmup, Log: os.Stderr}
 			raw, rows, err := bench.RunROSFarm(o)
 			if err != nil {
 				return err
@@ -57,8 +58,10 @@ func benchROSFarmCmd(out *string) *cobra.Command {
 	c.Flags().StringVar(&rmw, "rmw", "rmw_cyclonedds_cpp", "RMW_IMPLEMENTATION")
 	c.Flags().StringVar(&tag, "tag", "ros", "names the output files: ros_farm_<tag>.csv and .png")
 	c.Flags().IntVar(&trials, "trials", 20, "paired trials (N)")
-	c.Flags().IntVar(&threads, "threads", 2, "MultiThreadedExecutor threads per process")
+	c.Flags().IntVar(&threads, "threads", 1, "MultiThreadedExecutor threads per process (fewer than the cores: quieter arms)")
 	c.Flags().IntVar(&domain, "domain", 57, "the farm's own ROS_DOMAIN_ID")
+	c.Flags().DurationVar(&warmup, "warmup", 3*time.Second, "CPU measured from this long after the publishers start (0: the whole run)")
+	c.Flags().BoolVar(&pin, "pin", false, "pin each process to one CPU (taskset): quieter arms")
 	c.Flags().DurationVar(&duration, "duration", 10*time.Second, "how long the publishers publish each run")
 	c.Flags().StringSliceVar(&armNames, "arms", []string{"none", "null", "probe_untimed", "probe"}, "arms to run, none among them")
 	c.MarkFlagRequired("ws")

@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 
+	"ros2_pulse/internal/cpu"
 	"ros2_pulse/internal/realros"
 )
 
@@ -25,7 +27,14 @@ type ROSFarmOptions struct {
 	Duration time.Duration // how long the publishers publish
 	Threads  int           // MultiThreadedExecutor threads per process
 	Domain   int           // the farm's own ROS_DOMAIN_ID
-	Log      io.Writer
+	Pin      bool          // each process on one CPU (taskset), the i-th on CPU i mod the CPUs there are
+	// Warmup > 0: a trial's CPU is the processes' over the steady window
+	// from Warmup after the publishers start to 0.5 s before they stop
+	// (/proc/<pid>/stat), leaving out discovery and teardown, whose CPU
+	// swings from run to run; its events are the run's scaled to the window.
+	// 0: the whole run's (getrusage, in the truth documents).
+	Warmup time.Duration
+	Log    io.Writer
 }
 
 // The farm's shape (seed 000, bench/stress_nodes.cpp upstream): 30 light
@@ -108,12 +117,33 @@ func runFarmOnce(o ROSFarmOptions, arm, work string) (cpu, events float64, err e
 		os.Remove(truths[i])
 		args := append([]string{"--name", p[0], "--duration", strconv.FormatFloat(dur.Seconds(), 'f', 3, 64), "--truth", truths[i]}, p[1:]...)
 		cmds[i] = exec.CommandContext(ctx, o.Node, args...)
+		if o.Pin { // fewer migrations and cache refills: a quieter arm (issue 45)
+			cmds[i] = exec.CommandContext(ctx, "taskset", append([]string{"-c", strconv.Itoa(i % runtime.NumCPU()), o.Node}, args...)...)
+		}
 		cmds[i].Env = env
 		logs[i] = &bytes.Buffer{}
 		cmds[i].Stdout, cmds[i].Stderr = logs[i], logs[i]
 		if err := cmds[i].Start(); err != nil {
 			return 0, 0, fmt.Errorf("ros-farm arm %s: %v", arm, err)
 		}
+	}
+	var window float64 // CPU over the steady window, when measured
+	if o.Warmup > 0 {
+		steady := o.Duration - o.Warmup - 500*time.Millisecond
+		if steady <= 0 {
+			return 0, 0, fmt.Errorf("ros-farm: --warmup %v leaves no window in --duration %v", o.Warmup, o.Duration)
+		}
+		time.Sleep(o.Warmup)
+		before, err := farmCPU(cmds)
+		if err != nil {
+			return 0, 0, err
+		}
+		time.Sleep(steady)
+		after, err := farmCPU(cmds)
+		if err != nil {
+			return 0, 0, err
+		}
+		window = after - before
 	}
 	var firstErr error
 	for i, c := range cmds {
@@ -130,6 +160,7 @@ func runFarmOnce(o ROSFarmOptions, arm, work string) (cpu, events float64, err e
 			return 0, 0, fmt.Errorf("ros-farm arm %s: %s: %v", arm, procs[i][0], err)
 		}
 		cpu += t.CPU
+		fmt.Fprintf(o.Log, "  %s %.3fs", procs[i][0], t.CPU)
 		for _, e := range t.Endpoints {
 			if e.Kind == "subscription" && e.Count == 0 {
 				return 0, 0, fmt.Errorf("ros-farm arm %s: %s on %s received nothing: the farm did not flow", arm, e.Node, e.Name)
@@ -139,5 +170,27 @@ func runFarmOnce(o ROSFarmOptions, arm, work string) (cpu, events float64, err e
 			}
 		}
 	}
+	fmt.Fprintln(o.Log)
+	if o.Warmup > 0 {
+		steady := o.Duration - o.Warmup - 500*time.Millisecond
+		return window, events * steady.Seconds() / o.Duration.Seconds(), nil
+	}
 	return cpu, events, nil
+}
+
+// farmCPU is the farm's processes' CPU seconds so far.
+func farmCPU(cmds []*exec.Cmd) (float64, error) {
+	r, err := cpu.NewReader("")
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for _, c := range cmds {
+		got, err := r.Read(c.Process.Pid)
+		if err != nil {
+			return 0, fmt.Errorf("ros-farm: the CPU of pid %d: %v", c.Process.Pid, err)
+		}
+		sum += got.CPUSeconds
+	}
+	return sum, nil
 }
