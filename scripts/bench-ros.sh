@@ -3,7 +3,8 @@
 # ros/pulse_testnodes against a ROS 2 prefix as the real-ROS lane does
 # (scripts/ros-prefix.sh), then, on each RMW the prefix has:
 #   pulse bench ros-instructions  talker/listener and server/client under callgrind,
-#                                 per arm: each hook's instructions per event
+#                                 per arm: each hook's instructions per event; the
+#                                 farm at 5 % of its rates with the cache simulation
 #   pulse bench ros-farm          seed 000's stress farm, paired and rotated:
 #                                 CPU with no probe, the null shim, counting only, defaults
 #
@@ -38,7 +39,8 @@ for rmw in "${rmws[@]}"; do
   echo "bench-ros: $distro / $rmw / tracetools $lttng LTTng (probe $(git -C "$root" rev-parse --short HEAD))"
   (set +u && source "$prefix/setup.bash" && set -u && cd "$root" &&
     if [[ $what == *instructions* ]]; then
-      "$build/bin/pulse" bench ros-instructions --ws "$ws/install" --rmw "$rmw" --tag "$tag" --out "$out"
+      "$build/bin/pulse" bench ros-instructions --ws "$ws/install" --rmw "$rmw" --tag "$tag" --out "$out" \
+        --farm "${BENCH_ROS_FARM_SCALE:-0.05}"
     fi &&
     if [[ $what == *farm* ]]; then
       "$build/bin/pulse" bench ros-farm --ws "$ws/install" --rmw "$rmw" --tag "$tag" --out "$out" \

@@ -76,6 +76,7 @@ func benchROSInstrCmd(out *string) *cobra.Command {
 	var domain int
 	var duration time.Duration
 	var armNames []string
+	var farmScale float64
 	c := &cobra.Command{
 		Use:   "ros-instructions",
 		Short: "Instructions per publish, take, callback, timer call and service call of real ROS 2 nodes under callgrind, per arm",
@@ -98,7 +99,7 @@ func benchROSInstrCmd(out *string) *cobra.Command {
 				return err
 			}
 			o := bench.ROSInstrOptions{Node: node, Valgrind: vg, RMW: rmw, Arms: probeArms(lib), Order: order,
-				Duration: duration, Domain: domain, Log: os.Stderr}
+				Duration: duration, Domain: domain, FarmScale: farmScale, Log: os.Stderr}
 			rows, events, err := bench.RunROSInstructions(o)
 			if err != nil {
 				return err
@@ -111,6 +112,7 @@ func benchROSInstrCmd(out *string) *cobra.Command {
 	c.Flags().StringVar(&rmw, "rmw", "rmw_cyclonedds_cpp", "RMW_IMPLEMENTATION")
 	c.Flags().StringVar(&tag, "tag", "ros", "names the output file: ros_instructions_<tag>.csv")
 	c.Flags().IntVar(&domain, "domain", 58, "the nodes' own ROS_DOMAIN_ID")
+	c.Flags().Float64Var(&farmScale, "farm", 0, "also run the stress farm at this fraction of its rates, with the cache simulation (e.g. 0.05; 0: not)")
 	c.Flags().DurationVar(&duration, "duration", 8*time.Second, "how long the second node of each pair runs")
 	c.Flags().StringSliceVar(&armNames, "arms", []string{"none", "null", "probe_untimed", "probe"}, "arms to run, none among them")
 	c.MarkFlagRequired("ws")

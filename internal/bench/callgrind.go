@@ -18,6 +18,10 @@ type Profile struct {
 	Funcs  map[Func]*FuncCost    // by object and function
 	Edges  map[[2]Func]*FuncCost // caller -> callee: calls and inclusive cost of those calls
 	Self   map[string]uint64     // instructions executed in each object (its base name)
+	// Every event of the summary line and each object's own share of each
+	// (with --cache-sim=yes: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw)
+	TotalEvents []uint64
+	SelfEvents  map[string][]uint64
 }
 
 // Func names a function by its object's base name and its symbol.
@@ -33,7 +37,8 @@ const maxProfileLine = 1 << 20
 // without name compression). Anything it cannot read is an error naming
 // the line.
 func ParseCallgrind(r io.Reader) (*Profile, error) {
-	p := &Profile{Funcs: map[Func]*FuncCost{}, Edges: map[[2]Func]*FuncCost{}, Self: map[string]uint64{}}
+	p := &Profile{Funcs: map[Func]*FuncCost{}, Edges: map[[2]Func]*FuncCost{}, Self: map[string]uint64{},
+		SelfEvents: map[string][]uint64{}}
 	names := map[string]map[string]string{"ob": {}, "fn": {}}
 	// "(id) name" defines id, "(id)" refers to it, a bare name is itself
 	name := func(kind, v string) (string, error) {
@@ -100,11 +105,11 @@ func ParseCallgrind(r io.Reader) (*Profile, error) {
 			if len(f) < 2 {
 				return fail(fmt.Errorf("%s with no count", f[0]))
 			}
-			n, err := strconv.ParseUint(f[1], 10, 64)
+			all, err := parseCosts(f[1:])
 			if err != nil {
 				return fail(err)
 			}
-			p.Total = n
+			p.Total, p.TotalEvents = all[0], all
 		case isCostLine(line):
 			if len(f) < 2 { // a position with no cost: nothing spent
 				inCall = false
@@ -134,6 +139,18 @@ func ParseCallgrind(r io.Reader) (*Profile, error) {
 				inCall, cob = false, ""
 			} else {
 				p.Self[ob] += cost
+				all, err := parseCosts(f[1:])
+				if err != nil {
+					return fail(err)
+				}
+				se := p.SelfEvents[ob]
+				for len(se) < len(all) {
+					se = append(se, 0)
+				}
+				for i, c := range all {
+					se[i] += c
+				}
+				p.SelfEvents[ob] = se
 			}
 		}
 	}
@@ -144,6 +161,41 @@ func ParseCallgrind(r io.Reader) (*Profile, error) {
 		return nil, fmt.Errorf("not a callgrind profile of instructions (events %v)", p.Events)
 	}
 	return p, nil
+}
+
+// parseCosts reads a cost line's (or the summary's) numbers; at most 64.
+func parseCosts(f []string) ([]uint64, error) {
+	if len(f) > 64 {
+		return nil, fmt.Errorf("%d costs on one line", len(f))
+	}
+	out := make([]uint64, len(f))
+	for i, s := range f {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+// Event is the summary's count of the named event, and the named object's own
+// (obj "": the whole program's); false when the profile has no such event.
+func (p *Profile) Event(name, obj string) (uint64, bool) {
+	for i, e := range p.Events {
+		if e != name {
+			continue
+		}
+		src := p.TotalEvents
+		if obj != "" {
+			src = p.SelfEvents[obj]
+		}
+		if i < len(src) {
+			return src[i], true
+		}
+		return 0, obj != ""
+	}
+	return 0, false
 }
 
 func add(m map[Func]*FuncCost, f Func, calls, cost uint64) {

@@ -34,7 +34,9 @@ type ROSFarmOptions struct {
 	// swings from run to run; its events are the run's scaled to the window.
 	// 0: the whole run's (getrusage, in the truth documents).
 	Warmup time.Duration
-	Log    io.Writer
+	// RateScale multiplies every rate (0: 1); callgrind's farm runs at a tenth or less
+	RateScale float64
+	Log       io.Writer
 }
 
 // The farm's shape (seed 000, bench/stress_nodes.cpp upstream): 30 light
@@ -50,19 +52,24 @@ const (
 // first), the publishers' last: the subscribers are up a second before.
 func farmProcesses(o ROSFarmOptions) [][]string {
 	common := []string{"--multi", strconv.Itoa(o.Threads), "--reentrant"}
+	scale := o.RateScale
+	if scale <= 0 {
+		scale = 1
+	}
+	hz := func(r float64) string { return strconv.FormatFloat(r*scale, 'g', -1, 64) }
 	pub := append([]string{"pubfarm"}, common...)
 	sub := append([]string{"subfarm"}, common...)
 	intra := append([]string{"intrafarm", "--intra"}, common...)
 	for i := 0; i < farmLight; i++ {
-		pub = append(pub, "--pub", fmt.Sprintf("/farm/light_%d,100", i))
+		pub = append(pub, "--pub", fmt.Sprintf("/farm/light_%d,%s", i, hz(100)))
 		sub = append(sub, "--sub", fmt.Sprintf("/farm/light_%d", i))
 	}
 	for i := 0; i < farmHeavy; i++ {
-		pub = append(pub, "--pub", fmt.Sprintf("/farm/heavy_%d,50,%d", i, farmHeavyBytes))
+		pub = append(pub, "--pub", fmt.Sprintf("/farm/heavy_%d,%s,%d", i, hz(50), farmHeavyBytes))
 		sub = append(sub, "--sub", fmt.Sprintf("/farm/heavy_%d", i))
 	}
 	for i := 0; i < farmIntra; i++ {
-		intra = append(intra, "--pub", fmt.Sprintf("/farm/intra_%d,100", i), "--sub", fmt.Sprintf("/farm/intra_%d", i))
+		intra = append(intra, "--pub", fmt.Sprintf("/farm/intra_%d,%s", i, hz(100)), "--sub", fmt.Sprintf("/farm/intra_%d", i))
 	}
 	return [][]string{sub, intra, pub}
 }

@@ -26,7 +26,11 @@ type ROSInstrOptions struct {
 	Order    []string
 	Duration time.Duration
 	Domain   int
-	Log      io.Writer
+	// FarmScale > 0 also runs the stress farm at that fraction of its rates
+	// under callgrind with its cache simulation: the probe's share of the
+	// whole farm's instructions and misses
+	FarmScale float64
+	Log       io.Writer
 }
 
 // InstrRow is one hook of one process in one arm: its calls and the
@@ -86,9 +90,25 @@ func RunROSInstructions(o ROSInstrOptions) ([]InstrRow, []InstrEvent, error) {
 			fmt.Fprintf(o.Log, "instructions %s %s: %d hooks\n", sc.name, arm, len(got))
 		}
 	}
+	if o.FarmScale > 0 {
+		procs := farmProcesses(ROSFarmOptions{Threads: 1, RateScale: o.FarmScale})
+		for _, arm := range o.Order {
+			ev, err := instrFarm(o, procs, arm, work)
+			if err != nil {
+				return rows, nil, err
+			}
+			for k, v := range ev {
+				if events[k] == nil {
+					events[k] = map[string]float64{}
+				}
+				events[k][arm] = v
+			}
+			fmt.Fprintf(o.Log, "instructions farm %s: %.0f instructions a message event\n", arm, ev[farmInstr])
+		}
+	}
 	var out []InstrEvent
 	for _, k := range []string{"publish", "take", "callback (start + end)", "timer call", "wait", "service call (both ends)",
-		"all hooks a message (talker + listener)"} {
+		"all hooks a message (talker + listener)", farmInstr, farmProbeShare, farmL1, farmLL, farmProbeMissShare} {
 		if events[k] != nil {
 			out = append(out, InstrEvent{k, events[k]})
 		}
@@ -257,4 +277,89 @@ func InstrTable(tag string, order []string, events []InstrEvent) string {
 		}
 	}
 	return b.String()
+}
+
+// The farm's figures under callgrind (per message event: a publish or a delivery).
+const (
+	farmInstr          = "farm: instructions a message event (all code)"
+	farmProbeShare     = "farm: the probe's share of its instructions (%)"
+	farmL1             = "farm: L1 misses a message event (all code)"
+	farmLL             = "farm: last-level misses a message event (all code)"
+	farmProbeMissShare = "farm: the probe's share of its L1 misses (%)"
+)
+
+// instrFarm runs the farm's processes under callgrind with the cache
+// simulation, at o.FarmScale of its rates, and sums their profiles.
+func instrFarm(o ROSInstrOptions, procs [][]string, arm, work string) (map[string]float64, error) {
+	env := append(os.Environ(), "ROS_DOMAIN_ID="+strconv.Itoa(o.Domain), "RMW_IMPLEMENTATION="+o.RMW,
+		"ROS_LOCALHOST_ONLY=1", "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST", "ROS_PULSE_DIR="+filepath.Join(work, "seg"), "ROS_TOPIC_STATS_QUIET=1")
+	os.RemoveAll(filepath.Join(work, "seg"))
+	if err := os.MkdirAll(filepath.Join(work, "seg"), 0o755); err != nil {
+		return nil, err
+	}
+	env = append(env, o.Arms[arm]...)
+	ctx, cancel := context.WithTimeout(context.Background(), o.Duration+180*time.Second)
+	defer cancel()
+	cmds := make([]*exec.Cmd, len(procs))
+	logs := make([]*bytes.Buffer, len(procs))
+	for i, p := range procs {
+		dur := o.Duration + 6*time.Second
+		if i == len(procs)-1 {
+			time.Sleep(4 * time.Second) // the subscribers are up (and matched) under valgrind's pace
+			dur = o.Duration
+		}
+		args := []string{"--tool=callgrind", "--cache-sim=yes", "--callgrind-out-file=" + filepath.Join(work, "farm-"+p[0]+".cg"), o.Node,
+			"--name", p[0], "--duration", strconv.FormatFloat(dur.Seconds(), 'f', 3, 64), "--truth", filepath.Join(work, "farm-"+p[0]+".json")}
+		cmds[i] = exec.CommandContext(ctx, o.Valgrind, append(args, p[1:]...)...)
+		cmds[i].Env = env
+		logs[i] = &bytes.Buffer{}
+		cmds[i].Stdout, cmds[i].Stderr = logs[i], logs[i]
+		if err := cmds[i].Start(); err != nil {
+			return nil, err
+		}
+	}
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			return nil, fmt.Errorf("instructions farm arm %s: %s: %v: %s", arm, procs[i][0], err, lastLines(logs[i].String(), 5))
+		}
+	}
+	obj := preloadObject(o.Arms[arm])
+	var events, ir, probeIr, l1, probeL1, ll float64
+	for _, p := range procs {
+		t, err := realros.ReadTruth(filepath.Join(work, "farm-"+p[0]+".json"))
+		if err != nil {
+			return nil, fmt.Errorf("instructions farm arm %s: %v", arm, err)
+		}
+		for _, e := range t.Endpoints {
+			if e.Kind == "publisher" || e.Kind == "subscription" {
+				events += float64(e.Count)
+			}
+		}
+		f, err := os.Open(filepath.Join(work, "farm-"+p[0]+".cg"))
+		if err != nil {
+			return nil, err
+		}
+		prof, err := ParseCallgrind(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("instructions farm arm %s: %s: %v", arm, p[0], err)
+		}
+		get := func(ev, obj string) float64 { n, _ := prof.Event(ev, obj); return float64(n) }
+		ir += get("Ir", "")
+		l1 += get("I1mr", "") + get("D1mr", "") + get("D1mw", "")
+		ll += get("ILmr", "") + get("DLmr", "") + get("DLmw", "")
+		if obj != "" {
+			probeIr += get("Ir", obj)
+			probeL1 += get("I1mr", obj) + get("D1mr", obj) + get("D1mw", obj)
+		}
+	}
+	if events == 0 {
+		return nil, fmt.Errorf("instructions farm arm %s: the farm moved no message under callgrind", arm)
+	}
+	ev := map[string]float64{farmInstr: ir / events, farmL1: l1 / events, farmLL: ll / events}
+	if obj != "" {
+		ev[farmProbeShare] = 100 * probeIr / ir
+		ev[farmProbeMissShare] = 100 * probeL1 / l1
+	}
+	return ev, nil
 }
