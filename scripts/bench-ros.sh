@@ -12,7 +12,7 @@
 #
 # ROS_PREFIX as for make test-ros. BENCH_ROS_RMWS narrows the RMWs,
 # BENCH_ROS_WHAT picks "instructions", "farm" or both (the default),
-# BENCH_ROS_TRIALS (24) and BENCH_ROS_DURATION (14s) size the farm, BENCH_ROS_ARMS
+# BENCH_ROS_TRIALS (20) and BENCH_ROS_DURATION (14s) size the farm, BENCH_ROS_ARMS
 # narrows its arms (none,null,probe_untimed,probe),
 # BENCH_ROS_OUT (docs/perf) receives the CSV and PNG files.
 # Run it on a quiet machine: the farm's arms are judged by their CPU.
@@ -44,7 +44,7 @@ for rmw in "${rmws[@]}"; do
     fi &&
     if [[ $what == *farm* ]]; then
       "$build/bin/pulse" bench ros-farm --ws "$ws/install" --rmw "$rmw" --tag "$tag" --out "$out" \
-        --trials "${BENCH_ROS_TRIALS:-24}" --duration "${BENCH_ROS_DURATION:-14s}" --warmup 3s --pin \
+        --trials "${BENCH_ROS_TRIALS:-20}" --duration "${BENCH_ROS_DURATION:-14s}" --warmup 3s --concurrent \
         ${BENCH_ROS_ARMS:+--arms "$BENCH_ROS_ARMS"}
     fi)
 done

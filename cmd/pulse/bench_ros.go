@@ -21,7 +21,7 @@ func benchROSFarmCmd(out *string) *cobra.Command {
 	var trials, threads, domain int
 	var duration, warmup time.Duration
 	var armNames []string
-	var pin bool
+	var pin, concurrent bool
 	c := &cobra.Command{
 		Use:   "ros-farm",
 		Short: "CPU of the stress farm as real ROS 2 nodes: no probe, null shim, counting only, defaults; paired and rotated",
@@ -43,7 +43,7 @@ func benchROSFarmCmd(out *string) *cobra.Command {
 				return err
 			}
 			o := bench.ROSFarmOptions{Node: node, RMW: rmw, Arms: probeArms(lib), Order: order, Trials: trials,
-				Duration: duration, Threads: threads, Domain: domain, Pin: pin, Warmup: warmup, Log: os.Stderr}
+				Duration: duration, Threads: threads, Domain: domain, Pin: pin, Warmup: warmup, Concurrent: concurrent, Log: os.Stderr}
 			raw, rows, err := bench.RunROSFarm(o)
 			if err != nil {
 				return err
@@ -61,6 +61,7 @@ func benchROSFarmCmd(out *string) *cobra.Command {
 	c.Flags().IntVar(&threads, "threads", 1, "MultiThreadedExecutor threads per process (fewer than the cores: quieter arms)")
 	c.Flags().IntVar(&domain, "domain", 57, "the farm's own ROS_DOMAIN_ID")
 	c.Flags().DurationVar(&warmup, "warmup", 3*time.Second, "CPU measured from this long after the publishers start (0: the whole run)")
+	c.Flags().BoolVar(&concurrent, "concurrent", false, "run each arm beside a farm without the probe, at once, in two domains (--domain and the next)")
 	c.Flags().BoolVar(&pin, "pin", false, "pin each process to one CPU (taskset): quieter arms")
 	c.Flags().DurationVar(&duration, "duration", 10*time.Second, "how long the publishers publish each run")
 	c.Flags().StringSliceVar(&armNames, "arms", []string{"none", "null", "probe_untimed", "probe"}, "arms to run, none among them")

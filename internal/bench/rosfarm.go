@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"ros2_pulse/internal/cpu"
@@ -34,6 +36,11 @@ type ROSFarmOptions struct {
 	// swings from run to run; its events are the run's scaled to the window.
 	// 0: the whole run's (getrusage, in the truth documents).
 	Warmup time.Duration
+	// Concurrent: each trial runs "none" and each other arm at the same time,
+	// two farms in two domains (each its own), so what the machine does to
+	// one it does to the other; the arms swap domains every trial. Pin is
+	// ignored: both farms share every CPU.
+	Concurrent bool
 	// RateScale multiplies every rate (0: 1); callgrind's farm runs at a tenth or less
 	RateScale float64
 	Log       io.Writer
@@ -86,9 +93,16 @@ func RunROSFarm(o ROSFarmOptions) ([]OverheadTrial, []OverheadRow, error) {
 		}
 	}
 	defer os.RemoveAll(work)
+	if o.Concurrent {
+		trials, err := runConcurrent(o, work)
+		if err != nil {
+			return trials, nil, err
+		}
+		return trials, Compare(trials, o.Order), nil
+	}
 	run := func(trial int, arm string) (OverheadTrial, error) {
 		t := OverheadTrial{Trial: trial, Arm: arm}
-		cpu, events, err := runFarmOnce(o, arm, work)
+		cpu, events, err := runFarmOnce(o, arm, work, o.Domain)
 		t.CPU, t.Events = cpu, events
 		return t, err
 	}
@@ -99,13 +113,59 @@ func RunROSFarm(o ROSFarmOptions) ([]OverheadTrial, []OverheadRow, error) {
 	return trials, Compare(trials, o.Order), nil
 }
 
-func runFarmOnce(o ROSFarmOptions, arm, work string) (cpu, events float64, err error) {
+// runConcurrent runs, per trial and per arm other than "none", that arm's
+// farm and a farm without the probe at once; each pair is its own trial
+// number, so Compare pairs them.
+func runConcurrent(o ROSFarmOptions, work string) ([]OverheadTrial, error) {
+	o.Pin = false
+	var trials []OverheadTrial
+	pair := 0
+	for i := 0; i < o.Trials; i++ {
+		for _, arm := range o.Order {
+			if arm == "none" {
+				continue
+			}
+			arms := [2]string{"none", arm}
+			if pair%2 == 1 {
+				arms = [2]string{arm, "none"}
+			}
+			var got [2]OverheadTrial
+			var errs [2]error
+			var wg sync.WaitGroup
+			for k, a := range arms {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					dir := filepath.Join(work, strconv.Itoa(k))
+					if errs[k] = os.MkdirAll(dir, 0o755); errs[k] != nil {
+						return
+					}
+					cpu, events, err := runFarmOnce(o, a, dir, o.Domain+k)
+					got[k], errs[k] = OverheadTrial{Trial: pair, Arm: a, CPU: cpu, Events: events}, err
+				}()
+			}
+			wg.Wait()
+			for k := range got {
+				if errs[k] != nil {
+					return trials, errs[k]
+				}
+				trials = append(trials, got[k])
+				fmt.Fprintf(o.Log, "overhead ros-farm trial %d %-5s cpu %.4fs events %.0f (beside %s, domain %d)\n",
+					pair, got[k].Arm, got[k].CPU, got[k].Events, got[1-k].Arm, o.Domain+k)
+			}
+			pair++
+		}
+	}
+	return trials, nil
+}
+
+func runFarmOnce(o ROSFarmOptions, arm, work string, domain int) (cpu, events float64, err error) {
 	seg := filepath.Join(work, "seg")
 	os.RemoveAll(seg)
 	if err := os.MkdirAll(seg, 0o755); err != nil {
 		return 0, 0, err
 	}
-	env := append(os.Environ(), "ROS_DOMAIN_ID="+strconv.Itoa(o.Domain), "RMW_IMPLEMENTATION="+o.RMW,
+	env := append(os.Environ(), "ROS_DOMAIN_ID="+strconv.Itoa(domain), "RMW_IMPLEMENTATION="+o.RMW,
 		"ROS_LOCALHOST_ONLY=1", "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST", "ROS_PULSE_DIR="+seg, "ROS_TOPIC_STATS_QUIET=1")
 	env = append(env, o.Arms[arm]...)
 	ctx, cancel := context.WithTimeout(context.Background(), o.Duration+60*time.Second)
@@ -161,13 +221,14 @@ func runFarmOnce(o ROSFarmOptions, arm, work string) (cpu, events float64, err e
 	if firstErr != nil {
 		return 0, 0, firstErr
 	}
+	var perProc strings.Builder // each process's whole-run CPU, for the log
 	for i, path := range truths {
 		t, err := realros.ReadTruth(path)
 		if err != nil {
 			return 0, 0, fmt.Errorf("ros-farm arm %s: %s: %v", arm, procs[i][0], err)
 		}
 		cpu += t.CPU
-		fmt.Fprintf(o.Log, "  %s %.3fs", procs[i][0], t.CPU)
+		fmt.Fprintf(&perProc, "  %s %.3fs", procs[i][0], t.CPU)
 		for _, e := range t.Endpoints {
 			if e.Kind == "subscription" && e.Count == 0 {
 				return 0, 0, fmt.Errorf("ros-farm arm %s: %s on %s received nothing: the farm did not flow", arm, e.Node, e.Name)
@@ -177,7 +238,9 @@ func runFarmOnce(o ROSFarmOptions, arm, work string) (cpu, events float64, err e
 			}
 		}
 	}
-	fmt.Fprintln(o.Log)
+	if !o.Concurrent { // two farms' lines would interleave
+		fmt.Fprintln(o.Log, perProc.String())
+	}
 	if o.Warmup > 0 {
 		steady := o.Duration - o.Warmup - 500*time.Millisecond
 		return window, events * steady.Seconds() / o.Duration.Seconds(), nil
