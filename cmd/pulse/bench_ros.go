@@ -27,22 +27,14 @@ func benchROSFarmCmd(out *string) *cobra.Command {
 		Short: "CPU of the stress farm as real ROS 2 nodes: no probe, null shim, counting only, defaults; paired and rotated",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			node, err := rosNode(ws)
-			if err != nil {
-				return err
-			}
 			if trials < 2 {
 				return fmt.Errorf("--trials %d: a paired comparison needs at least 2", trials)
 			}
-			lib, err := locate.ProbeLib()
+			node, arms, order, err := rosBench(ws, armNames)
 			if err != nil {
 				return err
 			}
-			order, err := bench.SelectArms(armNames)
-			if err != nil {
-				return err
-			}
-			o := bench.ROSFarmOptions{Node: node, RMW: rmw, Arms: probeArms(lib), Order: order, Trials: trials,
+			o := bench.ROSFarmOptions{Node: node, RMW: rmw, Arms: arms, Order: order, Trials: trials,
 				Duration: duration, Threads: threads, Domain: domain, Pin: pin, Warmup: warmup, Concurrent: concurrent, Log: os.Stderr}
 			raw, rows, err := bench.RunROSFarm(o)
 			if err != nil {
@@ -83,23 +75,15 @@ func benchROSInstrCmd(out *string) *cobra.Command {
 		Short: "Instructions per publish, take, callback, timer call and service call of real ROS 2 nodes under callgrind, per arm",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			node, err := rosNode(ws)
-			if err != nil {
-				return err
-			}
 			vg, err := exec.LookPath("valgrind")
 			if err != nil {
 				return fmt.Errorf("valgrind not found (apt-get install valgrind)")
 			}
-			lib, err := locate.ProbeLib()
+			node, arms, order, err := rosBench(ws, armNames)
 			if err != nil {
 				return err
 			}
-			order, err := bench.SelectArms(armNames)
-			if err != nil {
-				return err
-			}
-			o := bench.ROSInstrOptions{Node: node, Valgrind: vg, RMW: rmw, Arms: probeArms(lib), Order: order,
+			o := bench.ROSInstrOptions{Node: node, Valgrind: vg, RMW: rmw, Arms: arms, Order: order,
 				Duration: duration, Domain: domain, FarmScale: farmScale, Log: os.Stderr}
 			rows, events, err := bench.RunROSInstructions(o)
 			if err != nil {
@@ -120,14 +104,20 @@ func benchROSInstrCmd(out *string) *cobra.Command {
 	return c
 }
 
-// rosNode finds pulse_node in ws and checks that a ROS environment is set.
-func rosNode(ws string) (string, error) {
-	node := filepath.Join(ws, "lib", "pulse_testnodes", "pulse_node")
+// rosBench finds pulse_node in ws, checks that a ROS environment is set,
+// and returns the arms' environments (probeArms) and their order.
+func rosBench(ws string, armNames []string) (node string, arms map[string][]string, order []string, err error) {
+	node = filepath.Join(ws, "lib", "pulse_testnodes", "pulse_node")
 	if _, err := os.Stat(node); err != nil {
-		return "", fmt.Errorf("--ws %s: no lib/pulse_testnodes/pulse_node there (build ros/pulse_testnodes: scripts/bench-ros.sh does)", ws)
+		return "", nil, nil, fmt.Errorf("--ws %s: no lib/pulse_testnodes/pulse_node there (build ros/pulse_testnodes: scripts/bench-ros.sh does)", ws)
 	}
 	if os.Getenv("AMENT_PREFIX_PATH") == "" {
-		return "", fmt.Errorf("no ROS environment: source a ROS 2 prefix's setup.bash first (scripts/bench-ros.sh does)")
+		return "", nil, nil, fmt.Errorf("no ROS environment: source a ROS 2 prefix's setup.bash first (scripts/bench-ros.sh does)")
 	}
-	return node, nil
+	lib, err := locate.ProbeLib()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	order, err = bench.SelectArms(armNames)
+	return node, probeArms(lib), order, err
 }

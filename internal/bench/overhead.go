@@ -82,11 +82,9 @@ func SelectArms(names []string) ([]string, error) {
 // order rotated every trial, so drift and warm-up cancel in the paired
 // differences.
 func RunOverhead(o OverheadOptions) ([]OverheadTrial, []OverheadRow, error) {
-	seg, err := os.MkdirTemp("/dev/shm", "pulse-bench-overhead-")
+	seg, err := shmTemp("pulse-bench-overhead-")
 	if err != nil {
-		if seg, err = os.MkdirTemp("", "pulse-bench-overhead-"); err != nil {
-			return nil, nil, err
-		}
+		return nil, nil, err
 	}
 	defer os.RemoveAll(seg)
 	run := func(trial int, arm string) (OverheadTrial, error) {

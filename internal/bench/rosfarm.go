@@ -86,11 +86,9 @@ func farmProcesses(o ROSFarmOptions) [][]string {
 // their truth documents) and its events their publishes and deliveries; a
 // run in which any subscription received nothing is an error, not a sample.
 func RunROSFarm(o ROSFarmOptions) ([]OverheadTrial, []OverheadRow, error) {
-	work, err := os.MkdirTemp("/dev/shm", "pulse-bench-rosfarm-")
+	work, err := shmTemp("pulse-bench-rosfarm-")
 	if err != nil {
-		if work, err = os.MkdirTemp("", "pulse-bench-rosfarm-"); err != nil {
-			return nil, nil, err
-		}
+		return nil, nil, err
 	}
 	defer os.RemoveAll(work)
 	if o.Concurrent {
@@ -165,9 +163,7 @@ func runFarmOnce(o ROSFarmOptions, arm, work string, domain int) (cpu, events fl
 	if err := os.MkdirAll(seg, 0o755); err != nil {
 		return 0, 0, err
 	}
-	env := append(os.Environ(), "ROS_DOMAIN_ID="+strconv.Itoa(domain), "RMW_IMPLEMENTATION="+o.RMW,
-		"ROS_LOCALHOST_ONLY=1", "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST", "ROS_PULSE_DIR="+seg, "ROS_TOPIC_STATS_QUIET=1")
-	env = append(env, o.Arms[arm]...)
+	env := rosEnv(o.RMW, domain, seg, o.Arms[arm])
 	ctx, cancel := context.WithTimeout(context.Background(), o.Duration+60*time.Second)
 	defer cancel()
 	procs := farmProcesses(o)
@@ -263,4 +259,23 @@ func farmCPU(cmds []*exec.Cmd) (float64, error) {
 		sum += got.CPUSeconds
 	}
 	return sum, nil
+}
+
+// rosEnv is a benchmark's ROS nodes' environment: this process's, their own
+// domain on this host only, the RMW, the probe's segments in seg, and the
+// arm's variables last.
+func rosEnv(rmw string, domain int, seg string, arm []string) []string {
+	env := append(os.Environ(), "ROS_DOMAIN_ID="+strconv.Itoa(domain), "RMW_IMPLEMENTATION="+rmw,
+		"ROS_LOCALHOST_ONLY=1", "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST", "ROS_PULSE_DIR="+seg, "ROS_TOPIC_STATS_QUIET=1")
+	return append(env, arm...)
+}
+
+// shmTemp makes a temporary directory in /dev/shm (where the probe keeps its
+// segments by default), else in the system's temporary directory.
+func shmTemp(prefix string) (string, error) {
+	dir, err := os.MkdirTemp("/dev/shm", prefix)
+	if err != nil {
+		return os.MkdirTemp("", prefix)
+	}
+	return dir, nil
 }

@@ -133,9 +133,7 @@ func instrRun(o ROSInstrOptions, scenario string, procs [][]string, arm, work st
 	if err := os.MkdirAll(seg, 0o755); err != nil {
 		return nil, nil, err
 	}
-	env := append(os.Environ(), "ROS_DOMAIN_ID="+strconv.Itoa(o.Domain), "RMW_IMPLEMENTATION="+o.RMW,
-		"ROS_LOCALHOST_ONLY=1", "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST", "ROS_PULSE_DIR="+seg, "ROS_TOPIC_STATS_QUIET=1")
-	env = append(env, o.Arms[arm]...)
+	env := rosEnv(o.RMW, o.Domain, seg, o.Arms[arm])
 	ctx, cancel := context.WithTimeout(context.Background(), o.Duration+120*time.Second)
 	defer cancel()
 	cmds := make([]*exec.Cmd, len(procs))
@@ -291,13 +289,11 @@ const (
 // instrFarm runs the farm's processes under callgrind with the cache
 // simulation, at o.FarmScale of its rates, and sums their profiles.
 func instrFarm(o ROSInstrOptions, procs [][]string, arm, work string) (map[string]float64, error) {
-	env := append(os.Environ(), "ROS_DOMAIN_ID="+strconv.Itoa(o.Domain), "RMW_IMPLEMENTATION="+o.RMW,
-		"ROS_LOCALHOST_ONLY=1", "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST", "ROS_PULSE_DIR="+filepath.Join(work, "seg"), "ROS_TOPIC_STATS_QUIET=1")
+	env := rosEnv(o.RMW, o.Domain, filepath.Join(work, "seg"), o.Arms[arm])
 	os.RemoveAll(filepath.Join(work, "seg"))
 	if err := os.MkdirAll(filepath.Join(work, "seg"), 0o755); err != nil {
 		return nil, err
 	}
-	env = append(env, o.Arms[arm]...)
 	ctx, cancel := context.WithTimeout(context.Background(), o.Duration+180*time.Second)
 	defer cancel()
 	cmds := make([]*exec.Cmd, len(procs))
