@@ -42,7 +42,7 @@ func benchROSFarmCmd(out *string) *cobra.Command {
 			}
 			name := "ros_farm_" + tag
 			return report(*out, name, func(f *os.File) error { return bench.WriteOverheadCSV(f, raw) },
-				func(png string) error { return bench.PlotOverhead(rows, "real ROS farm "+tag, png) },
+				func(png string) error { return bench.PlotOverhead(rows, "real ROS farm", png) }, // the tag names the file
 				bench.OverheadTable("real ROS farm "+tag, trials, rows))
 		},
 	}
