@@ -30,7 +30,7 @@ type Endpoint struct {
 	Name      string    `json:"name"` // topic, service or action; "" for a timer
 	PeriodNs  int64     `json:"period_ns"`
 	Count     uint64    `json:"count"`    // published, received, fired, requests handled or sent, goals
-	Bytes     uint64    `json:"bytes"`    // publisher: payload bytes
+	Bytes     uint64    `json:"bytes"`    // publisher: serialized (CDR) bytes sent, encapsulation included
 	Answered  uint64    `json:"answered"` // client: responses; action client: results; action server: goals succeeded
 	Failed    int64     `json:"failed"`   // service: answers rcl_send_response refused; -1 where the node cannot know (rclpy)
 	FirstNs   int64     `json:"first_ns"` // publisher, subscription: CLOCK_MONOTONIC of the first message

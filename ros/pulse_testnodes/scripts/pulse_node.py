@@ -21,6 +21,7 @@ import threading
 import time
 
 import rclpy
+from rclpy.serialization import serialize_message
 from example_interfaces.action import Fibonacci
 from example_interfaces.srv import AddTwoInts
 from rclpy.action import ActionClient, ActionServer, GoalResponse
@@ -187,13 +188,14 @@ class TestNode(Node):
         if count > 0:
             self.finish.pending += 1
         msg = String(data='x' * size)
+        wire = len(serialize_message(msg))  # its serialized (CDR) size, encapsulation included
 
         def tick():
             if count > 0 and e.count >= count:
                 return
             pub.publish(msg)
             e.counted()
-            e.bytes += size
+            e.bytes += wire
             if count > 0 and e.count == count:
                 timer.cancel()
                 self.finish.one_done()

@@ -29,6 +29,7 @@
 #include "example_interfaces/action/fibonacci.hpp"
 #include "example_interfaces/srv/add_two_ints.hpp"
 #include "rclcpp/rclcpp.hpp"
+#include "rclcpp/serialization.hpp"
 #include "rclcpp_action/rclcpp_action.hpp"
 #include "std_msgs/msg/int32.hpp"
 #include "std_msgs/msg/string.hpp"
@@ -169,13 +170,14 @@ private:
     size_t bytes = static_cast<size_t>(field(f, 2, 16));
     uint64_t count = static_cast<uint64_t>(field(f, 3, 0));
     if (count > 0) {finish_.pending++;}
+    size_t wire = serialized_size<std_msgs::msg::String>([bytes](auto & m) {m.data.assign(bytes, 'x');});
     auto timer = std::make_shared<rclcpp::TimerBase::SharedPtr>();
-    *timer = create_wall_timer(period_of(field(f, 1, 10)), [this, pub, &e, bytes, count, timer]() {
+    *timer = create_wall_timer(period_of(field(f, 1, 10)), [this, pub, &e, bytes, count, timer, wire]() {
           std_msgs::msg::String msg;
           msg.data.assign(bytes, 'x');
           pub->publish(msg);
           e.counted();
-          e.bytes += bytes;
+          e.bytes += wire;
           if (count > 0 && e.count == count) {
             (*timer)->cancel();
             finish_.one_done();
@@ -189,13 +191,27 @@ private:
   {
     auto pub = create_publisher<std_msgs::msg::Int32>(f.at(0), qos);
     Endpoint & e = truth_.add("publisher", get_fully_qualified_name(), pub->get_topic_name());
-    stoppable_.push_back(create_wall_timer(period_of(field(f, 1, 10)), [pub, &e]() {
+    size_t wire = serialized_size<std_msgs::msg::Int32>([](auto &) {});
+    stoppable_.push_back(create_wall_timer(period_of(field(f, 1, 10)), [pub, &e, wire]() {
         std_msgs::msg::Int32 msg;
         msg.data = static_cast<int32_t>(e.count.load());
         pub->publish(msg);
         e.counted();
-        e.bytes += sizeof msg.data;
+        e.bytes += wire;
       }));
+  }
+
+  // A message's serialized (CDR) size, encapsulation included: what the
+  // publishers' truth counts as bytes sent. Their messages keep one size, so
+  // it is measured once, off the publishing path.
+  template<typename Msg, typename Fill>
+  static size_t serialized_size(Fill fill)
+  {
+    Msg msg;
+    fill(msg);
+    rclcpp::SerializedMessage out;
+    rclcpp::Serialization<Msg>().serialize_message(&msg, &out);
+    return out.size();
   }
 
   void add_subscription(const std::vector<std::string> & f, const rclcpp::QoS & qos)

@@ -39,7 +39,7 @@ struct Endpoint
   std::string name;  // topic, service or action; "" for a timer
   int64_t period_ns = 0;  // timer
   std::atomic<uint64_t> count{0};  // published, received, fired, handled, sent, goals
-  std::atomic<uint64_t> bytes{0};  // publisher: serialized payload bytes sent (string data)
+  std::atomic<uint64_t> bytes{0};  // publisher: serialized (CDR) bytes sent, encapsulation included
   std::atomic<uint64_t> answered{0};  // client: responses taken; action client: results
   std::atomic<uint64_t> failed{0};  // service: responses rcl_send_response refused
   std::atomic<int64_t> first_ns{0}, last_ns{0};  // publisher, subscription: steady clock of the first and last message
