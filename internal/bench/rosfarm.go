@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"ros2_pulse/internal/cpu"
-	"ros2_pulse/internal/realros"
 )
 
 // ROSFarmOptions configure RunROSFarm: seed 000's stress farm as real nodes
@@ -158,73 +156,53 @@ func runConcurrent(o ROSFarmOptions, work string) ([]OverheadTrial, error) {
 }
 
 func runFarmOnce(o ROSFarmOptions, arm, work string, domain int) (cpu, events float64, err error) {
-	seg := filepath.Join(work, "seg")
-	os.RemoveAll(seg)
-	if err := os.MkdirAll(seg, 0o755); err != nil {
+	steady := o.Duration - o.Warmup - 500*time.Millisecond // the window, when measured
+	if o.Warmup > 0 && steady <= 0 {
+		return 0, 0, fmt.Errorf("ros-farm: --warmup %v leaves no window in --duration %v", o.Warmup, o.Duration)
+	}
+	env, err := rosEnv(o.RMW, domain, work, o.Arms[arm])
+	if err != nil {
 		return 0, 0, err
 	}
-	env := rosEnv(o.RMW, domain, seg, o.Arms[arm])
 	ctx, cancel := context.WithTimeout(context.Background(), o.Duration+60*time.Second)
 	defer cancel()
-	procs := farmProcesses(o)
-	cmds := make([]*exec.Cmd, len(procs))
-	logs := make([]*bytes.Buffer, len(procs))
-	truths := make([]string, len(procs))
-	for i, p := range procs {
-		dur := o.Duration + 2*time.Second // the subscribers outlive the publishers' last message
-		if i == len(procs)-1 {
-			time.Sleep(time.Second)
-			dur = o.Duration
+	var pin func(int, string, []string) []string
+	if o.Pin { // fewer migrations and cache refills: a quieter arm (issue 45)
+		pin = func(i int, _ string, argv []string) []string {
+			return append([]string{"taskset", "-c", strconv.Itoa(i % runtime.NumCPU())}, argv...)
 		}
-		truths[i] = filepath.Join(work, p[0]+".json")
-		os.Remove(truths[i])
-		args := append([]string{"--name", p[0], "--duration", strconv.FormatFloat(dur.Seconds(), 'f', 3, 64), "--truth", truths[i]}, p[1:]...)
-		cmds[i] = exec.CommandContext(ctx, o.Node, args...)
-		if o.Pin { // fewer migrations and cache refills: a quieter arm (issue 45)
-			cmds[i] = exec.CommandContext(ctx, "taskset", append([]string{"-c", strconv.Itoa(i % runtime.NumCPU()), o.Node}, args...)...)
-		}
-		cmds[i].Env = env
-		logs[i] = &bytes.Buffer{}
-		cmds[i].Stdout, cmds[i].Stderr = logs[i], logs[i]
-		if err := cmds[i].Start(); err != nil {
-			return 0, 0, fmt.Errorf("ros-farm arm %s: %v", arm, err)
-		}
+	}
+	run, err := startNodes(ctx, o.Node, work, env, farmProcesses(o), o.Duration, 2*time.Second, time.Second, pin)
+	if err != nil {
+		cancel()
+		run.wait("")
+		return 0, 0, fmt.Errorf("ros-farm arm %s: %v", arm, err)
 	}
 	var window float64 // CPU over the steady window, when measured
 	if o.Warmup > 0 {
-		steady := o.Duration - o.Warmup - 500*time.Millisecond
-		if steady <= 0 {
-			return 0, 0, fmt.Errorf("ros-farm: --warmup %v leaves no window in --duration %v", o.Warmup, o.Duration)
-		}
 		time.Sleep(o.Warmup)
-		before, err := farmCPU(cmds)
+		before, err := farmCPU(run.cmds)
 		if err != nil {
 			return 0, 0, err
 		}
 		time.Sleep(steady)
-		after, err := farmCPU(cmds)
+		after, err := farmCPU(run.cmds)
 		if err != nil {
 			return 0, 0, err
 		}
 		window = after - before
 	}
-	var firstErr error
-	for i, c := range cmds {
-		if err := c.Wait(); err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("ros-farm arm %s: %s: %v: %s", arm, procs[i][0], err, lastLines(logs[i].String(), 5))
-		}
-	}
-	if firstErr != nil {
-		return 0, 0, firstErr
+	if err := run.wait("ros-farm arm " + arm); err != nil {
+		return 0, 0, err
 	}
 	var perProc strings.Builder // each process's whole-run CPU, for the log
-	for i, path := range truths {
-		t, err := realros.ReadTruth(path)
+	for i, name := range run.names {
+		t, err := run.truth(i)
 		if err != nil {
-			return 0, 0, fmt.Errorf("ros-farm arm %s: %s: %v", arm, procs[i][0], err)
+			return 0, 0, fmt.Errorf("ros-farm arm %s: %s: %v", arm, name, err)
 		}
 		cpu += t.CPU
-		fmt.Fprintf(&perProc, "  %s %.3fs", procs[i][0], t.CPU)
+		fmt.Fprintf(&perProc, "  %s %.3fs", name, t.CPU)
 		for _, e := range t.Endpoints {
 			if e.Kind == "subscription" && e.Count == 0 {
 				return 0, 0, fmt.Errorf("ros-farm arm %s: %s on %s received nothing: the farm did not flow", arm, e.Node, e.Name)
@@ -238,7 +216,6 @@ func runFarmOnce(o ROSFarmOptions, arm, work string, domain int) (cpu, events fl
 		fmt.Fprintln(o.Log, perProc.String())
 	}
 	if o.Warmup > 0 {
-		steady := o.Duration - o.Warmup - 500*time.Millisecond
 		return window, events * steady.Seconds() / o.Duration.Seconds(), nil
 	}
 	return cpu, events, nil
@@ -259,23 +236,4 @@ func farmCPU(cmds []*exec.Cmd) (float64, error) {
 		sum += got.CPUSeconds
 	}
 	return sum, nil
-}
-
-// rosEnv is a benchmark's ROS nodes' environment: this process's, their own
-// domain on this host only, the RMW, the probe's segments in seg, and the
-// arm's variables last.
-func rosEnv(rmw string, domain int, seg string, arm []string) []string {
-	env := append(os.Environ(), "ROS_DOMAIN_ID="+strconv.Itoa(domain), "RMW_IMPLEMENTATION="+rmw,
-		"ROS_LOCALHOST_ONLY=1", "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST", "ROS_PULSE_DIR="+seg, "ROS_TOPIC_STATS_QUIET=1")
-	return append(env, arm...)
-}
-
-// shmTemp makes a temporary directory in /dev/shm (where the probe keeps its
-// segments by default), else in the system's temporary directory.
-func shmTemp(prefix string) (string, error) {
-	dir, err := os.MkdirTemp("/dev/shm", prefix)
-	if err != nil {
-		return os.MkdirTemp("", prefix)
-	}
-	return dir, nil
 }

@@ -1,19 +1,15 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-
-	"ros2_pulse/internal/realros"
 )
 
 // ROSInstrOptions configure RunROSInstructions: real ROS 2 nodes under
@@ -128,46 +124,32 @@ func preloadObject(env []string) string {
 }
 
 func instrRun(o ROSInstrOptions, scenario string, procs [][]string, arm, work string) ([]InstrRow, map[string]float64, error) {
-	seg := filepath.Join(work, "seg")
-	os.RemoveAll(seg)
-	if err := os.MkdirAll(seg, 0o755); err != nil {
+	what := fmt.Sprintf("instructions %s arm %s", scenario, arm)
+	env, err := rosEnv(o.RMW, o.Domain, work, o.Arms[arm])
+	if err != nil {
 		return nil, nil, err
 	}
-	env := rosEnv(o.RMW, o.Domain, seg, o.Arms[arm])
 	ctx, cancel := context.WithTimeout(context.Background(), o.Duration+120*time.Second)
 	defer cancel()
-	cmds := make([]*exec.Cmd, len(procs))
-	logs := make([]*bytes.Buffer, len(procs))
-	for i, p := range procs {
-		dur := o.Duration + 3*time.Second // the first process outlives the second's last message
-		if i > 0 {
-			time.Sleep(2 * time.Second)
-			dur = o.Duration
-		}
-		args := []string{"--tool=callgrind", "--callgrind-out-file=" + filepath.Join(work, p[0]+".cg"), o.Node,
-			"--name", p[0], "--duration", strconv.FormatFloat(dur.Seconds(), 'f', 3, 64), "--truth", filepath.Join(work, p[0]+".json")}
-		cmds[i] = exec.CommandContext(ctx, o.Valgrind, append(args, p[1:]...)...)
-		cmds[i].Env = env
-		logs[i] = &bytes.Buffer{}
-		cmds[i].Stdout, cmds[i].Stderr = logs[i], logs[i]
-		if err := cmds[i].Start(); err != nil {
-			return nil, nil, err
-		}
+	// the second process starts 2 s after the first, which outlives its last message
+	run, err := startNodes(ctx, o.Node, work, env, procs, o.Duration, 3*time.Second, 2*time.Second, callgrind(o.Valgrind, work))
+	if err != nil {
+		cancel()
+		run.wait("")
+		return nil, nil, err
 	}
-	for i, c := range cmds {
-		if err := c.Wait(); err != nil {
-			return nil, nil, fmt.Errorf("instructions %s arm %s: %s: %v: %s", scenario, arm, procs[i][0], err, lastLines(logs[i].String(), 5))
-		}
+	if err := run.wait(what); err != nil {
+		return nil, nil, err
 	}
 	obj := preloadObject(o.Arms[arm])
 	var rows []InstrRow
 	perProc := map[string]map[string]InstrRow{}
 	var probeSelf uint64
 	var msgs, requests uint64
-	for _, p := range procs {
-		t, err := realros.ReadTruth(filepath.Join(work, p[0]+".json"))
+	for i, name := range run.names {
+		t, err := run.truth(i)
 		if err != nil {
-			return nil, nil, fmt.Errorf("instructions %s arm %s: %v", scenario, arm, err)
+			return nil, nil, fmt.Errorf("%s: %v", what, err)
 		}
 		for _, e := range t.Endpoints {
 			switch e.Kind {
@@ -177,19 +159,14 @@ func instrRun(o ROSInstrOptions, scenario string, procs [][]string, arm, work st
 				requests += e.Count
 			}
 		}
-		f, err := os.Open(filepath.Join(work, p[0]+".cg"))
+		prof, err := run.profile(i)
 		if err != nil {
-			return nil, nil, err
-		}
-		prof, err := ParseCallgrind(f)
-		f.Close()
-		if err != nil {
-			return nil, nil, fmt.Errorf("instructions %s arm %s: %s: %v", scenario, arm, p[0], err)
+			return nil, nil, fmt.Errorf("%s: %v", what, err)
 		}
 		if obj != "" {
 			probeSelf += prof.Self[obj]
 		}
-		perProc[p[0]] = map[string]InstrRow{}
+		perProc[name] = map[string]InstrRow{}
 		for _, h := range instrHooks {
 			hobj := obj
 			if hobj == "" { // no probe: the real function's own cost (the tracepoint) stands in
@@ -202,9 +179,9 @@ func instrRun(o ROSInstrOptions, scenario string, procs [][]string, arm, work st
 			if calls == 0 {
 				continue
 			}
-			r := InstrRow{scenario, arm, p[0], h, calls, per}
+			r := InstrRow{scenario, arm, name, h, calls, per}
 			rows = append(rows, r)
-			perProc[p[0]][h] = r
+			perProc[name][h] = r
 		}
 	}
 	if msgs == 0 && requests == 0 {
@@ -289,56 +266,43 @@ const (
 // instrFarm runs the farm's processes under callgrind with the cache
 // simulation, at o.FarmScale of its rates, and sums their profiles.
 func instrFarm(o ROSInstrOptions, procs [][]string, arm, work string) (map[string]float64, error) {
-	env := rosEnv(o.RMW, o.Domain, filepath.Join(work, "seg"), o.Arms[arm])
-	os.RemoveAll(filepath.Join(work, "seg"))
-	if err := os.MkdirAll(filepath.Join(work, "seg"), 0o755); err != nil {
+	what := "instructions farm arm " + arm
+	dir := filepath.Join(work, "farm")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	env, err := rosEnv(o.RMW, o.Domain, dir, o.Arms[arm])
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.Duration+180*time.Second)
 	defer cancel()
-	cmds := make([]*exec.Cmd, len(procs))
-	logs := make([]*bytes.Buffer, len(procs))
-	for i, p := range procs {
-		dur := o.Duration + 6*time.Second
-		if i == len(procs)-1 {
-			time.Sleep(4 * time.Second) // the subscribers are up (and matched) under valgrind's pace
-			dur = o.Duration
-		}
-		args := []string{"--tool=callgrind", "--cache-sim=yes", "--callgrind-out-file=" + filepath.Join(work, "farm-"+p[0]+".cg"), o.Node,
-			"--name", p[0], "--duration", strconv.FormatFloat(dur.Seconds(), 'f', 3, 64), "--truth", filepath.Join(work, "farm-"+p[0]+".json")}
-		cmds[i] = exec.CommandContext(ctx, o.Valgrind, append(args, p[1:]...)...)
-		cmds[i].Env = env
-		logs[i] = &bytes.Buffer{}
-		cmds[i].Stdout, cmds[i].Stderr = logs[i], logs[i]
-		if err := cmds[i].Start(); err != nil {
-			return nil, err
-		}
+	// the publishers start once the subscribers are up (and matched) at valgrind's pace
+	run, err := startNodes(ctx, o.Node, dir, env, procs, o.Duration, 6*time.Second, 4*time.Second,
+		callgrind(o.Valgrind, dir, "--cache-sim=yes"))
+	if err != nil {
+		cancel()
+		run.wait("")
+		return nil, err
 	}
-	for i, c := range cmds {
-		if err := c.Wait(); err != nil {
-			return nil, fmt.Errorf("instructions farm arm %s: %s: %v: %s", arm, procs[i][0], err, lastLines(logs[i].String(), 5))
-		}
+	if err := run.wait(what); err != nil {
+		return nil, err
 	}
 	obj := preloadObject(o.Arms[arm])
 	var events, ir, probeIr, l1, probeL1, ll float64
-	for _, p := range procs {
-		t, err := realros.ReadTruth(filepath.Join(work, "farm-"+p[0]+".json"))
+	for i := range run.names {
+		t, err := run.truth(i)
 		if err != nil {
-			return nil, fmt.Errorf("instructions farm arm %s: %v", arm, err)
+			return nil, fmt.Errorf("%s: %v", what, err)
 		}
 		for _, e := range t.Endpoints {
 			if e.Kind == "publisher" || e.Kind == "subscription" {
 				events += float64(e.Count)
 			}
 		}
-		f, err := os.Open(filepath.Join(work, "farm-"+p[0]+".cg"))
+		prof, err := run.profile(i)
 		if err != nil {
-			return nil, err
-		}
-		prof, err := ParseCallgrind(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("instructions farm arm %s: %s: %v", arm, p[0], err)
+			return nil, fmt.Errorf("%s: %v", what, err)
 		}
 		get := func(ev, obj string) float64 { n, _ := prof.Event(ev, obj); return float64(n) }
 		ir += get("Ir", "")
