@@ -133,6 +133,7 @@ func benchCmd() *cobra.Command {
 	var trials int
 	var duration time.Duration
 	var graphs, armNames []string
+	var msgCost float64
 	over := &cobra.Command{
 		Use:   "overhead",
 		Short: "All-in CPU of simgraph's stress and flat-out graphs: no probe, null shim, probe without and with timing, probe with gaps (with and without timing)",
@@ -152,7 +153,10 @@ func benchCmd() *cobra.Command {
 			}
 			for _, g := range graphs {
 				o := bench.OverheadOptions{Simgraph: sim, SimLib: simlib, Arms: arms, Order: order,
-					Graph: g, Trials: trials, Duration: duration, Log: os.Stderr}
+					Graph: g, Trials: trials, Duration: duration, MsgCost: msgCost, Log: os.Stderr}
+				if g == "flat" {
+					o.MsgCost = 0 // flat out measures the probe per message at the stand-in's own pace
+				}
 				raw, rows, err := bench.RunOverhead(o)
 				if err != nil {
 					return err
@@ -172,6 +176,7 @@ func benchCmd() *cobra.Command {
 	over.Flags().DurationVar(&duration, "duration", 10*time.Second, "length of each run")
 	over.Flags().StringSliceVar(&graphs, "graphs", []string{"stress", "flat"}, "graphs to run")
 	over.Flags().StringSliceVar(&armNames, "arms", bench.OverheadArms, "arms to run, none among them (two arms alternate back to back)")
+	over.Flags().Float64Var(&msgCost, "msgcost", 41, "µs of CPU each stand-in publish and delivery spends, as real rclcpp on Cyclone DDS does on the benchmark VM (PERFORMANCE §18); 0: the bare stand-in (flat out always runs bare)")
 
 	var procs, eps []int
 	var samples int

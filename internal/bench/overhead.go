@@ -21,6 +21,9 @@ type OverheadOptions struct {
 	Arms     map[string][]string // arm name -> extra environment (LD_PRELOAD, ROS_TOPIC_STATS_JITTER)
 	Order    []string            // arm names; "none" must be one of them
 	Graph    string              // "stress" (the farm) or "flat" (flat out)
+	// MsgCost: µs of CPU each stand-in publish and delivery spends (simgraph
+	// --msgcost), so the stand-in costs a message what a real middleware does
+	MsgCost  float64
 	Trials   int
 	Duration time.Duration
 	Log      io.Writer
@@ -88,7 +91,8 @@ func RunOverhead(o OverheadOptions) ([]OverheadTrial, []OverheadRow, error) {
 	}
 	defer os.RemoveAll(seg)
 	run := func(trial int, arm string) (OverheadTrial, error) {
-		cmd := exec.Command(o.Simgraph, "--graph", o.Graph, "--duration", strconv.FormatFloat(o.Duration.Seconds(), 'f', 3, 64), "--rusage")
+		cmd := exec.Command(o.Simgraph, "--graph", o.Graph, "--duration", strconv.FormatFloat(o.Duration.Seconds(), 'f', 3, 64), "--rusage",
+			"--msgcost", strconv.FormatFloat(o.MsgCost, 'f', -1, 64))
 		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+o.SimLib, "ROS_PULSE_DIR="+seg, "ROS_TOPIC_STATS_QUIET=1")
 		cmd.Env = append(cmd.Env, o.Arms[arm]...)
 		var stderr bytes.Buffer

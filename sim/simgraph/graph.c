@@ -170,6 +170,8 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                     p->exit_at = v;
                 else if (strncmp(tok[i], "burn=", 5) == 0 && parse_num(tok[i] + 5, 0.001, 1, &v))
                     p->burn = v;
+                else if (strncmp(tok[i], "msgcost=", 8) == 0 && parse_num(tok[i] + 8, 0, 100000, &v))
+                    p->msgcost_us = v;
                 else if (strncmp(tok[i], "env=", 4) == 0 && strchr(tok[i] + 5, '=') != NULL && p->nenv < G_MAX_ENV &&
                          strlen(tok[i] + 4) < G_NAME)
                     snprintf(p->env[p->nenv++], G_NAME, "%s", tok[i] + 4);

@@ -5,13 +5,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define G_MAX_PROCS 16
-#define G_MAX_NODES 128
-#define G_MAX_PUBS 512
-#define G_MAX_SUBS 512
-#define G_MAX_TIMERS 128
-#define G_MAX_SERVICES 64
-#define G_MAX_CLIENTS 64
+#define G_MAX_PROCS 64
+#define G_MAX_NODES 512
+#define G_MAX_PUBS 2048
+#define G_MAX_SUBS 2048
+#define G_MAX_TIMERS 512
+#define G_MAX_SERVICES 256
+#define G_MAX_CLIENTS 256
 #define G_NAME 128
 #define G_MAX_ENV 8
 
@@ -38,6 +38,7 @@ struct g_proc {
     double kill_at;  /* kill=AT_S: the process dies by SIGKILL (a crash); <0: never */
     double exit_at;  /* exit=AT_S: the process returns normally at AT_S (a client that leaves); <0: at the end */
     double burn;     /* burn=FRACTION: a thread keeps this share of one core busy (a known CPU cost) */
+    double msgcost_us; /* msgcost=US: thread CPU each publish and delivery spends, as a real middleware's would */
     int nenv;        /* env=NAME=VALUE: set in the process before it starts (domain, rmw, discovery) */
     char env[G_MAX_ENV][G_NAME];
 };

@@ -614,9 +614,25 @@ static bool same_proc_intra(const struct g_pub *gp, const struct g_sub *gs)
     return pn->proc == sn->proc && pn->intra && sn->intra;
 }
 
+/* msgcost=US: the CPU a real middleware spends on each message event
+ * (serialization, transport, the executor's wait), which the stand-in
+ * otherwise lacks: real rclcpp on Cyclone DDS spends ~50 µs an event where
+ * the stand-in spends ~7 (PERFORMANCE §18). Spun on this thread's CPU clock,
+ * outside every tracepoint's span. */
+static void spend_msgcost(void)
+{
+    double us = self_proc >= 0 ? G.procs[self_proc].msgcost_us : 0;
+    if (us <= 0)
+        return;
+    uint64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID), want = (uint64_t)(us * 1e3);
+    while (now_ns(CLOCK_THREAD_CPUTIME_ID) - c0 < want)
+        ;
+}
+
 static void publish(int i)
 {
     my_events++;
+    spend_msgcost();
     struct g_pub *gp = &G.pubs[i];
     struct pub_rt *p = &pubs_rt[i];
     struct g_node *gn = &G.nodes[gp->node];
@@ -690,6 +706,7 @@ static void spin_node(int s);
 static void deliver_socket(int s, const struct msg *m)
 {
     my_events++;
+    spend_msgcost();
     struct g_sub *gs = &G.subs[s];
     struct g_node *gn = &G.nodes[gs->node];
     struct sub_rt *r = &subs_rt[s];
@@ -769,6 +786,7 @@ static void spin_node(int s)
 static void deliver_intra(int s)
 {
     my_events++;
+    spend_msgcost();
     struct sub_rt *r = &subs_rt[s];
     if (jazzy)
         ros_trace_rclcpp_ring_buffer_dequeue(r->ipc_sub + 0x80, 0, 1);
@@ -1351,13 +1369,16 @@ static void on_parent_signal(int sig) { forward_sig = sig; }
 static const char *usage =
     "usage: simgraph [--graph demo|stress|FILE] [--duration SECONDS] [--process NAME]\n"
     "                [--rundir DIR] [--start-delay SECONDS] [--check] [--rusage] [--truth DIR]\n"
+    "                [--msgcost US]\n"
     "Runs a stand-in ROS 2 graph that makes the tracetools calls of rcl, rclcpp and rclpy.\n"
     "--truth DIR (or SIMGRAPH_TRUTH=DIR): each process keeps what it really did in\n"
-    "DIR/truth-PID.bin (messages published and taken, timer fires, calls), for tests.\n";
+    "DIR/truth-PID.bin (messages published and taken, timer fires, calls), for tests.\n"
+    "--msgcost US: every process the graph gives no msgcost= spends US µs of CPU a\n"
+    "publish and a delivery, as a real middleware would (benchmarks).\n";
 
 int main(int argc, char **argv)
 {
-    const char *graph_arg = "demo", *only = NULL, *rundir_arg = NULL;
+    const char *graph_arg = "demo", *only = NULL, *rundir_arg = NULL, *msgcost_arg = NULL;
     double duration = 0, start_delay = 0.2;
     int child_proc = -1;
     bool check = false, rusage = false;
@@ -1374,6 +1395,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--check") == 0) check = true;
         else if (strcmp(a, "--rusage") == 0) rusage = true;
         else if (strcmp(a, "--truth") == 0 && v) truth_arg = v, i++;
+        else if (strcmp(a, "--msgcost") == 0 && v) msgcost_arg = v, i++;
         else {
             fputs(usage, stderr);
             return strcmp(a, "--help") == 0 ? 0 : 2;
@@ -1402,6 +1424,17 @@ int main(int argc, char **argv)
     if (!graph_parse(text, &G, err, sizeof err)) {
         fprintf(stderr, "simgraph: %s: %s\n", graph_arg, err);
         return 2;
+    }
+    if (msgcost_arg != NULL) {
+        char *end;
+        double us = strtod(msgcost_arg, &end);
+        if (end == msgcost_arg || *end != '\0' || !(us >= 0 && us <= 100000)) {
+            fprintf(stderr, "simgraph: --msgcost wants microseconds from 0 to 100000, not '%s'\n", msgcost_arg);
+            return 2;
+        }
+        for (int p = 0; p < G.nprocs; p++)
+            if (G.procs[p].msgcost_us == 0)
+                G.procs[p].msgcost_us = us;
     }
     if (check)
         return 0;
@@ -1456,7 +1489,7 @@ int main(int argc, char **argv)
         if (pid == 0) {
             for (int e = 0; e < G.procs[p].nenv; e++) /* the graph's env=NAME=VALUE, as a launch file would set it */
                 putenv(G.procs[p].env[e]);
-            char *args[16] = {"simgraph", "--graph", (char *)graph_arg, "--child", idx, "--t0", t0s,
+            char *args[20] = {"simgraph", "--graph", (char *)graph_arg, "--child", idx, "--t0", t0s,
                               "--duration", ds, "--rundir", rundir};
             int na = 11;
             if (truth_arg != NULL && truth_arg[0] != '\0') {
@@ -1465,6 +1498,10 @@ int main(int argc, char **argv)
             }
             if (rusage)
                 args[na++] = "--rusage";
+            if (msgcost_arg != NULL) {
+                args[na++] = "--msgcost";
+                args[na++] = (char *)msgcost_arg;
+            }
             execv("/proc/self/exe", args);
             perror("simgraph: exec");
             _exit(127);
