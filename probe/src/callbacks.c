@@ -167,6 +167,8 @@ static inline uint64_t from_anchor(uint64_t t)
 /* CLOCK_MONOTONIC ns, from the tick counter when it is calibrated. */
 static inline uint64_t now_ns(void)
 {
+    if (!g_ticks_usable) /* e.g. kvm-clock: the counter is never read, so skip it and the anchor */
+        return rp_mono_ns();
     uint64_t t = ticks();
     uint64_t ns = from_anchor(t);
     return LIKELY(ns != 0) ? ns : now_slow(t);
@@ -185,6 +187,8 @@ static inline uint64_t now_ns(void)
  */
 RP_HOT uint64_t rp_gap_clock_ns(void)
 {
+    if (!g_ticks_usable)
+        return rp_mono_ns() | RP_CLOCK_ANCHORED; /* what now_ns returns too */
     uint64_t t = ticks();
     uint64_t ns = from_anchor(t);
     if (LIKELY(ns != 0))

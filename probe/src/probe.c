@@ -652,6 +652,8 @@ static __attribute__((noinline)) void count_publish(uintptr_t handle, unsigned c
             if (hit->gap == NULL)
                 hit->gap_hint = named; /* without gaps the field is free: the hint this thread has written */
         }
+    } else if (hit->gap == NULL) {
+        hit->gap_hint = rp_hinted_ep; /* an ignored publisher names nothing: the fast path may take it */
     }
 }
 
