@@ -77,9 +77,10 @@ $(LIB)/sim/%/librcl.so: sim/rcl/rcl.c sim/rcl/sim_rcl.h probe/include/ros2_pulse
 	$(CC) $(SIM_CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-soname,librcl.so \
 	  -DSIM_DISTRO=$(call distro_num,$*) -o $@ $< -L$(@D) -ltracetools
 
-$(OBJ)/graphs.c: sim/graphs/demo.graph sim/graphs/stress.graph sim/graphs/flat.graph sim/embed_graphs.sh
+GRAPHS := sim/graphs/demo.graph sim/graphs/stress.graph sim/graphs/flat.graph sim/graphs/robot.graph
+$(OBJ)/graphs.c: $(GRAPHS) sim/embed_graphs.sh
 	@mkdir -p $(@D)
-	bash sim/embed_graphs.sh sim/graphs/demo.graph sim/graphs/stress.graph sim/graphs/flat.graph > $@
+	bash sim/embed_graphs.sh $(GRAPHS) > $@
 
 # Linked against the Humble stand-in; LD_LIBRARY_PATH picks the distro at run time, as ld.so would.
 $(SIMGRAPH): sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/graph.h sim/simgraph/truth.c sim/simgraph/truth.h sim/rcl/sim_rcl.h $(OBJ)/graphs.c $(LIB)/sim/humble/libtracetools.so \
