@@ -35,10 +35,6 @@ by any reader of the owner (record, export, top, check, graph, cpu, bridge).`,
 			if err != nil {
 				return err
 			}
-			// The baseline scan comes before CMD has started, and a launch takes a
-			// while to start its first node: say "no probed process" only after
-			// the baseline and four windows without one (once).
-			opt.EmptyGrace = 5
 			lib, err := locate.ProbeLib()
 			if err != nil {
 				return err

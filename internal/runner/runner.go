@@ -55,6 +55,10 @@ func PreloadEnv(env []string, lib, dir string) []string {
 	return append(out, "LD_PRELOAD="+preload, "ROS_PULSE_DIR="+dir)
 }
 
+// EmptyGrace is how many empty scans Run lets pass, unless told otherwise,
+// before it says its command has no probed process.
+const EmptyGrace = 5
+
 // Run runs argv under the probe and returns its exit code (128+N for signal N).
 func Run(ctx context.Context, argv []string, opt Options) (int, error) {
 	if len(argv) == 0 {
@@ -90,6 +94,12 @@ func Run(ctx context.Context, argv []string, opt Options) (int, error) {
 	// The run's own record keeps every process it started, to the summary; the
 	// other views age them out, and sweep the run's directory once it ended.
 	opt.Recorder.Retain = -1
+	if opt.Recorder.EmptyGrace == 0 {
+		// The baseline scan comes before the command has started, and a launch
+		// (or the demo's graph) takes a while to start its first node: say "no
+		// probed process" only after the baseline and four windows without one.
+		opt.Recorder.EmptyGrace = EmptyGrace
+	}
 	rec, err := recorder.New(dir, opt.Recorder)
 	if err != nil {
 		return 1, err

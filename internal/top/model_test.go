@@ -359,6 +359,34 @@ func TestServicesAreSignsOfLife(t *testing.T) {
 	}
 }
 
+// On Humble an rclcpp intra-process publish fires no tracepoint: a camera
+// node whose only publication is intra-process counts nothing, but its
+// subscriber in the same process receives 30 Hz from it, so it is alive, not
+// quiet (issue 46, item 5); a hidden publisher whose topic delivered nothing
+// in the window stays quiet.
+func TestHumbleIntraPublisherIsAlive(t *testing.T) {
+	w := &window.Window{
+		Procs: []window.Proc{{Pid: 1, Alive: true, Nodes: []string{"/camera", "/proc", "/idle_camera"}}},
+		Topics: []window.Topic{
+			{Name: "/image", PubHidden: true,
+				Pubs: []window.EndpointRate{{Pid: 1, Node: "/camera", Alive: true, PubHidden: true}},
+				Subs: []window.EndpointRate{{Pid: 1, Node: "/proc", Alive: true, Intra: 30}}},
+			{Name: "/image2", PubHidden: true,
+				Pubs: []window.EndpointRate{{Pid: 1, Node: "/idle_camera", Alive: true, PubHidden: true}},
+				Subs: []window.EndpointRate{{Pid: 1, Node: "/proc", Alive: true}}},
+		},
+	}
+	got := map[string]string{}
+	for _, r := range nodeRows(&Frame{W: w, Live: true}) {
+		got[r.name] = r.state
+	}
+	for node, want := range map[string]string{"/camera": "alive", "/proc": "alive", "/idle_camera": "quiet"} {
+		if got[node] != want {
+			t.Errorf("%s: %q, want %q", node, got[node], want)
+		}
+	}
+}
+
 // A node starved by its process's thread is recognisable at a glance: /lidar's
 // own callbacks take 2.5 % of the window, but the one thread it shares with
 // /imu_driver is 98 % busy, and its row says so (EXEC%); an rclpy server whose

@@ -134,7 +134,8 @@ func nodeRows(f *Frame) []nodeRow {
 		for _, e := range t.Pubs {
 			k := ep{e.Pid, e.Node}
 			out[k] = append(out[k], t.Name)
-			active[k] = active[k] || e.Inter+e.Intra > 0
+			// Humble: an intra-process publish fires no tracepoint; its process's deliveries show it published
+			active[k] = active[k] || e.Inter+e.Intra > 0 || e.PubHidden && deliveredIntra(t, e.Pid)
 		}
 		for _, e := range t.Subs {
 			k := ep{e.Pid, e.Node}
@@ -205,6 +206,17 @@ func nodeRows(f *Frame) []nodeRow {
 		}
 	}
 	return rows
+}
+
+// deliveredIntra reports whether a subscription of t in process pid took
+// messages intra-process in the window.
+func deliveredIntra(t *window.Topic, pid int) bool {
+	for _, s := range t.Subs {
+		if s.Pid == pid && s.Intra > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // describe is a warning in a few words, for the warnings pane.
