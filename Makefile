@@ -91,7 +91,7 @@ $(SIMGRAPH): sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/graph.h s
 
 # pulse is pure Go (CGO_ENABLED=0: no library but the loader, as a PIE); a cross build sets GOARCH (make cross).
 GOENV  := $(if $(GOARCH),GOARCH=$(GOARCH))
-GO_SRC := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
+GO_SRC := $(shell find cmd internal -name '*.go' 2>/dev/null) $(shell find internal/web/assets -type f 2>/dev/null) go.mod go.sum
 $(PULSE): $(GO_SRC) VERSION
 	@mkdir -p $(@D)
 	CGO_ENABLED=0 $(GOENV) $(GO) build -buildmode=pie -trimpath -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/pulse

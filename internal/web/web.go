@@ -34,7 +34,8 @@ var assets embed.FS
 func itoa(v int) string { return strconv.Itoa(v) }
 
 // A frame is one window as the page draws it, in two parts: its Shape, what
-// stays while the topology stays (names, edges, QoS, types and positions),
+// stays while the topology stays (names, edges, QoS and types; the page lays
+// it out itself, design note 0030),
 // and its Now, the window's values, aligned with the shape's lists. A page
 // gets a shape only when it changed and a Now every window, so a steady
 // graph costs its values only (design note 0021).
@@ -45,15 +46,14 @@ type Frame struct {
 	w        *window.Window // for the detail a page asks of an entity
 }
 
-// Shape is the graph's entities and edges without their rates, and where
-// each is drawn (by graph id). Seq numbers the shapes of one builder.
+// Shape is the graph's entities and edges without their rates. Seq numbers
+// the shapes of one builder.
 type Shape struct {
 	Seq      int            `json:"seq"`
 	Nodes    []ShapeNode    `json:"nodes"`
 	Topics   []ShapeTopic   `json:"topics"`
 	Services []ShapeService `json:"services"`
 	Edges    []ShapeEdge    `json:"edges"`
-	Pos      map[string]Pos `json:"pos"`
 }
 
 // ShapeNode is a node of a process.
@@ -133,7 +133,7 @@ func sameShape(g *graph.Graph, s *Shape) bool {
 	return true
 }
 
-// shapeOf is g's shape, without positions or number.
+// shapeOf is g's shape, without its number.
 func shapeOf(g *graph.Graph) *Shape {
 	s := &Shape{Nodes: make([]ShapeNode, len(g.Nodes)), Topics: make([]ShapeTopic, len(g.Topics)),
 		Services: make([]ShapeService, len(g.Services)), Edges: make([]ShapeEdge, len(g.Edges))}
@@ -217,14 +217,13 @@ type ProcRow struct {
 	RSSMiB *float64 `json:"rss_mib,omitempty"`
 }
 
-// Builder turns windows into frames, keeping the layout and the last shape.
+// Builder turns windows into frames, keeping the last shape.
 type Builder struct {
-	layout *layout
-	shape  *Shape
+	shape *Shape
 }
 
-// NewBuilder returns a builder with an empty layout.
-func NewBuilder() *Builder { return &Builder{layout: newLayout()} }
+// NewBuilder returns a builder that has sent no shape.
+func NewBuilder() *Builder { return &Builder{} }
 
 func milli(v float64) float64 { return math.Round(v*1000) / 1000 }
 
@@ -289,7 +288,6 @@ func (b *Builder) Build(w *window.Window, warns []health.Warning, samples map[in
 		if b.shape != nil {
 			shape.Seq = b.shape.Seq + 1
 		}
-		shape.Pos = b.layout.place(g)
 		b.shape, f.Shape, f.NewShape = shape, shape, true
 	}
 	now.Seq = f.Shape.Seq
