@@ -516,18 +516,18 @@ func vehicleAndMap(r *robot) {
 
 	r.process("map")
 	r.node("/map/map_projection_loader", 1)
-	r.pub("/map/map_projector_info", 0.1, "durability=transient_local")
+	r.pub("/map/map_projector_info", 1, "durability=transient_local")
 	r.node("/map/lanelet2_map_loader", 1)
-	r.pub(vecMap, 0.1, "durability=transient_local", fmt.Sprintf("size=%d", lanelets))
+	r.pub(vecMap, 1, "durability=transient_local", fmt.Sprintf("size=%d", lanelets))
 	r.node("/map/pointcloud_map_loader", 1)
-	r.pub("/map/pointcloud_map", 0.1, "durability=transient_local", fmt.Sprintf("size=%d", lanelets))
+	r.pub("/map/pointcloud_map", 1, "durability=transient_local", fmt.Sprintf("size=%d", lanelets))
 	r.raw(2, "service /map/get_differential_pointcloud_map cost=40")
 	r.raw(2, "service /map/get_partial_pointcloud_map cost=40")
 	r.node("/map/vector_map_tf_generator", 1)
 	r.sub(vecMap)
 	r.node("/map/lanelet2_map_visualization", 1)
 	r.sub(vecMap)
-	r.pub("/map/vector_map_marker", 0.1, "durability=transient_local", "size=500000")
+	r.pub("/map/vector_map_marker", 1, "durability=transient_local", "size=500000")
 }
 
 func system(r *robot) {
