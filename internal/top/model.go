@@ -39,7 +39,7 @@ const (
 const historyLen = 30
 
 type keyMap struct {
-	Up, Down, Tab, Enter, Back, Sort, Filter, Pause, Help, Quit, Prev, Next key.Binding
+	Up, Down, Tab, Enter, Back, Sort, Filter, Pause, Help, Quit, Prev, Next, Tree key.Binding
 }
 
 func (k keyMap) ShortHelp() []key.Binding {
@@ -47,7 +47,7 @@ func (k keyMap) ShortHelp() []key.Binding {
 }
 
 func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.Tab, k.Enter, k.Back}, {k.Sort, k.Filter, k.Pause, k.Prev, k.Next}, {k.Help, k.Quit}}
+	return [][]key.Binding{{k.Up, k.Down, k.Tab, k.Enter, k.Back}, {k.Sort, k.Filter, k.Tree, k.Pause, k.Prev, k.Next}, {k.Help, k.Quit}}
 }
 
 var keys = keyMap{
@@ -55,6 +55,7 @@ var keys = keyMap{
 	Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 	Tab:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "topics/nodes/services")),
 	Enter:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "focus")),
+	Tree:   key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "namespace tree (enter opens one)")),
 	Back:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	Sort:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
 	Filter: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
@@ -118,6 +119,11 @@ type Model struct {
 	filter        textinput.Model
 	filtering     bool
 	focus         string // "topic:/name", "node:/name@pid" or "service:/name"; "" for the tables
+	// The namespace tree (tree.go): on by itself above treeAbove topics
+	// until t says otherwise; opened holds the namespaces shown open.
+	tree, treeChosen bool
+	opened           map[string]bool
+	nTopics, nNodes  int // rows before the fold: what the title counts
 	paused        bool
 	showHelp      bool
 	help          help.Model
@@ -130,7 +136,7 @@ func New(title string, replay bool) Model {
 	ti.Prompt = "/"
 	ti.Placeholder = "filter topics, nodes and services"
 	return Model{Title: title, Replay: replay, history: map[string][]float64{}, silentSince: map[string]time.Time{},
-		width: 80, height: 24, filter: ti, help: help.New()}
+		width: 80, height: 24, filter: ti, help: help.New(), opened: map[string]bool{}}
 }
 
 // Init starts nothing: frames arrive from the source.
@@ -239,6 +245,16 @@ func (m *Model) rebuild() {
 		}
 		m.topics, m.nodes, m.services = ts, ns, ss
 	}
+	m.nTopics, m.nNodes = len(m.topics), len(m.nodes)
+	if !m.treeChosen {
+		m.tree = len(f.W.Topics) > treeAbove
+	}
+	if m.tree {
+		sp := spaces(nodeRows(f))
+		filtered := m.filter.Value() != "" // every namespace with a match is shown open
+		open := func(ns string) bool { return filtered || m.opened[ns] }
+		m.topics, m.nodes = foldTopics(m.topics, sp, open), foldNodes(m.nodes, sp, open)
+	}
 }
 
 // selected is the identity of the row under a pane's cursor ("" for none).
@@ -346,8 +362,14 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.shown = len(m.frames) - 1
 			m.rebuild()
 		}
+	case key.Matches(msg, keys.Tree):
+		m.tree, m.treeChosen = !m.tree, true
+		m.rebuild()
 	case key.Matches(msg, keys.Enter):
-		if m.pane == paneTopics && m.cursor[0] < len(m.topics) {
+		if ns := m.groupAt(m.pane, m.cursor[m.pane]); ns != "" {
+			m.opened[ns] = !m.opened[ns]
+			m.rebuild()
+		} else if m.pane == paneTopics && m.cursor[0] < len(m.topics) {
 			m.focus = "topic:" + m.topics[m.cursor[0]].name
 		} else if m.pane == paneNodes && m.cursor[1] < len(m.nodes) {
 			n := m.nodes[m.cursor[1]]
@@ -369,6 +391,34 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 }
 
 func (m *Model) rows() int { return m.rowsIn(m.pane) }
+
+// groupAt is the namespace of a pane's row i when it is a namespace row, else "".
+func (m *Model) groupAt(pane, i int) string {
+	switch {
+	case pane == paneTopics && i < len(m.topics):
+		return m.topics[i].group
+	case pane == paneNodes && i < len(m.nodes):
+		return m.nodes[i].group
+	}
+	return ""
+}
+
+// shownName is a row's name column: indented and relative in the tree, a
+// namespace with its arrow and what is under it.
+func shownName(name string, t treeFields, what, extra string) string {
+	if t.label == "" {
+		return name
+	}
+	indent := strings.Repeat("  ", t.depth)
+	if t.group == "" {
+		return indent + t.label
+	}
+	arrow := "▸ "
+	if t.open {
+		arrow = "▾ "
+	}
+	return fmt.Sprintf("%s%s%s (%d %s%s)", indent, arrow, t.label, t.count, what, extra)
+}
 
 func (m *Model) rowsIn(pane int) int {
 	switch pane {
@@ -434,7 +484,7 @@ func (m Model) titleLine(w int) string {
 				alive++
 			}
 		}
-		s += fmt.Sprintf(" — %d topics, %d nodes, %d/%d procs alive — %s (%.2f s)", len(m.topics), len(m.nodes), alive, len(f.W.Procs),
+		s += fmt.Sprintf(" — %d topics, %d nodes, %d/%d procs alive — %s (%.2f s)", m.nTopics, m.nNodes, alive, len(f.W.Procs),
 			f.At.Format("15:04:05"), f.W.Seconds)
 	}
 	return styleTitle.Render(ansi.Truncate(s, w, "…"))
@@ -536,7 +586,11 @@ func (m Model) tables(f *Frame, w int) []string {
 		if r.subs == 0 {
 			recv = "-"
 		}
-		line := cell(mark+r.name, nameW, false) + cell(pub, 9, true) + cell(recv, 9, true) + cell(intra, 6, true) +
+		extra := ""
+		if r.stalled > 0 {
+			extra = fmt.Sprintf(", %d stalled", r.stalled)
+		}
+		line := cell(mark+shownName(r.name, r.treeFields, "topics", extra), nameW, false) + cell(pub, 9, true) + cell(recv, 9, true) + cell(intra, 6, true) +
 			cell(lossText(r.lossPct), 6, true) + cell(num(r.gapMs, 0), 8, true) + cell(silent, 8, true) + " " + spark(r.spark, sparkW)
 		status := styleStatus[r.status].Render(cell(r.status.String(), 6, true))
 		if m.pane == paneTopics && i == m.cursor[0] {
@@ -572,7 +626,16 @@ func (m Model) tables(f *Frame, w int) []string {
 		if len(r.in) > 0 {
 			topics += " → " + strings.Join(r.in, " ")
 		}
-		left := cell(mark+r.name, nodeW, false) + cell(fmt.Sprint(r.pid), 8, true)
+		extra, pid := "", fmt.Sprint(r.pid)
+		if r.group != "" {
+			pid = "-"
+			if r.exited > 0 {
+				extra = fmt.Sprintf(", %d exited", r.exited)
+			} else if r.quiet > 0 {
+				extra = fmt.Sprintf(", %d quiet", r.quiet)
+			}
+		}
+		left := cell(mark+shownName(r.name, r.treeFields, "nodes", extra), nodeW, false) + cell(pid, 8, true)
 		state := styleNodeState[r.state].Render(cell(r.state, 13, true))
 		busy, exec := cell(num(r.busyPct, 1), 7, true), cell(num(r.execPct, 1), 7, true)
 		right := cell(num(r.costMs, 3), 7, true) + cell(rss, 9, true) + "  " + cell(strings.TrimSpace(topics), max(4, w-nodeW-60), false)

@@ -49,6 +49,18 @@ type topicRow struct {
 	silentMs      float64 // how long the topic has been silent now, NaN when it is not
 	status        Status
 	spark         []float64
+	treeFields
+	stalled int // a namespace row: its topics that are stalled
+}
+
+// treeFields place a row in the namespace tree (tree.go): a namespace's
+// own row (group set), or a row shown under one by its relative label.
+type treeFields struct {
+	label string // the name as shown; "" outside the tree
+	depth int
+	group string // a namespace row: the namespace; "" for a topic or node
+	open  bool   // a namespace row: its rows are shown under it
+	count int    // a namespace row: the topics or nodes under it
 }
 
 // nodeRow is one node of one process.
@@ -61,6 +73,8 @@ type nodeRow struct {
 	execPct     float64 // its process's busiest executor thread (what starves every node that thread serves); NaN: none measured
 	rssBytes    int64
 	out, in     []string // topics it publishes and subscribes
+	treeFields
+	exited, quiet int // a namespace row: its nodes in those states
 }
 
 // topicRate is the number a topic's sparkline follows: what is published,
