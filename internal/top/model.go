@@ -124,10 +124,10 @@ type Model struct {
 	tree, treeChosen bool
 	opened           map[string]bool
 	nTopics, nNodes  int // rows before the fold: what the title counts
-	paused        bool
-	showHelp      bool
-	help          help.Model
-	ended         string
+	paused           bool
+	showHelp         bool
+	help             help.Model
+	ended            string
 }
 
 // New returns a model with no frame yet.
