@@ -147,10 +147,10 @@ demo:
 	@$(MAKE) --no-print-directory build
 	$(PULSE) demo --web
 
-# The page's screenshots in docs/web (pulse web on the demo robot and the stress farm, in chromium).
+# The page's screenshots in docs/web (pulse web on the demo robot, the stress farm and robot.graph, in chromium).
 screenshots: build
 	@bash scripts/need-packages.sh chromium
-	PULSE_BUILD=$(abspath $(BUILD)) PULSE_SCREENSHOTS=$(abspath docs/web) $(GO) test -count=1 -run TestWebScreenshots ./cmd/pulse/
+	PULSE_BUILD=$(abspath $(BUILD)) PULSE_SCREENSHOTS=$(abspath docs/web) $(GO) test -count=1 -run 'TestWebScreenshots|TestWebRobot$$' ./cmd/pulse/
 
 # Quick hot-path figures (the full comparison is bench/README.md's job).
 HOTPATH := $(BIN)/hotpath

@@ -1367,7 +1367,7 @@ static volatile sig_atomic_t forward_sig;
 static void on_parent_signal(int sig) { forward_sig = sig; }
 
 static const char *usage =
-    "usage: simgraph [--graph demo|stress|FILE] [--duration SECONDS] [--process NAME]\n"
+    "usage: simgraph [--graph demo|stress|flat|robot|FILE] [--duration SECONDS] [--process NAME]\n"
     "                [--rundir DIR] [--start-delay SECONDS] [--check] [--rusage] [--truth DIR]\n"
     "                [--msgcost US]\n"
     "Runs a stand-in ROS 2 graph that makes the tracetools calls of rcl, rclcpp and rclpy.\n"
