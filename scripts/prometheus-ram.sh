@@ -5,18 +5,19 @@
 # of series, told apart by instance), one Prometheus scrapes them all every
 # 2 s. After 60 s its head series and Go heap are read, and the same for a
 # Prometheus that scrapes nothing; the difference over the series is the
-# bytes per series. Used for docs/PERFORMANCE.md §7.
-# usage: prometheus-ram.sh [N]     (from the repository, after make build)
+# bytes per series. Used for docs/PERFORMANCE.md §7 (the stress graph, N=20)
+# and §19 (the robot, N=1: what one robot costs its Prometheus).
+# usage: [GRAPH=robot] [JITTER=0] prometheus-ram.sh [N]   (from the repository, after make build)
 set -euo pipefail
 n=${1:-20}
 cd "$(dirname "$0")/.."
-b=$PWD/build
+b=${PULSE_BUILD:-$PWD/build}
 work=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 mkdir "$work/segs"
 LD_PRELOAD=$b/lib/libros2_pulse.so LD_LIBRARY_PATH=$b/lib/sim/jazzy ROS_PULSE_DIR=$work/segs ROS_TOPIC_STATS_QUIET=1 \
-  ROS_TOPIC_STATS_JITTER=1 "$b/bin/simgraph" --graph stress --duration 600 >/dev/null 2>&1 &
+  ROS_TOPIC_STATS_JITTER=${JITTER:-1} "$b/bin/simgraph" --graph "${GRAPH:-stress}" --duration 600 >/dev/null 2>&1 &
 pids+=($!)
 targets=""
 for i in $(seq 1 "$n"); do

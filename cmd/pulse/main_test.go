@@ -396,7 +396,7 @@ func runWithSpec(t *testing.T, specText, graphFile, duration string) (string, st
 // startGraph starts simgraph (graph "" is its default, the demo robot) for
 // duration seconds under the probe, with the Jazzy stand-in tracetools, its
 // own segment directory in dir (returned) and extra environment.
-func startGraph(t *testing.T, dir, graph, duration string, env ...string) (*exec.Cmd, string) {
+func startGraph(t testing.TB, dir, graph, duration string, env ...string) (*exec.Cmd, string) {
 	t.Helper()
 	_, sim, _ := bin(t)
 	segs := filepath.Join(dir, "segs")

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -150,19 +152,40 @@ func cpuSeconds(pid int) float64 {
 
 // BenchmarkWebLargeGraph: 300 nodes and 1,000 edges whose counters move, a
 // 1 s window, one page open in chromium for PULSE_WEB_BENCH_S seconds
-// (default 120). Reports the browser's time to draw a frame (mean and p99,
-// measured in the page), pulse web's CPU share of one core, and the page's
-// JavaScript heap at the start and the end (docs/PERFORMANCE.md §10).
+// (default 120), everything drawn flat (#flat&leaves&infra: the most a page
+// draws). Reports the browser's time to draw a frame (mean and p99,
+// measured in the page), pulse web's CPU share of one core, the stream's
+// bytes per window and the page's JavaScript heap at the start and the end
+// (docs/PERFORMANCE.md §10).
 // Run: go test ./cmd/pulse -run '^$' -bench WebLargeGraph -benchtime 1x
 func BenchmarkWebLargeGraph(b *testing.B) {
+	webBench(b, func(ctx context.Context, dir string, secs int) string { largeGraph(b, ctx, dir, 60); return dir },
+		"/#flat&leaves&infra", `document.querySelectorAll("g.edge").length >= 1000`)
+}
+
+// BenchmarkWebRobot: sim/graphs/robot.graph (157 nodes, ~600 topics) under
+// the probe, the page's first view (namespaces closed), as BenchmarkWebLargeGraph
+// measures it (issue 46: draw ≤ 50 ms a window, server ≤ 0.5 % of a core).
+// Run: go test ./cmd/pulse -run '^$' -bench WebRobot -benchtime 1x
+func BenchmarkWebRobot(b *testing.B) {
+	webBench(b, func(ctx context.Context, dir string, secs int) string {
+		g, segs := startGraph(b, dir, "robot", strconv.Itoa(secs+60))
+		go func() { <-ctx.Done(); g.Process.Signal(os.Interrupt); g.Wait() }()
+		return segs
+	}, "/", `window.__pulse.shape && window.__pulse.shape.nodes.length >= 157`)
+}
+
+// webBench runs a graph (start returns its segment directory) with pulse web
+// and pulse record beside it, opens the page at path in chromium until ready
+// holds, and measures it for PULSE_WEB_BENCH_S seconds.
+func webBench(b *testing.B, start func(ctx context.Context, dir string, secs int) string, path, ready string) {
 	secs := 120
 	if v, err := strconv.Atoi(os.Getenv("PULSE_WEB_BENCH_S")); err == nil && v > 0 {
 		secs = v
 	}
 	for range b.N {
-		dir := b.TempDir()
 		ctx, cancel := context.WithCancel(context.Background())
-		largeGraph(b, ctx, dir, 60)
+		dir := start(ctx, b.TempDir(), secs)
 		addr := freePort(b)
 		args := []string{"web", "--listen", addr, "--period", "1s"}
 		if prof := os.Getenv("PULSE_WEB_CPUPROFILE"); prof != "" {
@@ -181,10 +204,12 @@ func BenchmarkWebLargeGraph(b *testing.B) {
 		}
 		p := chromium(b)
 		page := p.ctx
-		if err := p.navigate("http://" + addr + "/"); err != nil {
+		if err := p.navigate("http://" + addr + path); err != nil {
 			b.Fatal(err)
 		}
-		waitFor(b, p, "the large graph", `window.__pulse.frames >= 2 && document.querySelectorAll("g.edge").length >= 1000`, 60*time.Second)
+		waitFor(b, p, "the graph", `window.__pulse.frames >= 2 && `+ready, 60*time.Second)
+		var streamBytes, streamWindows atomic.Int64
+		go countStream(ctx, "http://"+addr+"/events", &streamBytes, &streamWindows)
 		heap := func() float64 { // what the page keeps: measured after a collection
 			if _, err := chromedp.Call(page, heapprofiler.CollectGarbage, cdp.Empty{}); err != nil {
 				return math.NaN()
@@ -257,7 +282,40 @@ func BenchmarkWebLargeGraph(b *testing.B) {
 		b.ReportMetric(heap0, "MiB-heap-start")
 		b.ReportMetric(heap1, "MiB-heap-end")
 		b.ReportMetric(slope, "MiB-heap-per-10min")
-		b.Logf("%d frames over %d s: draw mean %.1f ms, p99 %.1f ms, max %.1f ms; pulse web %.2f %% of a core (pulse record of the same graph %.2f %%); JS heap %.1f -> %.1f MiB, %d samples, trend %+.3f MiB per 10 min",
-			len(renders), secs, mean, p99, renders[len(renders)-1], cpuPct, recPct, heap0, heap1, len(heaps), slope)
+		perWindow := float64(streamBytes.Load()) / float64(max(streamWindows.Load(), 1))
+		b.ReportMetric(perWindow, "B/window")
+		b.Logf("%d frames over %d s: draw mean %.1f ms, p99 %.1f ms, max %.1f ms; pulse web %.2f %% of a core (pulse record of the same graph %.2f %%); stream %.0f bytes a window; JS heap %.1f -> %.1f MiB, %d samples, trend %+.3f MiB per 10 min",
+			len(renders), secs, mean, p99, renders[len(renders)-1], cpuPct, recPct, perWindow, heap0, heap1, len(heaps), slope)
+	}
+}
+
+// countStream reads a page's event stream as a second page would, counting
+// its bytes and its windows (value messages), until ctx ends.
+func countStream(ctx context.Context, url string, bytes, windows *atomic.Int64) {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	shape := false
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		bytes.Add(int64(len(line)))
+		switch {
+		case strings.HasPrefix(line, "event: shape"):
+			shape = true
+		case strings.HasPrefix(line, "data: ") && !shape:
+			windows.Add(1)
+		case line == "\n":
+			shape = false
+		}
 	}
 }
