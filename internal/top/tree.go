@@ -1,8 +1,9 @@
 package top
 
 import (
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -96,12 +97,7 @@ func fold(n int, name func(int) string, sp map[string]bool, open func(string) bo
 		for _, r := range t.rows {
 			out = append(out, foldItem{row: r, ns: t.name, depth: depth})
 		}
-		names := make([]string, 0, len(t.subs))
-		for k := range t.subs {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
+		for _, k := range slices.Sorted(maps.Keys(t.subs)) {
 			s := t.subs[k]
 			o := open(k)
 			out = append(out, foldItem{row: -1, ns: k, depth: depth, open: o, under: all(s)})
@@ -122,69 +118,69 @@ func relative(name, ns string) string {
 	return name
 }
 
-// foldTopics folds the topic rows into the tree: a header row sums its
-// topics' rates and takes their worst status.
-func foldTopics(rows []topicRow, sp map[string]bool, open func(string) bool) []topicRow {
-	items := fold(len(rows), func(i int) string { return rows[i].name }, sp, open)
-	out := make([]topicRow, 0, len(items))
+// foldRows folds rows into the tree in display order: a row keeps its
+// fields, placed by its treeFields; a namespace's row is made by header.
+func foldRows[R any](rows []R, name func(*R) string, place func(*R) *treeFields, sp map[string]bool, open func(string) bool,
+	header func(it foldItem, t treeFields) R) []R {
+	items := fold(len(rows), func(i int) string { return name(&rows[i]) }, sp, open)
+	out := make([]R, 0, len(items))
 	for _, it := range items {
-		if it.row >= 0 {
-			r := rows[it.row]
-			r.label, r.depth = relative(r.name, it.ns), it.depth
-			out = append(out, r)
+		if it.row < 0 {
+			out = append(out, header(it, treeFields{group: it.ns, open: it.open, depth: it.depth, label: it.ns, count: len(it.under)}))
 			continue
 		}
-		h := topicRow{name: "ns:" + it.ns, status: NoData, intra: math.NaN(), lossPct: math.NaN(), gapMs: math.NaN(), silentMs: math.NaN(),
-			treeFields: treeFields{group: it.ns, open: it.open, depth: it.depth, label: it.ns, count: len(it.under)}}
-		for _, i := range it.under {
-			r := &rows[i]
-			if !math.IsNaN(r.pubHz) {
-				h.pubHz += r.pubHz
-			}
-			if !math.IsNaN(r.recvHz) {
-				h.recvHz += r.recvHz
-			}
-			h.pubs += r.pubs
-			h.subs += r.subs
-			h.status = min(h.status, r.status)
-			if r.status == Stalled {
-				h.stalled++
-			}
-		}
-		out = append(out, h)
+		r := rows[it.row]
+		*place(&r) = treeFields{label: relative(name(&r), it.ns), depth: it.depth}
+		out = append(out, r)
 	}
 	return out
 }
 
-// foldNodes folds the node rows into the tree: a header row counts its
-// nodes and says how many are not alive.
-func foldNodes(rows []nodeRow, sp map[string]bool, open func(string) bool) []nodeRow {
-	items := fold(len(rows), func(i int) string { return rows[i].name }, sp, open)
-	out := make([]nodeRow, 0, len(items))
-	for _, it := range items {
-		if it.row >= 0 {
-			r := rows[it.row]
-			r.label, r.depth = relative(r.name, it.ns), it.depth
-			out = append(out, r)
-			continue
-		}
-		h := nodeRow{name: "ns:" + it.ns, state: "alive", cpuPct: math.NaN(), busyPct: math.NaN(), costMs: math.NaN(), execPct: math.NaN(),
-			treeFields: treeFields{group: it.ns, open: it.open, depth: it.depth, label: it.ns, count: len(it.under)}}
-		for _, i := range it.under {
-			switch rows[i].state {
-			case "exited":
-				h.exited++
-			case "quiet":
-				h.quiet++
+// foldTopics folds the topic rows into the tree: a namespace's row sums its
+// topics' rates and takes their worst status.
+func foldTopics(rows []topicRow, sp map[string]bool, open func(string) bool) []topicRow {
+	return foldRows(rows, func(r *topicRow) string { return r.name }, func(r *topicRow) *treeFields { return &r.treeFields }, sp, open,
+		func(it foldItem, t treeFields) topicRow {
+			h := topicRow{name: "ns:" + it.ns, status: NoData, intra: math.NaN(), lossPct: math.NaN(), gapMs: math.NaN(), silentMs: math.NaN(), treeFields: t}
+			for _, i := range it.under {
+				r := &rows[i]
+				if !math.IsNaN(r.pubHz) {
+					h.pubHz += r.pubHz
+				}
+				if !math.IsNaN(r.recvHz) {
+					h.recvHz += r.recvHz
+				}
+				h.pubs += r.pubs
+				h.subs += r.subs
+				h.status = min(h.status, r.status)
+				if r.status == Stalled {
+					h.stalled++
+				}
 			}
-		}
-		switch {
-		case h.exited > 0:
-			h.state = "exited"
-		case h.quiet > 0:
-			h.state = "quiet"
-		}
-		out = append(out, h)
-	}
-	return out
+			return h
+		})
+}
+
+// foldNodes folds the node rows into the tree: a namespace's row counts its
+// nodes and takes their worst state.
+func foldNodes(rows []nodeRow, sp map[string]bool, open func(string) bool) []nodeRow {
+	return foldRows(rows, func(r *nodeRow) string { return r.name }, func(r *nodeRow) *treeFields { return &r.treeFields }, sp, open,
+		func(it foldItem, t treeFields) nodeRow {
+			h := nodeRow{name: "ns:" + it.ns, state: "alive", cpuPct: math.NaN(), busyPct: math.NaN(), costMs: math.NaN(), execPct: math.NaN(), treeFields: t}
+			for _, i := range it.under {
+				switch rows[i].state {
+				case "exited":
+					h.exited++
+				case "quiet":
+					h.quiet++
+				}
+			}
+			switch {
+			case h.exited > 0:
+				h.state = "exited"
+			case h.quiet > 0:
+				h.state = "quiet"
+			}
+			return h
+		})
 }
