@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -155,5 +156,42 @@ func TestUnknownQoSOfAHeardPublisher(t *testing.T) {
 	}}
 	if got := Diagnose(scan); len(got) != 0 {
 		t.Errorf("%+v", got)
+	}
+}
+
+// withinEdits is levenshtein(a, b) <= k, on every pair of a few thousand
+// random names over a small alphabet (so that many are near), k from 0 to 3.
+func TestWithinEdits(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	word := func() string {
+		b := make([]byte, r.IntN(12))
+		for i := range b {
+			b[i] = "ab/c"[r.IntN(4)]
+		}
+		return string(b)
+	}
+	for n := 0; n < 20000; n++ {
+		a, b := word(), word()
+		if r.IntN(2) == 0 { // a near copy: a few edits of a
+			bb := []byte(a)
+			for e := r.IntN(4); e > 0 && len(bb) > 0; e-- {
+				i := r.IntN(len(bb))
+				switch r.IntN(3) {
+				case 0:
+					bb[i] = 'x'
+				case 1:
+					bb = append(bb[:i], bb[i+1:]...)
+				default:
+					bb = append(bb[:i], append([]byte{'y'}, bb[i:]...)...)
+				}
+			}
+			b = string(bb)
+		}
+		d := levenshtein(a, b)
+		for k := 0; k <= 3; k++ {
+			if got := withinEdits(a, b, k); got != (d <= k) {
+				t.Fatalf("withinEdits(%q, %q, %d) = %v, distance %d", a, b, k, got, d)
+			}
+		}
 	}
 }
