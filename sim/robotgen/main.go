@@ -56,9 +56,10 @@ func (r *robot) process(name string, opts ...string) {
 }
 
 // node starts a node. Every C++ node of Autoware publishes its processing
-// and cycle times and /diagnostics; a py node its /diagnostics.
+// and cycle times and /diagnostics; a py node its /diagnostics. Each
+// publishes from its main loop: one timer a rate, not one a publisher.
 func (r *robot) node(fqn string, hz float64, opts ...string) {
-	r.line(1, "node %s", strings.Join(append([]string{fqn}, opts...), " "))
+	r.line(1, "node %s", strings.Join(append(append([]string{fqn}, opts...), "loop"), " "))
 	r.py = len(opts) > 0 && opts[0] == "lang=py"
 	if !r.py {
 		r.line(2, "pub %s/debug/processing_time_ms %s", fqn, num(hz))

@@ -129,6 +129,7 @@ struct timer_rt {
     int cost_every;
     uint64_t fires;
     int pub;     /* publisher this timer drives, or -1 */
+    int *more_pubs, nmore; /* a node's loop: the other publishers of its rate it drives */
     int node;     /* its node: rclpy's fire no callback tracepoint */
     int node_log; /* node whose log this timer emits, or -1 */
     int client;  /* client this timer drives, or -1 */
@@ -829,6 +830,8 @@ static void fire_timer(int t)
     truth_inc(tr->truth, TC_FIRES);
     if (tr->pub >= 0)
         publish(tr->pub);
+    for (int i = 0; i < tr->nmore; i++)
+        publish(tr->more_pubs[i]);
     if (tr->node_log >= 0)
         publish_rosout(tr->node_log);
     if (tr->client >= 0)
@@ -1282,9 +1285,25 @@ static int run_process(int proc, int64_t duration_ns)
             if (G.clients[c].hz > 0) /* an action's result and cancel clients are called, not timed */
                 add_timer(n, G.clients[c].hz, -1, -1, c);
         }
-        for (int p = 0; p < G.npubs; p++)
-            if (G.pubs[p].node == n && !G.pubs[p].builtin && !G.pubs[p].thread && !G.pubs[p].manual)
+        int first_timer = ntimers_rt;
+        for (int p = 0; p < G.npubs; p++) {
+            if (G.pubs[p].node != n || G.pubs[p].builtin || G.pubs[p].thread || G.pubs[p].manual)
+                continue;
+            struct timer_rt *loop = NULL; /* loop: the node's timer of this rate already made */
+            for (int t = first_timer; G.nodes[n].loop && loop == NULL && t < ntimers_rt; t++)
+                if (timers_rt[t].pub >= 0 && G.pubs[timers_rt[t].pub].hz == G.pubs[p].hz)
+                    loop = &timers_rt[t];
+            if (loop == NULL) {
                 add_timer(n, G.pubs[p].hz, p, -1, -1);
+                continue;
+            }
+            loop->more_pubs = realloc(loop->more_pubs, (size_t)(loop->nmore + 1) * sizeof *loop->more_pubs);
+            if (loop->more_pubs == NULL) {
+                perror("simgraph: realloc");
+                exit(3);
+            }
+            loop->more_pubs[loop->nmore++] = p;
+        }
         if (G.nodes[n].log_hz > 0)
             add_timer(n, G.nodes[n].log_hz, -1, n, -1);
         for (int p = 0; p < G.npubs; p++) /* startup parameter events */
