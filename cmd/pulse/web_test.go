@@ -288,9 +288,9 @@ func webEscapesHostileNames(t *testing.T, p page) {
 	if pwned, err := eval[int](p, `window.__pwned === undefined ? -1 : Number(window.__pwned)`); err != nil || pwned != -1 {
 		t.Errorf("a name ran a script: window.__pwned = %v (%v)", pwned, err)
 	}
-	// Our own scripts only (the vendored layout library, view.js, draw.js, app.js), no img.
+	// Our own scripts only (the vendored layout library, view.js, draw.js, app.js, panel.js), no img.
 	const ours = `[...document.querySelectorAll("script")].map(s => new URL(s.src).pathname).concat([...document.querySelectorAll("img")].map(() => "img")).join(" ")`
-	if scripts, _ := eval[string](p, ours); scripts != "/vendor/dagre-3.1.3.min.js /view.js /draw.js /app.js" {
+	if scripts, _ := eval[string](p, ours); scripts != "/vendor/dagre-3.1.3.min.js /view.js /draw.js /app.js /panel.js" {
 		t.Errorf("script and img elements on the page: %q, want only ours", scripts)
 	}
 }
