@@ -177,6 +177,36 @@ func TestAccuracyStressHumble(t *testing.T) {
 	accuracy(t, "stress", "humble", 3*time.Second, 10*time.Second, stressExpect("humble"))
 }
 
+// robotExpect is a few of sim/graphs/robot.graph's topics, one of each
+// kind: an intra-process chain inside a container, a topic published intra
+// and inter at once, one of 50 Hz with a dozen subscribers in other
+// processes, /diagnostics from every node (rclpy's too), and an rclpy
+// publisher nobody hears. Every other topic is judged by its totals.
+func robotExpect(distro string) map[string]expect {
+	intra := 10.0
+	if distro == "humble" {
+		intra = 0
+	}
+	return map[string]expect{
+		"/sensing/lidar/top/pointcloud_raw_ex":   {pubIntra: intra, recvIntra: 10},
+		"/sensing/lidar/concatenated/pointcloud": {pubInter: 10, pubIntra: intra, recvInter: 30, recvIntra: 10},
+		"/localization/kinematic_state":          {pubInter: 50, recvInter: 500},
+		"/diagnostics":                           {pubInter: 157, recvInter: 157},
+		"/tf":                                    {pubInter: 50, recvInter: 850},
+		"/api/vehicle/kinematics":                {pubInter: 10},
+	}
+}
+
+// The Autoware-shaped robot (issue 46: 157 nodes in 24 processes, ~600
+// topics): every endpoint's total exact, every window of the topics above.
+func TestAccuracyRobotJazzy(t *testing.T) {
+	accuracy(t, "robot", "jazzy", 3*time.Second, 12*time.Second, robotExpect("jazzy"))
+}
+
+func TestAccuracyRobotHumble(t *testing.T) {
+	accuracy(t, "robot", "humble", 3*time.Second, 12*time.Second, robotExpect("humble"))
+}
+
 // The tests' own test: a probe that loses one count in 100 (make's fault
 // probe, built with RP_FAULT_DROP_EVERY=100, never shipped) must fail the
 // accuracy judgement, on an idle machine and a busy one alike: the totals
