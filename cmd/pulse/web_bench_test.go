@@ -52,6 +52,10 @@ func TestWebScreenshots(t *testing.T) {
 				t.Errorf("only %d edges of 20 Hz or more compared", n)
 			}
 			t.Logf("%s: %d edges of 20 Hz or more carry pulse graph's rates", graph, n)
+			// The first view is drawn at a legible scale, panned; the picture for the docs is the whole graph.
+			if _, err := eval[bool](p, `(document.getElementById("fit").click(), true)`); err != nil {
+				t.Fatal(err)
+			}
 			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 			if err != nil {
 				t.Fatal(err)

@@ -10,7 +10,7 @@
 
 const SVG = "http://www.w3.org/2000/svg";
 const HISTORY = 300; // points per sparkline: five minutes at 1 s windows
-const MIN_SCALE = 1; // the default view never shrinks a label (11 px and up) below its size
+const MIN_SCALE = 0.92; // the default view never draws a label (12 px) under 11 px
 
 const state = {
   shape: null,        // the latest shape

@@ -6,7 +6,7 @@
 "use strict";
 
 const PulseDraw = (() => {
-  const FONT = "12px system-ui, sans-serif", SMALL = "11px system-ui, sans-serif";
+  const FONT = "12px system-ui, sans-serif", SMALL = FONT;
   const ctx = document.createElement("canvas").getContext("2d");
   const widths = new Map();
   function textWidth(text, font) {
@@ -42,7 +42,7 @@ const PulseDraw = (() => {
   // layout places every vertex, cluster and edge label of a view from scratch.
   function layout(view, sizes) {
     const g = new dagre.graphlib.Graph({ compound: true, multigraph: true });
-    g.setGraph({ rankdir: "LR", nodesep: 26, ranksep: 56, edgesep: 12, marginx: 24, marginy: 40 });
+    g.setGraph({ rankdir: "LR", nodesep: 24, ranksep: 40, edgesep: 12, marginx: 24, marginy: 40 });
     g.setDefaultEdgeLabel(() => ({}));
     for (const c of view.clusters.values()) g.setNode(c.key, {});
     for (const c of view.clusters.values()) if (c.parent) g.setParent(c.key, c.parent);
