@@ -219,7 +219,7 @@ test-prom:
 	cd deploy/fleet && promtool check config agent.yml && promtool check config central.yml
 
 lint:
-	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l cmd internal sim); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags fleet ./cmd/pulse/
 
