@@ -220,6 +220,7 @@ func (m *Model) rebuild() {
 	}()
 	m.topics = topicRows(f, m.history, m.silentSince)
 	m.nodes = nodeRows(f)
+	allNodes := m.nodes // before the filter: the tree's namespaces are every node's
 	m.services = serviceRows(f)
 	sortTopics(m.topics, m.sortBy[paneTopics])
 	sortNodes(m.nodes, m.sortBy[paneNodes])
@@ -250,7 +251,7 @@ func (m *Model) rebuild() {
 		m.tree = len(f.W.Topics) > treeAbove
 	}
 	if m.tree {
-		sp := spaces(nodeRows(f))
+		sp := spaces(allNodes)
 		filtered := m.filter.Value() != "" // every namespace with a match is shown open
 		open := func(ns string) bool { return filtered || m.opened[ns] }
 		m.topics, m.nodes = foldTopics(m.topics, sp, open), foldNodes(m.nodes, sp, open)
