@@ -514,13 +514,11 @@ func withinEdits(a, b string, k int) bool {
 	}
 	for i := 1; i <= len(a); i++ {
 		lo, hi := max(1, i-k), min(len(b), i+k)
-		cur[0] = i
-		if lo > 1 {
-			cur[lo-1] = far
-		}
-		best := cur[0]
-		if lo > 1 {
-			best = far
+		best := far
+		if lo == 1 {
+			cur[0], best = i, i
+		} else {
+			cur[lo-1] = far // left of the band
 		}
 		for j := lo; j <= hi; j++ {
 			cost := 1
