@@ -620,14 +620,13 @@ static bool same_proc_intra(const struct g_pub *gp, const struct g_sub *gs)
  * otherwise lacks: real rclcpp on Cyclone DDS spends ~50 µs an event where
  * the stand-in spends ~7 (PERFORMANCE §18). Spun on this thread's CPU clock,
  * outside every tracepoint's span. */
+static void spin_thread_cpu(uint64_t want_ns, uint64_t until_mono_ns);
+
 static void spend_msgcost(void)
 {
     double us = self_proc >= 0 ? G.procs[self_proc].msgcost_us : 0;
-    if (us <= 0)
-        return;
-    uint64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID), want = (uint64_t)(us * 1e3);
-    while (now_ns(CLOCK_THREAD_CPUTIME_ID) - c0 < want)
-        ;
+    if (us > 0)
+        spin_thread_cpu((uint64_t)(us * 1e3), 0);
 }
 
 static void publish(int i)
@@ -1167,13 +1166,19 @@ static void *burn_thread(void *argp)
     double fraction = *(const double *)argp;
     const uint64_t slice = 10000000u;
     for (uint64_t start = now_ns(CLOCK_MONOTONIC); running(); start += slice) {
-        /* spin on this thread's CPU clock: preemption does not shorten the burn */
-        uint64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID), want = (uint64_t)(fraction * slice);
-        while (now_ns(CLOCK_THREAD_CPUTIME_ID) - c0 < want && now_ns(CLOCK_MONOTONIC) < start + slice)
-            ;
+        spin_thread_cpu((uint64_t)(fraction * slice), start + slice);
         sleep_until(start + slice);
     }
     return NULL;
+}
+
+/* Spins until this thread has spent want_ns of CPU (its own clock:
+ * preemption does not shorten it), or until_mono_ns passes (0: no limit). */
+static void spin_thread_cpu(uint64_t want_ns, uint64_t until_mono_ns)
+{
+    uint64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+    while (now_ns(CLOCK_THREAD_CPUTIME_ID) - c0 < want_ns && (until_mono_ns == 0 || now_ns(CLOCK_MONOTONIC) < until_mono_ns))
+        ;
 }
 
 static void on_signal(int sig)
