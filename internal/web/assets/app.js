@@ -62,7 +62,7 @@ function filterText() { return $("filter").value.trim().toLowerCase(); }
 // closedBox is the namespace box an entity is inside (grouped, no focus), or "".
 function closedBox(key) {
   if (!state.view || !state.view.grouped) return "";
-  const ns = (state.ix.chain.get(key) || []).find((n) => !state.opt.open.has(n));
+  const ns = PulseView.closedSpace(state.ix, state.opt, key);
   return ns ? "ns:" + ns : "";
 }
 

@@ -71,6 +71,12 @@ const PulseView = (() => {
     return opt.hideLeaves && (ix.topicPubs.get(key).length === 0 || ix.topicSubs.get(key).length === 0);
   }
 
+  // closedSpace is the outermost namespace of key's that is not open: the
+  // box key is drawn inside when the view is grouped (undefined: none).
+  function closedSpace(ix, opt, key) {
+    return (ix.chain.get(key) || []).find((ns) => !opt.open.has(ns));
+  }
+
   // neighbourhood: the entities within hops of key, up and down the data flow
   // (a service is a step between its clients and servers).
   function neighbourhood(shape, ix, key, hops, opt) {
@@ -123,7 +129,7 @@ const PulseView = (() => {
       else if (kind === "topic" && (opt.nodesOnly || hiddenTopic(ix, key, opt))) v = null;
       else {
         const chain = grouped ? ix.chain.get(key) : [];
-        const closed = chain.find((ns) => !opt.open.has(ns));
+        const closed = grouped ? closedSpace(ix, opt, key) : undefined;
         if (closed) {
           v = "ns:" + closed;
           if (!vertices.has(v)) {
@@ -211,5 +217,5 @@ const PulseView = (() => {
     return out;
   }
 
-  return { build, index, prefixes, signature, servicesOf, BUILTIN, INFRA };
+  return { build, index, prefixes, signature, servicesOf, closedSpace, BUILTIN, INFRA };
 })();
