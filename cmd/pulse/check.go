@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -166,7 +167,7 @@ func openLog(path string) (io.ReadCloser, error) {
 // checkLogs judges recorded logs: every window after the first, the verdicts
 // of unhealthy windows on stdout in the log grammar, the summary on stderr.
 func checkLogs(stdout io.Writer, s *spec.Spec, paths []string, skipLast bool) error {
-	var logs [][]*window.Window
+	var logs, details [][]*window.Window
 	for _, p := range paths {
 		f, err := openLog(p)
 		if err != nil {
@@ -188,11 +189,22 @@ func checkLogs(stdout io.Writer, s *spec.Spec, paths []string, skipLast bool) er
 		case res.Malformed > 0:
 			fmt.Fprintf(os.Stderr, "pulse: %s: %s\n", p, res)
 		}
-		logs = append(logs, res.Windows)
+		timeline, detail := logfmt.SplitDetail(res.Windows)
+		logs = append(logs, timeline)
+		if len(detail) > 0 {
+			details = append(details, detail)
+		}
+	}
+	// A record's detail windows (--detail) are judged apart from its lean
+	// windows, which they overlap: timers, callbacks and calls only there.
+	moments := health.JudgeRuns(s, logs, skipLast)
+	if len(details) > 0 {
+		moments = append(moments, health.JudgeRuns(s, details, skipLast)...)
+		sort.SliceStable(moments, func(i, j int) bool { return moments[i].W.TsNs < moments[j].W.TsNs })
 	}
 	var t tally
 	explained := map[string]bool{}
-	for _, m := range health.JudgeRuns(s, logs, skipLast) {
+	for _, m := range moments {
 		if !m.Judged {
 			continue
 		}

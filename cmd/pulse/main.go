@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"ros2_pulse/internal/zlog"
 	"syscall"
 	"time"
 
@@ -58,6 +59,7 @@ type recordFlags struct {
 	dir                 string
 	allTopics, truncate bool
 	retain              time.Duration
+	detail              string
 	env                 config.Env
 }
 
@@ -86,6 +88,33 @@ func addRecordFlags(c *cobra.Command, f *recordFlags, outName, outHelp string) {
 	c.Flags().BoolVar(&f.truncate, "truncate", false, "start the output file afresh instead of appending this run to it")
 	addRetainFlag(c, &f.retain)
 	c.Flags().StringVar(&f.specPath, "spec", os.Getenv("ROS_TOPIC_STATS_EXPECTED"), "expected-rate spec (YAML) to judge every window (env ROS_TOPIC_STATS_EXPECTED)")
+	c.Flags().StringVar(&f.detail, "detail", "auto", "write lean windows (topics, nodes, processes) and a whole window (endpoints, timers, callbacks, threads, calls) over every DETAIL; 0 writes every window whole; auto: 1m into a .zst file, else 0")
+}
+
+// autoDetail is the detail period of a compressed recording (a file named
+// .zst, the form for long recordings): a day of a robot's whole 1 s windows
+// is tens of GB even compressed, of lean ones about a hundred MB.
+const autoDetail = time.Minute
+
+// detailPeriod reads --detail for windows of period written to out.
+func detailPeriod(flag, out string, period time.Duration) (time.Duration, error) {
+	var d time.Duration
+	switch flag {
+	case "auto", "":
+		if zlog.Compressed(out) {
+			d = autoDetail
+		}
+	case "0", "off":
+	default:
+		var err error
+		if d, err = config.ParsePeriod(flag); err != nil {
+			return 0, fmt.Errorf("--detail: %w (or 0, auto)", err)
+		}
+	}
+	if d <= period {
+		return 0, nil // every window is as long as a detail window: write them whole
+	}
+	return d, nil
 }
 
 // defaultPeriod gives a view its own default window period, unless
@@ -110,8 +139,12 @@ func (f *recordFlags) options() (recorder.Options, error) {
 	if err != nil {
 		return recorder.Options{}, fmt.Errorf("--format: %w", err)
 	}
+	detail, err := detailPeriod(f.detail, f.out, period)
+	if err != nil {
+		return recorder.Options{}, err
+	}
 	opt := recorder.Options{
-		Period: period, Format: format, Log: logfmt.Options{EmitIdle: f.env.EmitIdle},
+		Period: period, Format: format, Detail: detail, Log: logfmt.Options{EmitIdle: f.env.EmitIdle},
 		Window: window.Options{ShowBuiltin: f.allTopics}, Warn: os.Stderr, Empty: f.env.NothingThere(), Retain: f.retain,
 	}
 	if f.specPath != "" {
@@ -166,6 +199,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 func recordCmd() *cobra.Command {
 	var f recordFlags
 	var duration time.Duration
+	var cpuProfile string
 	c := &cobra.Command{
 		Use:   "record",
 		Short: "Write a window of every probed process on this machine every period",
@@ -187,6 +221,13 @@ Dead processes are reported as exited, then their segments are removed after --r
 				return err
 			}
 			defer rec.Close()
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			ctx, cancel := signalContext()
 			defer cancel()
 			if duration > 0 {
@@ -198,5 +239,7 @@ Dead processes are reported as exited, then their segments are removed after --r
 	}
 	addRecordFlags(c, &f, "out", "output file, '-' for stdout (env ROS_TOPIC_STATS_OUTPUT_FILE; default stdout); rotated at ROS_TOPIC_STATS_MAX_BYTES")
 	c.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default: until SIGINT/SIGTERM)")
+	c.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the recorder")
+	_ = c.Flags().MarkHidden("cpuprofile")
 	return c
 }

@@ -129,12 +129,13 @@ func webFrames(path string, s *spec.Spec) ([]pweb.Frame, error) {
 	}
 	b := pweb.NewBuilder()
 	var frames []pweb.Frame
+	windows := logfmt.Replayed(res.Windows) // a lean record's windows with their minute's detail
 	if s != nil {
-		for _, m := range health.JudgeRuns(s, [][]*window.Window{res.Windows}, false) {
+		for _, m := range health.JudgeRuns(s, [][]*window.Window{windows}, false) {
 			frames = append(frames, b.Build(m.W, append(append(m.Warns, health.FullSegments(m.W)...), health.SendFailures(m.W)...), nil))
 		}
 	} else {
-		for _, w := range res.Windows {
+		for _, w := range windows {
 			frames = append(frames, b.Build(w, append(health.FullSegments(w), health.SendFailures(w)...), nil))
 		}
 	}

@@ -145,11 +145,13 @@ func (e *Evaluator) Judge(w *window.Window, final bool, now time.Time) []Warning
 			out = append(out, Warning{Kind: NodeMissing, Node: n, Timer: -1})
 		}
 	}
-	for _, r := range e.Spec.Timers {
-		out = append(out, e.timer(r, w)...)
+	if !w.Lean { // a lean window's timers, callbacks and calls are in its record's detail windows
+		for _, r := range e.Spec.Timers {
+			out = append(out, e.timer(r, w)...)
+		}
+		out = append(out, judgeTiming(e.Spec, w)...)
+		out = append(out, e.judgeServices(w)...)
 	}
-	out = append(out, judgeTiming(e.Spec, w)...)
-	out = append(out, e.judgeServices(w)...)
 	for i := range out {
 		if o := &out[i]; o.Kind == TopicRate && o.Side == spec.Recv {
 			o.Cause = Cause(w, o.Topic, o.Node, o.Pid) // the subscription's own, or (pid 0) the topic's first

@@ -313,6 +313,9 @@ type RunInfo struct {
 	Host    string
 	Version string // of pulse
 	StartNs int64  // wall clock at the start
+	// DetailS: the run's detail period in seconds (pulse record --detail),
+	// 0 when every window is whole. Its other windows are lean.
+	DetailS float64
 }
 
 // RenderRun is the run header, a line kind of its own written before the
@@ -328,10 +331,18 @@ func RenderRun(f Format, r RunInfo) []byte {
 		jsonString(&b, r.Host)
 		b.WriteString(`,"version":`)
 		jsonString(&b, r.Version)
-		fmt.Fprintf(&b, `,"start_ns":"%d"}}`+"\n", r.StartNs)
+		fmt.Fprintf(&b, `,"start_ns":"%d"`, r.StartNs)
+		if r.DetailS > 0 {
+			fmt.Fprintf(&b, `,"detail_s":%s`, strconv.FormatFloat(r.DetailS, 'f', -1, 64))
+		}
+		b.WriteString("}}\n")
 		return []byte(b.String())
 	}
-	return []byte(fmt.Sprintf("RUN id=%s host=%s version=%s start_ns=%d\n\n", textName(r.ID), textName(r.Host), textName(r.Version), r.StartNs))
+	detail := ""
+	if r.DetailS > 0 {
+		detail = " detail_s=" + strconv.FormatFloat(r.DetailS, 'f', -1, 64)
+	}
+	return []byte(fmt.Sprintf("RUN id=%s host=%s version=%s start_ns=%d%s\n\n", textName(r.ID), textName(r.Host), textName(r.Version), r.StartNs, detail))
 }
 
 // textName escapes bytes that would break the line grammar. Legal ROS names
@@ -356,7 +367,11 @@ func hz(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
 
 func renderText(w *window.Window, opt Options) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# ts_ns=%d window_s=%.3f\n", w.TsNs, w.Seconds)
+	fmt.Fprintf(&b, "# ts_ns=%d window_s=%.3f", w.TsNs, w.Seconds)
+	if w.Detail {
+		b.WriteString(" detail=1")
+	}
+	b.WriteByte('\n')
 	for i := range w.Topics {
 		t := &w.Topics[i]
 		l := decide(t, opt)
@@ -600,7 +615,11 @@ func jsonWarn(b *strings.Builder, w *health.Warning) {
 
 func renderJSONL(w *window.Window, opt Options) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, `{"ts_ns":"%d","window_s":%.3f,"topics":[`, w.TsNs, w.Seconds)
+	fmt.Fprintf(&b, `{"ts_ns":"%d","window_s":%.3f,`, w.TsNs, w.Seconds)
+	if w.Detail {
+		b.WriteString(`"detail":true,`)
+	}
+	b.WriteString(`"topics":[`)
 	first := true
 	for i := range w.Topics {
 		t := &w.Topics[i]

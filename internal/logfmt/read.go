@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"ros2_pulse/internal/zlog"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,10 +42,20 @@ type ReadResult struct {
 func Read(r io.Reader) (*ReadResult, error) {
 	res := &ReadResult{}
 	br := bufio.NewReaderSize(r, 64<<10)
+	z, err := zlog.Sniff(br) // a .zst recording
+	if err != nil {
+		return res, err
+	}
+	if z != nil {
+		defer z.Close()
+		br = bufio.NewReaderSize(z, 64<<10)
+	}
 	var cur *builder
-	run := "" // the RUN line the windows that follow belong to
+	run := ""     // the RUN line the windows that follow belong to
+	detail := 0.0 // that run's detail period (s): its other windows are lean
 	add := func(w *window.Window) {
 		w.Run = run
+		w.Lean = detail > 0 && !w.Detail
 		res.Windows = append(res.Windows, w)
 	}
 	finish := func() {
@@ -72,8 +83,8 @@ func Read(r io.Reader) (*ReadResult, error) {
 			bad(lineno)
 		case len(line) > 0 && line[0] == '{':
 			finish()
-			if id, ok := parseJSONRun(line); ok {
-				run = id
+			if id, d, ok := parseJSONRun(line); ok {
+				run, detail = id, d
 			} else if w, ok := parseJSONWindow(line); ok {
 				add(w)
 			} else {
@@ -81,8 +92,8 @@ func Read(r io.Reader) (*ReadResult, error) {
 			}
 		case bytes.HasPrefix(line, []byte("RUN ")):
 			finish()
-			if id, ok := parseRun(string(line)); ok {
-				run = id
+			if id, d, ok := parseRun(string(line)); ok {
+				run, detail = id, d
 			} else {
 				bad(lineno)
 			}
@@ -105,6 +116,9 @@ func Read(r io.Reader) (*ReadResult, error) {
 		}
 	}
 	finish()
+	if z != nil && z.Err() != nil { // a torn compressed tail (the writer was killed mid-window)
+		bad(0)
+	}
 	return res, nil
 }
 
@@ -136,38 +150,47 @@ func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
 	}
 }
 
-// parseRun reads a text run header, "RUN id=… host=… version=… start_ns=…", for its id.
-func parseRun(s string) (string, bool) {
+// parseRun reads a text run header, "RUN id=… host=… version=… start_ns=…
+// [detail_s=…]", for its id and detail period (0: none).
+func parseRun(s string) (string, float64, bool) {
 	kv, ok := keyvals(strings.Fields(s)[1:], "id")
 	if !ok || kv["id"] == "" {
-		return "", false
+		return "", 0, false
 	}
-	return kv["id"], true
+	detail := 0.0
+	if d, has := kv["detail_s"]; has {
+		if detail, ok = number(d); !ok {
+			return "", 0, false
+		}
+	}
+	return kv["id"], detail, true
 }
 
-// parseJSONRun reads a jsonl run header, {"run":{"id":…}}, for its id.
-func parseJSONRun(line []byte) (string, bool) {
+// parseJSONRun reads a jsonl run header, {"run":{"id":…}}, for its id and detail period.
+func parseJSONRun(line []byte) (string, float64, bool) {
 	if !bytes.HasPrefix(line, []byte(`{"run":`)) {
-		return "", false
+		return "", 0, false
 	}
 	var j struct {
 		Run *struct {
-			ID string `json:"id"`
+			ID      string  `json:"id"`
+			DetailS float64 `json:"detail_s"`
 		} `json:"run"`
 	}
-	if err := json.Unmarshal(line, &j); err != nil || j.Run == nil || j.Run.ID == "" {
-		return "", false
+	if err := json.Unmarshal(line, &j); err != nil || j.Run == nil || j.Run.ID == "" || !(j.Run.DetailS >= 0) {
+		return "", 0, false
 	}
-	return j.Run.ID, true
+	return j.Run.ID, j.Run.DetailS, true
 }
 
-// parseHeader reads "# ts_ns=N window_s=S".
+// parseHeader reads "# ts_ns=N window_s=S", and " detail=1" on a detail window.
 func parseHeader(s string) (*window.Window, bool) {
 	f := strings.Fields(strings.TrimPrefix(s, "#"))
-	if len(f) != 2 {
+	detail := len(f) == 3 && f[2] == "detail=1"
+	if len(f) != 2 && !detail {
 		return nil, false
 	}
-	kv, ok := keyvals(f, "ts_ns", "window_s")
+	kv, ok := keyvals(f[:2], "ts_ns", "window_s")
 	if !ok {
 		return nil, false
 	}
@@ -176,7 +199,7 @@ func parseHeader(s string) (*window.Window, bool) {
 	if err != nil || !ok {
 		return nil, false
 	}
-	return &window.Window{TsNs: ts, Seconds: secs}, true
+	return &window.Window{TsNs: ts, Seconds: secs, Detail: detail}, true
 }
 
 // number parses a finite, non-negative decimal (logs never hold anything else).
@@ -727,6 +750,7 @@ func (b *builder) fullLine(f []string) bool {
 type jsonWindow struct {
 	TsNs    *string     `json:"ts_ns"`
 	WindowS *float64    `json:"window_s"`
+	Detail  bool        `json:"detail"`
 	Topics  []jsonTopic `json:"topics"`
 	Nodes   []string    `json:"nodes"`
 	Procs   []struct {
@@ -890,7 +914,7 @@ func parseJSONWindow(line []byte) (*window.Window, bool) {
 	if err != nil || *j.WindowS < 0 {
 		return nil, false
 	}
-	b := newBuilder(&window.Window{TsNs: ts, Seconds: *j.WindowS, Nodes: j.Nodes})
+	b := newBuilder(&window.Window{TsNs: ts, Seconds: *j.WindowS, Nodes: j.Nodes, Detail: j.Detail})
 	for _, jt := range j.Topics {
 		if jt.Topic == nil {
 			return nil, false

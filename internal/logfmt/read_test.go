@@ -2,6 +2,7 @@ package logfmt
 
 import (
 	"bytes"
+	"github.com/klauspost/compress/zstd"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -187,6 +188,17 @@ func FuzzRead(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte("# ts_ns=1 window_s=1\nTOPIC /a\\x 1\nPROC pid=1 state=alive nodes=\\x2 exe=\n"))
+	// A lean run with its detail window, plain and compressed (pulse record --detail, .zst).
+	lean, _ := Lean(fixture(), nil)
+	detail := *fixture()
+	detail.Detail = true
+	run := append(append(RenderRun(Text, RunInfo{ID: "r", DetailS: 60}), Render(Text, lean, Options{})...), Render(Text, &detail, Options{})...)
+	f.Add(run)
+	var z bytes.Buffer
+	enc, _ := zstd.NewWriter(&z)
+	enc.Write(run)
+	enc.Close()
+	f.Add(z.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := Read(bytes.NewReader(data))
 		if err != nil {

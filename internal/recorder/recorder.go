@@ -49,6 +49,12 @@ type Options struct {
 	// Run, when set, is written to Out before the first window: the run
 	// header that tells this run from others in the same file.
 	Run *logfmt.RunInfo
+	// Detail, when positive, makes the written windows lean (logfmt.Lean:
+	// topics, nodes, processes, diagnoses) and adds a whole window over
+	// each Detail period (endpoints, timers, callbacks, threads, calls):
+	// what makes a day of 1 s windows of a robot fit in a few hundred MB.
+	// OnWindow still sees every window whole.
+	Detail time.Duration
 	// ReuseWindows computes each window in the previous one's memory
 	// (window.Scratch): set it only when neither OnWindow nor Step's caller
 	// keeps a window past the next Step (pulse record).
@@ -69,6 +75,13 @@ type Recorder struct {
 	starved   *health.LagDetector // machine warnings that need no spec
 	diagnosis diagnose.Memo       // why endpoints meet nobody, recomputed when the graph changes
 	headed    bool                // the run header is written
+
+	// With Options.Detail: the scan the next detail window starts from,
+	// when it was taken, and that window's own memory.
+	detailPrev    *segment.Scan
+	detailAt      time.Time
+	detailScratch window.Scratch
+	leanTopics    []window.Topic
 }
 
 // New starts a recorder on dir and takes its baseline scan.
@@ -93,11 +106,25 @@ func New(dir string, opt Options) (*Recorder, error) {
 	}
 	r.report(scan)
 	r.prev = scan
+	if opt.Detail > 0 && opt.Out != nil {
+		r.detailPrev, r.detailAt = scan, time.Now()
+		r.detailScratch.ReuseWindows = true // rendered at once, kept by nobody
+		if opt.Run != nil {
+			opt.Run.DetailS = opt.Detail.Seconds()
+		}
+	}
 	return r, nil
 }
 
-// Close releases the mappings.
-func (r *Recorder) Close() { r.reader.Close() }
+// Close ends a compressed file's frame and releases the mappings.
+func (r *Recorder) Close() {
+	if f, ok := r.opt.Out.(*RotatingFile); ok {
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(r.opt.Warn, "pulse: cannot end %s: %v (its windows up to the last stay readable)\n", f.Path, err)
+		}
+	}
+	r.reader.Close()
+}
 
 func (r *Recorder) report(scan *segment.Scan) {
 	r.empty.Observe(scan, r.opt.Warn)
@@ -142,10 +169,21 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 	}
 	// So is a server whose responses could not be sent (its clients left first).
 	warns = append(warns, health.SendFailures(w)...)
+	detailDue := r.detailPrev != nil && (final || now.Sub(r.detailAt) >= r.opt.Detail-r.opt.Period/2)
 	if r.opt.Out != nil {
 		lo := r.opt.Log
 		lo.Warns = warns
-		b := logfmt.Render(r.opt.Format, w, lo)
+		var b []byte
+		if r.detailPrev != nil {
+			var lean *window.Window
+			lean, r.leanTopics = logfmt.Lean(w, r.leanTopics)
+			b = logfmt.Render(r.opt.Format, lean, lo)
+			if detailDue { // in the same write: the pair is written or neither is
+				b = append(b, r.detailWindow(scan, w.Unmatched)...)
+			}
+		} else {
+			b = logfmt.Render(r.opt.Format, w, lo)
+		}
 		if r.opt.Run != nil && !r.headed { // one write with the first window: never a header without it
 			b = append(logfmt.RenderRun(r.opt.Format, *r.opt.Run), b...)
 		}
@@ -154,7 +192,9 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 				r.writeErr = msg
 				fmt.Fprintf(r.opt.Warn, "pulse: cannot write window (%v); counts are kept and the next window will cover this one\n", err)
 			}
-			r.reader.Recycle(scan)
+			if r.detailPrev != scan {
+				r.reader.Recycle(scan)
+			}
 			return w, nil // keep prev: nothing counted is lost
 		}
 		r.headed = true
@@ -163,12 +203,28 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 			r.writeErr = ""
 		}
 	}
-	r.reader.Recycle(r.prev) // the window holds no part of a scan
+	if detailDue && r.opt.Out != nil {
+		if r.detailPrev != r.prev {
+			r.reader.Recycle(r.detailPrev)
+		}
+		r.detailPrev, r.detailAt = scan, now
+	}
+	if r.prev != r.detailPrev {
+		r.reader.Recycle(r.prev) // the window holds no part of a scan
+	}
 	r.prev = scan
 	if r.opt.OnWindow != nil {
 		r.opt.OnWindow(w, warns, final)
 	}
 	return w, nil
+}
+
+// detailWindow renders the whole window from the last detail window's scan
+// to scan.
+func (r *Recorder) detailWindow(scan *segment.Scan, unmatched []window.Unmatched) []byte {
+	d := r.detailScratch.Compute(r.detailPrev, scan, r.start, time.Now().UnixNano(), r.opt.Window)
+	d.Unmatched, d.Detail = unmatched, true
+	return logfmt.Render(r.opt.Format, d, r.opt.Log)
 }
 
 // Run records until ctx is done, then writes a final window.

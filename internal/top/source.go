@@ -72,12 +72,13 @@ func LoadLog(path string, s *spec.Spec) ([]Frame, *logfmt.ReadResult, error) {
 		return nil, res, err
 	}
 	var frames []Frame
+	windows := logfmt.Replayed(res.Windows) // a lean record's windows with their minute's detail
 	if s != nil {
-		for _, m := range health.JudgeRuns(s, [][]*window.Window{res.Windows}, false) {
+		for _, m := range health.JudgeRuns(s, [][]*window.Window{windows}, false) {
 			frames = append(frames, Frame{W: m.W, Warns: m.Warns, At: time.Unix(0, m.W.TsNs)})
 		}
 	} else {
-		for _, w := range res.Windows {
+		for _, w := range windows {
 			frames = append(frames, Frame{W: w, At: time.Unix(0, w.TsNs)})
 		}
 	}

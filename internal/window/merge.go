@@ -16,10 +16,12 @@ func Merge(ws []*Window) *Window {
 	if len(ws) == 1 {
 		return ws[0]
 	}
-	out := &Window{TsNs: ws[0].TsNs, Seconds: ws[0].Seconds}
+	out := &Window{TsNs: ws[0].TsNs, Seconds: ws[0].Seconds, Detail: true}
 	topics := map[string]*Topic{}
 	nodes := map[string]bool{}
 	for _, w := range ws {
+		out.Lean = out.Lean || w.Lean // some source's detail is not here: not judged as absent
+		out.Detail = out.Detail && w.Detail
 		for i := range w.Topics {
 			src := &w.Topics[i]
 			t := topics[src.Name]

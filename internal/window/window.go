@@ -256,6 +256,12 @@ type Window struct {
 	// meets with a warning, as internal/diagnose finds it in the window's
 	// last scan (the recorder fills it; a log carries it).
 	Unmatched []Unmatched
+	// A record with a detail period (pulse record --detail) writes lean
+	// windows every period and a detail window every detail period. Lean: a
+	// window of such a record, without its endpoints, timers, callbacks,
+	// busy shares, threads and calls (unknown, not absent). Detail: every
+	// section over the detail period (Seconds), beside the lean windows.
+	Lean, Detail bool
 }
 
 // Unmatched is one endpoint's diagnosis (internal/diagnose.Finding as data).
