@@ -210,7 +210,8 @@ type Snapshot struct {
 
 	Alive bool // set by Reader: the probe's lock is held
 
-	key string // Key(), kept by the Reader per mapping
+	key   string    // Key(), kept by the Reader per mapping
+	times *timeSlab // its endpoints' Timing and Lateness
 }
 
 // Key identifies one process image's segment across snapshots.
@@ -265,6 +266,33 @@ type mappingCache struct {
 	env              *Env // the header's, shared read-only by every snapshot of the mapping
 	envCorrupt       int
 	spare            []Endpoint
+	spareTimes       *timeSlab
+	functions        []cachedFunction // callbacks' function names, by endpoint record
+}
+
+// cachedFunction is a callback's function name as read for the record's
+// generation: the probe writes it once, so it is converted once.
+type cachedFunction struct {
+	gen  uint32
+	name string
+}
+
+// timeSlab holds a snapshot's Timing and Lateness records: two allocations
+// a snapshot instead of two an endpoint (they were most of a robot's
+// garbage), handed back by Reader.Recycle for the next parse to refill.
+type timeSlab struct {
+	timings   []Timing
+	latenesss []Lateness
+}
+
+// take returns the next free element of *list, growing it by a new array
+// when full (the elements already taken stay where they are).
+func take[T any](list *[]T) *T {
+	if len(*list) == cap(*list) {
+		*list = make([]T, 0, max(16, 2*cap(*list)))
+	}
+	*list = (*list)[:len(*list)+1]
+	return &(*list)[len(*list)-1]
 }
 
 func cached(list *[]*string, i uint32, read func() (string, bool)) (string, bool) {
@@ -474,6 +502,13 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		snap.Endpoints = make([]Endpoint, 0, epCount)
 	}
 	retries := 0
+	if timingSec != nil {
+		if snap.times = names.spareTimes; snap.times == nil {
+			snap.times = &timeSlab{}
+		}
+		names.spareTimes = nil
+		snap.times.timings, snap.times.latenesss = snap.times.timings[:0], snap.times.latenesss[:0]
+	}
 	for i := uint32(0); i < epCount; i++ {
 		off := epSec.Offset + uint64(i)*epSec.Stride
 		r := (*rawEndpoint)(unsafe.Pointer(&mem[off]))
@@ -522,7 +557,7 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 			ep.Latency = readGap(mem, latSec, i, false)
 		}
 		if timingSec != nil && ep.Kind != KindPublisher {
-			ep.Timing, ep.Lateness = readTiming(mem, timingSec, i, ep.Kind == KindTimer)
+			ep.Timing, ep.Lateness = readTiming(mem, timingSec, i, ep.Kind == KindTimer, snap.times, gen, names.function(i))
 		}
 		if callsSec != nil && (ep.Kind == KindService || ep.Kind == KindClient) {
 			ep.Calls = readCalls(mem, callsSec, i, h.AbiMinor >= 7 && ep.Kind == KindClient, h.AbiMinor >= 8)
@@ -553,26 +588,42 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 	return snap, nil
 }
 
-// readTiming copies record i of the timing section: durations, and for a timer its lateness.
-func readTiming(mem []byte, sec *rawSection, i uint32, timer bool) (*Timing, *Lateness) {
+// function is where the function name of endpoint record i is cached.
+func (m *mappingCache) function(i uint32) *cachedFunction {
+	for uint32(len(m.functions)) <= i {
+		m.functions = append(m.functions, cachedFunction{gen: ^uint32(0)})
+	}
+	return &m.functions[i]
+}
+
+// readTiming copies record i of the timing section into the slab:
+// durations, and for a timer its lateness. fn caches the function name of
+// the endpoint record's generation gen.
+func readTiming(mem []byte, sec *rawSection, i uint32, timer bool, slab *timeSlab, gen uint32, fn *cachedFunction) (*Timing, *Lateness) {
 	r := (*rawTiming)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
-	t := &Timing{SumNs: load64(&r.SumNs), Unended: load64(&r.Unended), Overruns: load64(&r.Overruns)}
+	t := take(&slab.timings)
+	t.SumNs, t.Unended, t.Overruns, t.Function = load64(&r.SumNs), load64(&r.Unended), load64(&r.Overruns), ""
 	for b := range t.Buckets {
 		t.Buckets[b] = load32(&r.Buckets[b])
 	}
-	// The name's bytes are written before its length (release): a length read
-	// first covers complete bytes. Hostile bytes are replaced, never trusted.
-	if n := load32(&r.SymbolLen); n > 0 && n < SymbolMax {
+	if fn.gen == gen {
+		t.Function = fn.name
+	} else if n := load32(&r.SymbolLen); n > 0 && n < SymbolMax {
+		// The name's bytes are written before its length (release): a length
+		// read first covers complete bytes. Hostile bytes are replaced, never
+		// trusted. Once named, a record keeps its name until it is reused.
 		b := r.Symbol[:n]
 		if i := bytes.IndexByte(b, 0); i >= 0 {
 			b = b[:i] // a length past the name's end: the name, not its padding
 		}
 		t.Function = callbackName(strings.ToValidUTF8(string(b), "\uFFFD"))
+		*fn = cachedFunction{gen: gen, name: t.Function}
 	}
 	if !timer {
 		return t, nil
 	}
-	l := &Lateness{SumNs: load64(&r.LateSumNs)}
+	l := take(&slab.latenesss)
+	l.SumNs = load64(&r.LateSumNs)
 	for b := range l.Buckets {
 		l.Buckets[b] = load32(&r.LateBuckets[b])
 	}

@@ -237,7 +237,10 @@ func (r *Reader) Recycle(s *Scan) {
 		if m := r.maps[snap.Path]; m != nil && cap(snap.Endpoints) > cap(m.names.spare) {
 			m.names.spare = snap.Endpoints[:0]
 		}
-		snap.Endpoints = nil
+		if m := r.maps[snap.Path]; m != nil && snap.times != nil {
+			m.names.spareTimes = snap.times
+		}
+		snap.Endpoints, snap.times = nil, nil
 	}
 }
 
