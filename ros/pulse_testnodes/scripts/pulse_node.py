@@ -6,6 +6,7 @@
     --server SERVICE[,WORK_MS]        --client SERVICE,HZ[,COUNT]   --exit-when-sent
     --action-server ACTION[,WORK_MS]  --action-client ACTION,HZ[,COUNT]
     --spin-once   (a spin_once loop instead of an executor's spin)
+    --node FQN    a node of its own: the entity flags after it are its own (as pulse_node)
     --duration S  --truth FILE
 
 A service's refused answers are not known here (rclpy sends the response
@@ -106,33 +107,33 @@ def num(s, default):
 
 
 class TestNode(Node):
-    def __init__(self, name, o, truth, finish):
-        super().__init__(name, namespace=o.namespace or None)
+    def __init__(self, name, namespace, has, o, truth, finish):
+        super().__init__(name, namespace=namespace or None)
         self.truth, self.finish, self.stoppable = truth, finish, []
         qos = QoSProfile(depth=o.depth)
         if o.best_effort:
             qos.reliability = ReliabilityPolicy.BEST_EFFORT
         fq = self.get_fully_qualified_name()
-        for spec in o.pub:
+        for spec in has.pub:
             self.add_publisher(fq, spec, qos)
-        for spec in o.sub:
+        for spec in has.sub:
             topic, ms = fields(spec, 2)[:2]
             e = truth.add('subscription', fq, '')
             sub = self.create_subscription(String, topic, lambda m, e=e, ms=num(ms, 0): self.on_message(e, ms), qos)
             e.name = sub.topic_name
-        for spec in o.timer:
+        for spec in has.timer:
             self.add_timer(fq, spec)
-        for spec in o.server:
+        for spec in has.server:
             name, ms = fields(spec, 2)[:2]
             e = truth.add('service', fq, '')
             e.failed = -1
             srv = self.create_service(AddTwoInts, name, lambda req, res, e=e, ms=num(ms, 0): self.on_request(e, ms, req, res))
             e.name = srv.srv_name
-        for spec in o.client:
+        for spec in has.client:
             self.add_client(fq, spec, o.exit_when_sent)
-        for spec in o.action_server:
+        for spec in has.action_server:
             self.add_action_server(fq, spec)
-        for spec in o.action_client:
+        for spec in has.action_client:
             self.add_action_client(fq, spec)
 
     def add_action_server(self, fq, spec):
@@ -296,14 +297,32 @@ def main():
     p.add_argument('--spin-once', action='store_true')
     p.add_argument('--duration', type=float, default=0)
     p.add_argument('--truth', default='')
-    for flag in ('pub', 'sub', 'timer', 'server', 'client', 'action-server', 'action-client'):
-        p.add_argument('--' + flag, action='append', default=[])
-    o = p.parse_args(args[1:])
+    entity = argparse.ArgumentParser(prog='pulse_node.py --node FQN')
+    for parser in (p, entity):
+        for flag in ('pub', 'sub', 'timer', 'server', 'client', 'action-server', 'action-client'):
+            parser.add_argument('--' + flag, action='append', default=[])
+    # --node FQN starts a node of its own: split the arguments at each.
+    argv = args[1:]
+    first = argv.index('--node') if '--node' in argv else len(argv)
+    o = p.parse_args(argv[:first])
+    named, rest = [], argv[first:]
+    while rest:
+        if rest[0] != '--node' or len(rest) < 2 or not rest[1].startswith('/'):
+            p.error('--node needs a fully qualified name, /ns/name')
+        end = rest.index('--node', 2) if '--node' in rest[2:] else len(rest)
+        fqn, has = rest[1], entity.parse_args(rest[2:end])
+        ns, _, has.name = fqn.rpartition('/')
+        has.namespace = ns or '/'
+        named.append(has)
+        rest = rest[end:]
 
     rclpy.init()
     truth = Truth(o.truth)
     finish = Finish(truth)
-    nodes = [TestNode(o.name if o.nodes == 1 else '%s_%d' % (o.name, i), o, truth, finish) for i in range(o.nodes)]
+    base = any(getattr(o, k) for k in ('pub', 'sub', 'timer', 'server', 'client', 'action_server', 'action_client'))
+    nodes = [TestNode(o.name if o.nodes == 1 else '%s_%d' % (o.name, i), o.namespace, o, o, truth, finish)
+             for i in range(o.nodes) if base or not named]
+    nodes += [TestNode(h.name, h.namespace, h, o, truth, finish) for h in named]
     executor = MultiThreadedExecutor(num_threads=o.multi) if o.multi > 0 else SingleThreadedExecutor()
     for n in nodes:
         executor.add_node(n)

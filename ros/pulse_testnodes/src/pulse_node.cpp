@@ -9,6 +9,9 @@
 //   --action-server ACTION[,WORK_MS]  --action-client ACTION,HZ[,COUNT]
 //   --duration S   --truth FILE   --stamps (every message's time in the truth)
 //   --reentrant: each node's timers and subscriptions in one Reentrant callback group (the stress farm's)
+//   --node FQN: a node of its own (a component container holds many): the --pub, --sub, --timer,
+//     --server, --client and --action-* flags after it are its own; those before any --node are
+//     the --name node's (or the --nodes K nodes'), which exist only when there are any or no --node.
 //
 // A run ends after --duration seconds (publishing stops, in-flight work drains
 // for half a second, then the document is written) or at SIGINT/SIGTERM. When
@@ -44,14 +47,40 @@ using pulse_testnodes::now_ns;
 namespace
 {
 
+[[noreturn]] void usage(const std::string & why);
+
+// What one node (or --nodes K alike) has.
+struct Entities
+{
+  std::string name, ns;
+  std::vector<std::vector<std::string>> pubs, subs, timers, servers, clients, action_servers, action_clients;
+  bool empty() const
+  {
+    return pubs.empty() && subs.empty() && timers.empty() && servers.empty() && clients.empty() &&
+           action_servers.empty() && action_clients.empty();
+  }
+};
+
 struct Options
 {
   std::string name = "pulse_node", ns, truth;
   int nodes = 1, threads = 0, depth = 10;
   bool intra = false, reentrant = false, best_effort = false, exit_when_sent = false, stamps = false;
   double duration = 0;
-  std::vector<std::vector<std::string>> pubs, subs, timers, servers, clients, action_servers, action_clients;
+  Entities base;                 // the flags before any --node: --name's node(s)
+  std::vector<Entities> named;   // one per --node
 };
+
+// FQN /a/b/c: namespace /a/b, name c.
+Entities named_node(const std::string & fqn)
+{
+  size_t slash = fqn.rfind('/');
+  if (fqn.empty() || fqn[0] != '/' || slash + 1 >= fqn.size()) {usage("--node needs a fully qualified name, /ns/name");}
+  Entities e;
+  e.name = fqn.substr(slash + 1);
+  e.ns = slash == 0 ? "/" : fqn.substr(0, slash);
+  return e;
+}
 
 std::vector<std::string> split(const std::string & s)
 {
@@ -72,6 +101,7 @@ std::vector<std::string> split(const std::string & s)
 Options parse(const std::vector<std::string> & args)
 {
   Options o;
+  auto cur = [&o]() -> Entities & {return o.named.empty() ? o.base : o.named.back();};
   for (size_t i = 1; i < args.size(); i++) {
     const std::string & a = args[i];
     auto value = [&]() -> std::string {
@@ -88,13 +118,17 @@ Options parse(const std::vector<std::string> & args)
       a == "--exit-when-sent")
     {
       o.exit_when_sent = true;
-    } else if (a == "--pub") {o.pubs.push_back(split(value()));} else if (a == "--sub") {
-      o.subs.push_back(split(value()));
-    } else if (a == "--timer") {o.timers.push_back(split(value()));} else if (a == "--server") {
-      o.servers.push_back(split(value()));
-    } else if (a == "--client") {o.clients.push_back(split(value()));} else if (a == "--action-server") {
-      o.action_servers.push_back(split(value()));
-    } else if (a == "--action-client") {o.action_clients.push_back(split(value()));} else {
+    } else if (a == "--node") {o.named.push_back(named_node(value()));} else if (a == "--pub") {
+      cur().pubs.push_back(split(value()));
+    } else if (a == "--sub") {cur().subs.push_back(split(value()));} else if (a == "--timer") {
+      cur().timers.push_back(split(value()));
+    } else if (a == "--server") {cur().servers.push_back(split(value()));} else if (a == "--client") {
+      cur().clients.push_back(split(value()));
+    } else if (a == "--action-server") {cur().action_servers.push_back(split(value()));} else if (
+      a == "--action-client")
+    {
+      cur().action_clients.push_back(split(value()));
+    } else {
       usage("unknown argument " + a);
     }
   }
@@ -134,20 +168,22 @@ struct Finish
 class TestNode : public rclcpp::Node
 {
 public:
-  TestNode(const std::string & name, const Options & o, pulse_testnodes::Truth & truth, Finish & finish)
-  : rclcpp::Node(name, o.ns, rclcpp::NodeOptions().use_intra_process_comms(o.intra)), truth_(truth), finish_(finish),
+  TestNode(
+    const std::string & name, const std::string & ns, const Entities & has, const Options & o,
+    pulse_testnodes::Truth & truth, Finish & finish)
+  : rclcpp::Node(name, ns, rclcpp::NodeOptions().use_intra_process_comms(o.intra)), truth_(truth), finish_(finish),
     stamps_(o.stamps)
   {
     rclcpp::QoS qos(o.depth);
     if (o.best_effort) {qos.best_effort();}
     if (o.reentrant) {group_ = create_callback_group(rclcpp::CallbackGroupType::Reentrant);}
-    for (auto & f : o.pubs) {add_publisher(f, qos);}
-    for (auto & f : o.subs) {add_subscription(f, qos);}
-    for (auto & f : o.timers) {add_timer(f);}
-    for (auto & f : o.servers) {add_server(f);}
-    for (auto & f : o.clients) {add_client(f, o.exit_when_sent);}
-    for (auto & f : o.action_servers) {add_action_server(f);}
-    for (auto & f : o.action_clients) {add_action_client(f);}
+    for (auto & f : has.pubs) {add_publisher(f, qos);}
+    for (auto & f : has.subs) {add_subscription(f, qos);}
+    for (auto & f : has.timers) {add_timer(f);}
+    for (auto & f : has.servers) {add_server(f);}
+    for (auto & f : has.clients) {add_client(f, o.exit_when_sent);}
+    for (auto & f : has.action_servers) {add_action_server(f);}
+    for (auto & f : has.action_clients) {add_action_client(f);}
   }
 
   // Stops every publisher and client: no publish races the context's shutdown.
@@ -394,9 +430,13 @@ int main(int argc, char ** argv)
   } else {
     exec = std::make_unique<rclcpp::executors::SingleThreadedExecutor>();
   }
-  for (int i = 0; i < o.nodes; i++) {
+  for (int i = 0; i < o.nodes && (o.named.empty() || !o.base.empty()); i++) {
     std::string name = o.nodes == 1 ? o.name : o.name + "_" + std::to_string(i);
-    nodes.push_back(std::make_shared<TestNode>(name, o, truth, finish));
+    nodes.push_back(std::make_shared<TestNode>(name, o.ns, o.base, o, truth, finish));
+    exec->add_node(nodes.back());
+  }
+  for (auto & n : o.named) {
+    nodes.push_back(std::make_shared<TestNode>(n.name, n.ns, n, o, truth, finish));
     exec->add_node(nodes.back());
   }
   std::thread spinner([&exec]() {exec->spin();});

@@ -1,0 +1,120 @@
+package realros
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"ros2_pulse/internal/graphfile"
+)
+
+func robotGraph(t *testing.T) *graphfile.Graph {
+	t.Helper()
+	f, err := os.Open("../../sim/graphs/robot.graph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g, err := graphfile.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// The robot as real processes keeps its shape: every node once, in the
+// process of its container, rclpy's apart, sizes capped.
+func TestGraphProcs(t *testing.T) {
+	procs := GraphProcs(robotGraph(t), 4096)
+	nodes, py, pubs := 0, 0, 0
+	for _, p := range procs {
+		for i, a := range p.Args {
+			switch a {
+			case "--node":
+				nodes++
+				if p.Lang == "py" {
+					py++
+				}
+			case "--pub":
+				pubs++
+				f := strings.Split(p.Args[i+1], ",")
+				if n, err := strconv.Atoi(f[len(f)-1]); len(f) != 3 || err != nil || n > 4096 || n <= 0 {
+					t.Errorf("%s: publisher %q not capped at 4096 bytes", p.Name, p.Args[i+1])
+				}
+			}
+		}
+	}
+	if len(procs) != 24 || nodes != 157 || py != 36 || pubs != 749 {
+		t.Fatalf("%d processes, %d nodes (%d rclpy), %d publishers", len(procs), nodes, py, pubs)
+	}
+	if first := strings.Join(procs[0].Args, " "); procs[0].Name != "lidar_top" || !procs[0].Intra ||
+		!strings.HasPrefix(first, "--intra --multi 2 --node /sensing/lidar/top/velodyne_driver --pub ") {
+		t.Errorf("first process: %+v", procs[0])
+	}
+}
+
+// TestRobotShape: the robot stand-in's shape as real ROS 2 processes (24
+// processes, 157 nodes, ~600 topics): every subscription's count, and every
+// publisher's where its distro fires a tracepoint, equals the node's own;
+// and what pulse record costs a window at that size on real nodes.
+func TestRobotShape(t *testing.T) {
+	l := setup(t)
+	r := l.newRun(t)
+	procs := GraphProcs(robotGraph(t), 4096)
+	live := map[string]*proc{}
+	for _, np := range procs {
+		live[np.Name] = r.node(np.Name, np.Lang, "", append(np.Args, "--duration", "24")...)
+	}
+	time.Sleep(8 * time.Second) // 24 participants discover each other
+	log := filepath.Join(t.TempDir(), "robot.log")
+	rec := r.pulseCmd("record", "--period", "1s", "--duration", "12s", "--out", log)
+	if out, err := rec.CombinedOutput(); err != nil {
+		t.Fatalf("pulse record: %v\n%s", err, out)
+	}
+	cpu := rec.ProcessState.UserTime() + rec.ProcessState.SystemTime()
+	r.waitAll(90 * time.Second)
+	var all tally
+	zero := 0
+	for _, np := range procs {
+		p := live[np.Name]
+		tr := r.truth(p)
+		s := r.scan()
+		for i := range tr.Endpoints {
+			e := &tr.Endpoints[i]
+			if e.Kind != "publisher" && e.Kind != "subscription" {
+				continue
+			}
+			if e.Count == 0 {
+				zero++ // a topic no node here publishes: nothing to compare
+				continue
+			}
+			// Humble fires no tracepoint for an intra-process publish: its
+			// publishers in intra processes are not judged (their
+			// subscriptions are).
+			if e.Kind == "publisher" && np.Intra && l.humble() {
+				continue
+			}
+			f := lookup(s, tr.Pid, e)
+			got := f.counts[0] + f.counts[1]
+			if e.Kind == "publisher" {
+				got = max(f.counts[0], f.counts[1])
+			}
+			if got != e.Count {
+				t.Errorf("%s %s %s of %s: pulse counts %d (inter %d, intra %d), the node %d",
+					np.Name, e.Kind, e.Name, e.Node, got, f.counts[0], f.counts[1], e.Count)
+			}
+			all.add(tally{1, got, e.Count})
+		}
+	}
+	if all.n < 600 {
+		t.Errorf("%d endpoints judged (%d counted nothing): the robot did not run", all.n, zero)
+	}
+	all.row(t, "topic counts: the robot's shape, 24 processes, 157 nodes")
+	data, _ := os.ReadFile(log)
+	windows := strings.Count(string(data), "# ts_ns=")
+	t.Logf("pulse record on the real robot: %d windows, %v CPU: %.1f ms a window, %d kB a window",
+		windows, cpu, float64(cpu.Milliseconds())/float64(max(windows, 1)), len(data)/max(windows, 1)/1000)
+}
