@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -30,10 +31,11 @@ type ViewerTrial struct {
 	CorePct float64 // percent of one core
 }
 
-// ViewerArms are the viewers compared: pulse record (written to /dev/null)
-// is the reader alone; pulse top adds CPU sampling, verdicts and drawing in
-// a real terminal (tmux).
-var ViewerArms = []string{"record", "top"}
+// ViewerArms are the viewers compared: pulse record (whole windows written
+// to /dev/null) is the reader alone; record-zst writes a day's recording
+// (lean windows, a whole one a minute, compressed: design note 0031); pulse
+// top adds CPU sampling, verdicts and drawing in a real terminal (tmux).
+var ViewerArms = []string{"record", "record-zst", "top"}
 
 // RunViewers measures each viewer's own CPU while it watches a running graph:
 // both arms every trial, order rotated, read from /proc/<pid>/stat.
@@ -77,8 +79,17 @@ func measureViewer(o ViewerOptions, arm, seg, socket string) (float64, error) {
 	var pid int
 	var stop func()
 	switch arm {
-	case "record":
-		cmd := exec.Command(o.Pulse, "record", "--period", o.Period, "--out", "/dev/null")
+	case "record", "record-zst":
+		out := "/dev/null"
+		if arm == "record-zst" {
+			dir, err := os.MkdirTemp("", "pulse-bench-zst-")
+			if err != nil {
+				return 0, err
+			}
+			defer os.RemoveAll(dir)
+			out = filepath.Join(dir, "robot.log.zst")
+		}
+		cmd := exec.Command(o.Pulse, "record", "--period", o.Period, "--out", out)
 		cmd.Env = append(os.Environ(), "ROS_PULSE_DIR="+seg)
 		if err := cmd.Start(); err != nil {
 			return 0, err

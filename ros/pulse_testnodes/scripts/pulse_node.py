@@ -302,19 +302,21 @@ def main():
         for flag in ('pub', 'sub', 'timer', 'server', 'client', 'action-server', 'action-client'):
             parser.add_argument('--' + flag, action='append', default=[])
     # --node FQN starts a node of its own: split the arguments at each.
+    # Process-wide flags (--duration, --multi, ...) may come anywhere.
     argv = args[1:]
     first = argv.index('--node') if '--node' in argv else len(argv)
-    o = p.parse_args(argv[:first])
-    named, rest = [], argv[first:]
+    named, rest, process_wide = [], argv[first:], []
     while rest:
         if rest[0] != '--node' or len(rest) < 2 or not rest[1].startswith('/'):
             p.error('--node needs a fully qualified name, /ns/name')
         end = rest.index('--node', 2) if '--node' in rest[2:] else len(rest)
-        fqn, has = rest[1], entity.parse_args(rest[2:end])
+        fqn, (has, more) = rest[1], entity.parse_known_args(rest[2:end])
         ns, _, has.name = fqn.rpartition('/')
         has.namespace = ns or '/'
         named.append(has)
+        process_wide += more
         rest = rest[end:]
+    o = p.parse_args(argv[:first] + process_wide)
 
     rclpy.init()
     truth = Truth(o.truth)
