@@ -603,8 +603,18 @@ func readTiming(mem []byte, sec *rawSection, i uint32, timer bool, slab *timeSla
 	r := (*rawTiming)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
 	t := take(&slab.timings)
 	t.SumNs, t.Unended, t.Overruns, t.Function = load64(&r.SumNs), load64(&r.Unended), load64(&r.Overruns), ""
-	for b := range t.Buckets {
-		t.Buckets[b] = load32(&r.Buckets[b])
+	// A record nothing was ever timed into (most of them: a node's idle
+	// parameter services) is not read bucket by bucket: every timed
+	// duration adds to the sum before its bucket, so a sum of 0 means empty
+	// buckets, or a count on its way that the next read, with a sum, takes
+	// whole (the buckets are cumulative). Only a first duration of 0 ns (a
+	// clock that did not advance) would wait for the next duration.
+	if t.SumNs == 0 {
+		t.Buckets = [TimeBuckets]uint32{}
+	} else {
+		for b := range t.Buckets {
+			t.Buckets[b] = load32(&r.Buckets[b])
+		}
 	}
 	if fn.gen == gen {
 		t.Function = fn.name
