@@ -48,14 +48,19 @@ func (a *durAcc) add(prevSum uint64, prev *[segment.TimeBuckets]uint32, sum uint
 	}
 }
 
-func (a *durAcc) stats() Durations {
-	st := Durations{N: a.n, SumMs: float64(a.sumNs) / 1e6}
-	if a.n == 0 {
+func (a *durAcc) stats() Durations { return histStats(&a.delta, a.n, a.sumNs) }
+
+// histStats summarises n durations summing sumNs, counted by bucket in
+// delta: one pass for the buckets used and the highest, one (up to that
+// bucket) for the three quantiles.
+func histStats[T uint32 | uint64](delta *[segment.TimeBuckets]T, n, sumNs uint64) Durations {
+	st := Durations{N: n, SumMs: float64(sumNs) / 1e6}
+	if n == 0 {
 		return st
 	}
-	st.MeanMs = st.SumMs / float64(a.n)
+	st.MeanMs = st.SumMs / float64(n)
 	used, top := 0, 0
-	for b, d := range a.delta {
+	for b, d := range delta {
 		if d > 0 {
 			used++
 			top = b
@@ -67,21 +72,24 @@ func (a *durAcc) stats() Durations {
 		st.P50Ms, st.P90Ms, st.P99Ms = st.MeanMs, st.MeanMs, st.MeanMs
 		return st
 	}
-	quantile := func(q float64) float64 {
-		target := uint64(math.Ceil(q * float64(a.n)))
-		var acc uint64
-		for b, d := range a.delta {
-			if acc += d; acc >= target {
-				lo, hi := TimeBucketBounds(b)
-				if math.IsInf(hi, 1) {
-					return lo / 1e6
-				}
-				return (lo + hi) / 2e6
+	qs := [3]float64{0.5, 0.9, 0.99}
+	var at [3]float64
+	k := 0
+	var acc uint64
+	for b := 0; b <= top && k < len(qs); b++ {
+		acc += uint64(delta[b])
+		for ; k < len(qs) && acc >= uint64(math.Ceil(qs[k]*float64(n))); k++ {
+			lo, hi := TimeBucketBounds(b)
+			at[k] = (lo + hi) / 2e6
+			if math.IsInf(hi, 1) {
+				at[k] = lo / 1e6
 			}
 		}
-		return st.MaxMs
 	}
-	st.P50Ms, st.P90Ms, st.P99Ms = math.Min(quantile(0.5), st.MaxMs), math.Min(quantile(0.9), st.MaxMs), math.Min(quantile(0.99), st.MaxMs)
+	for ; k < len(qs); k++ {
+		at[k] = st.MaxMs
+	}
+	st.P50Ms, st.P90Ms, st.P99Ms = math.Min(at[0], st.MaxMs), math.Min(at[1], st.MaxMs), math.Min(at[2], st.MaxMs)
 	return st
 }
 
@@ -245,9 +253,17 @@ func callbackOf(s *segment.Snapshot, e, base *segment.Endpoint) Callback {
 // durationsBetween summarises one histogram from a reading (prevSum, prev;
 // prev nil: from its creation) to another.
 func durationsBetween(prevSum uint64, prev *[segment.TimeBuckets]uint32, sum uint64, cur *[segment.TimeBuckets]uint32) Durations {
-	var acc durAcc
-	acc.add(prevSum, prev, sum, cur)
-	return acc.stats()
+	var delta [segment.TimeBuckets]uint32 // half a durAcc, on the stack
+	var n uint64
+	for b := range delta {
+		d := cur[b]
+		if prev != nil {
+			d -= prev[b] // modular: right across one wrap
+		}
+		delta[b] = d
+		n += uint64(d)
+	}
+	return histStats(&delta, n, sum-prevSum)
 }
 
 // CallbackDurations summarises an endpoint's callback durations from prev

@@ -2,6 +2,7 @@ package window
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"ros2_pulse/internal/segment"
@@ -177,5 +178,56 @@ func TestHumbleIntraPublishesAreNotMeasured(t *testing.T) {
 	jazzy := Compute(scan(segment.DistroJazzy, 10*sec, 100), scan(segment.DistroJazzy, 11*sec, 130), 0, 0, Options{})
 	if img := jazzy.Topic("/image"); img.PubHidden || !near(img.PubIntra, 30) || img.Loss.Judged != 1 || !near(img.Loss.WorstPct, 0) {
 		t.Errorf("Jazzy intra topic: %+v", img)
+	}
+}
+
+// The one-pass quantiles equal the reading of the definition: the middle of
+// the first bucket whose running count reaches ceil(q*n), at most the max.
+func TestHistStatsQuantiles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 2000; trial++ {
+		var prev, cur [segment.TimeBuckets]uint32
+		for k := rng.IntN(6); k >= 0; k-- {
+			b := rng.IntN(segment.TimeBuckets)
+			if rng.IntN(3) == 0 {
+				b = segment.TimeBuckets - 1 // the open-ended bucket
+			}
+			cur[b] += uint32(1 + rng.IntN(50))
+		}
+		for b := range prev {
+			prev[b] = uint32(rng.IntN(3))
+			cur[b] += prev[b]
+		}
+		got := durationsBetween(100, &prev, 100+uint64(rng.IntN(1e9)), &cur)
+		var n uint64
+		for b := range cur {
+			n += uint64(cur[b] - prev[b])
+		}
+		want := func(q float64) float64 {
+			target := uint64(math.Ceil(q * float64(n)))
+			var acc uint64
+			for b := range cur {
+				if acc += uint64(cur[b] - prev[b]); acc >= target {
+					lo, hi := TimeBucketBounds(b)
+					if math.IsInf(hi, 1) {
+						return math.Min(lo/1e6, got.MaxMs)
+					}
+					return math.Min((lo+hi)/2e6, got.MaxMs)
+				}
+			}
+			return got.MaxMs
+		}
+		used := 0
+		for b := range cur {
+			if cur[b] != prev[b] {
+				used++
+			}
+		}
+		if got.N != n {
+			t.Fatalf("n %d, want %d", got.N, n)
+		}
+		if used > 1 && (got.P50Ms != want(0.5) || got.P90Ms != want(0.9) || got.P99Ms != want(0.99)) {
+			t.Fatalf("trial %d: %+v, want p50 %v p90 %v p99 %v", trial, got, want(0.5), want(0.9), want(0.99))
+		}
 	}
 }
