@@ -270,7 +270,7 @@ func durationsBetween(prevSum uint64, prev *[segment.TimeBuckets]uint32, sum uin
 // (nil: from its creation) to cur.
 func CallbackDurations(prev, cur *segment.Timing) Durations {
 	switch {
-	case cur == nil:
+	case cur == nil || cur.SumNs == 0: // never timed (segment.readTiming reads no buckets)
 		return Durations{}
 	case prev == nil:
 		return durationsBetween(0, nil, cur.SumNs, &cur.Buckets)

@@ -159,22 +159,29 @@ func callOf(s *segment.Snapshot, e, base *segment.Endpoint, exposure float64, t2
 	if base != nil {
 		prev = base.Calls
 	}
-	var acc durAcc
 	c.FailKnown = !c.Client && cur.HasSendFailed
 	if prev == nil {
 		c.Started, c.Answered, c.Evicted, c.Unmatched = cur.Started, cur.Answered, cur.Evicted, cur.Unmatched
 		c.SendFailed = cur.SendFailed
-		acc.add(0, nil, cur.SumNs, &cur.Buckets)
 	} else {
 		c.Started, c.Answered = sub(cur.Started, prev.Started), sub(cur.Answered, prev.Answered)
 		c.Evicted, c.Unmatched = sub(cur.Evicted, prev.Evicted), sub(cur.Unmatched, prev.Unmatched)
 		c.SendFailed = sub(cur.SendFailed, prev.SendFailed)
-		acc.add(prev.SumNs, &prev.Buckets, cur.SumNs, &cur.Buckets)
 	}
-	c.Time = acc.stats()
-	for b, n := range acc.delta {
-		if n > 0 {
-			c.Hist = append(c.Hist, Bucket{B: b, N: n})
+	// A call record never answered (most: a node's idle parameter services)
+	// has an empty histogram; segment.readCalls did not even read it.
+	if cur.Answered > 0 || cur.SumNs > 0 {
+		var acc durAcc
+		if prev == nil {
+			acc.add(0, nil, cur.SumNs, &cur.Buckets)
+		} else {
+			acc.add(prev.SumNs, &prev.Buckets, cur.SumNs, &cur.Buckets)
+		}
+		c.Time = acc.stats()
+		for b, n := range acc.delta {
+			if n > 0 {
+				c.Hist = append(c.Hist, Bucket{B: b, N: n})
+			}
 		}
 	}
 	if exposure > 0 {
