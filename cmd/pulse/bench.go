@@ -202,16 +202,25 @@ func benchCmd() *cobra.Command {
 	reader.Flags().IntVar(&samples, "samples", 20, "samples per directory")
 
 	var sampleDir string
+	var phases bool
+	var interval time.Duration
 	sample := &cobra.Command{
 		Use:    "reader-sample",
 		Hidden: true, // the child process of `bench reader`
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if phases {
+				return bench.MeasurePhases(sampleDir, samples, interval, os.Stdout)
+			}
 			return bench.MeasureReader(sampleDir, samples, os.Stdout)
 		},
 	}
 	sample.Flags().StringVar(&sampleDir, "dir", "", "segment directory")
 	sample.Flags().IntVar(&samples, "samples", 20, "samples")
+	// A live graph's directory, phase by phase (PERFORMANCE §20):
+	// pulse bench reader-sample --phases --interval 1s --dir DIR --samples 60
+	sample.Flags().BoolVar(&phases, "phases", false, "print the scan's, the window's and the text's CPU a sample")
+	sample.Flags().DurationVar(&interval, "interval", 0, "with --phases: the time between samples (1s: as pulse record)")
 
 	var mkProcs, mkEndpoints int
 	mkdir := &cobra.Command{

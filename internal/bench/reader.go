@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"ros2_pulse/internal/diagnose"
 	"strconv"
 	"strings"
 	"time"
@@ -155,3 +156,50 @@ func ReaderTable(rows []ReaderRow) string {
 func fmtSscanf(s string, cpu, sem *float64, rss, anon *int64) (int, error) {
 	return fmt.Sscanf(strings.TrimSpace(s), "cpu_ms=%f,%f maxrss_kib=%d anon_kib=%d", cpu, sem, rss, anon)
 }
+
+// MeasurePhases reads dir as pulse record does, a sample every interval
+// (a live graph: the scans find the probe's lines as cold as a recorder
+// does), and prints each phase's CPU a sample, mean ± SEM: the scan, the
+// window (with the why-silent diagnosis) and the whole window's text.
+func MeasurePhases(dir string, samples int, interval time.Duration, out io.Writer) error {
+	rd := segment.NewReader(dir)
+	defer rd.Close()
+	rd.Retain(-1, false)
+	var sc window.Scratch
+	sc.ReuseWindows = true
+	var memo diagnose.Memo
+	start := segment.NowMono()
+	prev, err := rd.Scan()
+	if err != nil {
+		return err
+	}
+	var scan, compute, render []float64
+	for i := 0; i < samples; i++ {
+		time.Sleep(interval)
+		c0 := cpuNow()
+		cur, err := rd.Scan()
+		if err != nil {
+			return err
+		}
+		c1 := cpuNow()
+		w := sc.Compute(prev, cur, start, time.Now().UnixNano(), window.Options{})
+		w.Unmatched = memo.Unmatched(cur)
+		c2 := cpuNow()
+		_ = logfmt.Render(logfmt.Text, w, logfmt.Options{})
+		c3 := cpuNow()
+		rd.Recycle(prev)
+		prev = cur
+		scan, compute, render = append(scan, ms(c1-c0)), append(compute, ms(c2-c1)), append(render, ms(c3-c2))
+	}
+	for _, p := range []struct {
+		name string
+		v    []float64
+	}{{"scan", scan}, {"window", compute}, {"text", render}} {
+		m, s := MeanSEM(p.v[min(1, len(p.v)-1):]) // the first sample after the baseline converts every name
+		fmt.Fprintf(out, "%s_ms=%.3f,%.3f ", p.name, m, s)
+	}
+	fmt.Fprintln(out)
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -24,6 +25,22 @@ func TestMakeDirectoryAndMeasure(t *testing.T) {
 	var cpu, sem float64
 	var rss, anon int64
 	if _, err := fmtSscanf(out.String(), &cpu, &sem, &rss, &anon); err != nil || rss <= 0 || anon <= 0 || anon > rss {
+		t.Fatalf("%q: %v", out.String(), err)
+	}
+}
+
+// The phases of a sample are each measured and said.
+func TestMeasurePhases(t *testing.T) {
+	dir := t.TempDir()
+	if err := MakeDirectory(dir, 3, 20); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := MeasurePhases(dir, 4, 0, &out); err != nil {
+		t.Fatal(err)
+	}
+	var scan, window, text, s1, s2, s3 float64
+	if _, err := fmtSscanfPhases(out.String(), &scan, &s1, &window, &s2, &text, &s3); err != nil || scan < 0 || window < 0 || text < 0 {
 		t.Fatalf("%q: %v", out.String(), err)
 	}
 }
@@ -66,4 +83,8 @@ func TestPlotHotpathOneEndpointCount(t *testing.T) {
 	if err := PlotHotpath(rows, 1, t.TempDir()+"/hotpath.png"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func fmtSscanfPhases(s string, v ...any) (int, error) {
+	return fmt.Sscanf(strings.TrimSpace(s), "scan_ms=%f,%f window_ms=%f,%f text_ms=%f,%f", v...)
 }
