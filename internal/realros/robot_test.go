@@ -85,12 +85,22 @@ func TestRobotShape(t *testing.T) {
 	if err := rec.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// The reading alone, phase by phase (scan, window, text), beside it.
+	phases := r.pulseCmd("bench", "reader-sample", "--phases", "--interval", "1s", "--samples", "15", "--dir", r.dir)
+	var phaseOut bytes.Buffer
+	phases.Stdout, phases.Stderr = &phaseOut, &phaseOut
+	if err := phases.Start(); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(5 * time.Second)
 	cpu0, err := cpuSeconds(rec.Process.Pid)
 	time.Sleep(20 * time.Second)
 	cpu1, err1 := cpuSeconds(rec.Process.Pid)
 	if err := rec.Wait(); err != nil {
 		t.Fatalf("pulse record: %v\n%s", err, recOut.String())
+	}
+	if err := phases.Wait(); err != nil {
+		t.Errorf("pulse bench reader-sample: %v\n%s", err, phaseOut.String())
 	}
 	r.waitAll(90 * time.Second)
 	var all tally
@@ -138,6 +148,7 @@ func TestRobotShape(t *testing.T) {
 		t.Logf("pulse record on the real robot: %.1f ms of CPU a window (20 windows), %d kB a window of text",
 			(cpu1-cpu0)/20*1000, len(data)/max(windows, 1)/1000)
 	}
+	t.Logf("reading the real robot a window (ms, mean,SEM of 14): %s", strings.TrimSpace(phaseOut.String()))
 }
 
 // cpuSeconds is a process's user and system CPU so far.
