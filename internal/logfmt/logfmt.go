@@ -348,7 +348,11 @@ func RenderRun(f Format, r RunInfo) []byte {
 // textName escapes bytes that would break the line grammar. Legal ROS names
 // never contain them, so ordinary output is byte-identical to the raw name.
 func textName(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '\\' || r == utf8.RuneError }) {
+	plain := true // the usual name, printable ASCII, checked byte by byte (by rune it was a fifth of a window's text)
+	for i := 0; i < len(s) && plain; i++ {
+		plain = s[i] > ' ' && s[i] < 0x7f && s[i] != '\\'
+	}
+	if plain || !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '\\' || r == utf8.RuneError }) {
 		return s
 	}
 	var b strings.Builder
