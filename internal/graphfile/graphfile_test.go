@@ -1,7 +1,6 @@
 package graphfile
 
 import (
-	"os"
 	"strings"
 	"testing"
 )
@@ -9,12 +8,7 @@ import (
 // The robot stand-in reads as robotgen describes it (issue 46: 157 nodes in
 // 24 processes, 36 of them rclpy's).
 func TestReadRobot(t *testing.T) {
-	f, err := os.Open("../../sim/graphs/robot.graph")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	g, err := Read(f)
+	g, err := ReadFile("../../sim/graphs/robot.graph")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,14 +25,12 @@ func TestReadRobot(t *testing.T) {
 // Every demo graph reads; bad input says its line.
 func TestReadGraphsAndBadInput(t *testing.T) {
 	for _, name := range []string{"demo", "stress"} {
-		f, err := os.Open("../../sim/graphs/" + name + ".graph")
-		if err != nil {
-			t.Fatal(err)
+		if _, err := ReadFile("../../sim/graphs/" + name + ".graph"); err != nil {
+			t.Error(err)
 		}
-		if _, err := Read(f); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
-		f.Close()
+	}
+	if _, err := ReadFile("../../sim/graphs/missing.graph"); err == nil {
+		t.Error("a missing graph file read")
 	}
 	for in, want := range map[string]string{
 		"node /a\n":                                  "line 1: node before any process",

@@ -16,12 +16,7 @@ import (
 
 func robotGraph(t *testing.T) *graphfile.Graph {
 	t.Helper()
-	f, err := os.Open("../../sim/graphs/robot.graph")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	g, err := graphfile.Read(f)
+	g, err := graphfile.ReadFile("../../sim/graphs/robot.graph")
 	if err != nil {
 		t.Fatal(err)
 	}
