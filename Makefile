@@ -247,6 +247,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/spec/
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/logfmt/
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/graphfile/
+	$(GO) test -run '^$$' -fuzz '^FuzzEndsWhole$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/zlog/
 	$(GO) test -run '^$$' -fuzz '^FuzzDetail$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/web/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTruth$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/realros/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCallgrind$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/bench/

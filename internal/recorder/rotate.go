@@ -1,10 +1,8 @@
 package recorder
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"ros2_pulse/internal/zlog"
@@ -135,8 +133,8 @@ func (r *RotatingFile) startFrame() error {
 	return nil
 }
 
-// endsWhole reports whether the file at path is absent, empty, or a
-// compressed stream that decodes to its end.
+// endsWhole reports whether the file at path is absent, empty, or whole
+// compressed frames (zlog.EndsWhole reads their headers, not their text).
 func endsWhole(path string) (bool, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -146,19 +144,7 @@ func endsWhole(path string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	br := bufio.NewReader(f)
-	zr, err := zlog.Sniff(br)
-	if err != nil || zr == nil {
-		if _, perr := br.Peek(1); perr == io.EOF {
-			return true, nil // empty
-		}
-		return false, err // not a compressed stream: do not append a frame to it
-	}
-	defer zr.Close()
-	if _, err := io.Copy(io.Discard, zr); err != nil {
-		return false, err
-	}
-	return zr.Err() == nil, nil
+	return zlog.EndsWhole(f)
 }
 
 // Close ends the open frame, so the file ends whole.

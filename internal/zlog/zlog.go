@@ -110,3 +110,76 @@ func (z *Writer) End() ([]byte, error) {
 	}
 	return z.buf.Bytes(), nil
 }
+
+// EndsWhole reports whether r is a sequence of whole Zstandard frames: the
+// last one closed (its last block, its checksum). It walks the frames'
+// block headers and skips their contents without decompressing, so a
+// recording of hundreds of MB is checked in the time it takes to read it
+// (RFC 8878 §3.1). Anything else (a torn tail, other bytes) is not whole.
+func EndsWhole(r io.Reader) (bool, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	skip := func(n int) bool { d, err := br.Discard(n); return err == nil && d == n }
+	for {
+		var m [4]byte
+		if n, err := io.ReadFull(br, m[:]); n == 0 && err == io.EOF {
+			return true, nil // at a frame boundary
+		} else if err != nil {
+			return false, ignoreEOF(err)
+		}
+		if m[3] == 0x18 && m[2] == 0x4d && m[1] == 0x2a && m[0]&0xf0 == 0x50 { // a skippable frame
+			var size [4]byte
+			if _, err := io.ReadFull(br, size[:]); err != nil {
+				return false, ignoreEOF(err)
+			}
+			if !skip(int(uint32(size[0]) | uint32(size[1])<<8 | uint32(size[2])<<16 | uint32(size[3])<<24)) {
+				return false, nil
+			}
+			continue
+		}
+		if !bytes.Equal(m[:], magic) {
+			return false, nil
+		}
+		fhd, err := br.ReadByte()
+		if err != nil {
+			return false, ignoreEOF(err)
+		}
+		single := fhd&0x20 != 0
+		header := [4]int{0, 2, 4, 8}[fhd>>6] + [4]int{0, 1, 2, 4}[fhd&3]
+		if !single {
+			header++ // the window descriptor
+		} else if fhd>>6 == 0 {
+			header++ // a one-byte content size
+		}
+		if !skip(header) {
+			return false, nil
+		}
+		for last := false; !last; {
+			var bh [3]byte
+			if _, err := io.ReadFull(br, bh[:]); err != nil {
+				return false, ignoreEOF(err)
+			}
+			h := uint32(bh[0]) | uint32(bh[1])<<8 | uint32(bh[2])<<16
+			last = h&1 != 0
+			size := int(h >> 3)
+			switch (h >> 1) & 3 {
+			case 1: // RLE: one byte repeated
+				size = 1
+			case 3:
+				return false, nil // reserved: not a block
+			}
+			if !skip(size) {
+				return false, nil
+			}
+		}
+		if fhd&0x04 != 0 && !skip(4) { // the content checksum
+			return false, nil
+		}
+	}
+}
+
+func ignoreEOF(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil
+	}
+	return err
+}
