@@ -149,7 +149,7 @@ func demoTop(ctx context.Context, graph, sim, lib, tt string, duration time.Dura
 	if err != nil {
 		return err
 	}
-	opt.Out, opt.OnWindow = nil, hook
+	opt.OnWindow = hook // opt.Out stays: --record's file
 	if page != nil {
 		opt.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
 			hook(w, warns, final)

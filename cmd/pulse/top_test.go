@@ -130,6 +130,29 @@ process consumer
 	p.waitFor("exit 0", 3*time.Second, func(s string) bool { return strings.Contains(s, "PULSE-EXIT=0") })
 }
 
+// pulse demo on a terminal shows pulse top and still writes --record's
+// file (it wrote nothing there before).
+func TestDemoTopRecords(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux is needed for the real-terminal test of pulse top (apt-get install tmux)")
+	}
+	pulse, _, _ := bin(t)
+	dir := t.TempDir()
+	log := filepath.Join(dir, "demo.log")
+	p := &tmuxPane{t: t, socket: fmt.Sprintf("pulse-demo-%d", os.Getpid())}
+	defer exec.Command("tmux", "-L", p.socket, "kill-server").Run()
+	shell := fmt.Sprintf("ROS_PULSE_DIR=%s %s demo --duration 5s --period 1s --record %s; echo PULSE-EXIT=$?; sleep 60", dir, pulse, log)
+	p.run("new-session", "-d", "-s", "top", "-x", "100", "-y", "30", shell)
+	p.waitFor("pulse top of the demo", 10*time.Second, func(s string) bool { return strings.Contains(s, "/scan") })
+	p.waitFor("the demo's end", 20*time.Second, func(s string) bool { return strings.Contains(s, "source ended") })
+	p.keys("q")
+	p.waitFor("exit 0", 5*time.Second, func(s string) bool { return strings.Contains(s, "PULSE-EXIT=0") })
+	data, err := os.ReadFile(log)
+	if err != nil || strings.Count(string(data), "# ts_ns=") < 3 || !strings.Contains(string(data), "TOPIC /scan ") {
+		t.Fatalf("--record under pulse top wrote %d bytes (%v):\n%s", len(data), err, data)
+	}
+}
+
 // A process whose segment is full is said in every window of every view:
 // record's FULL line, top's warning, export's counter (with its alert rule,
 // promtool-tested in deploy/prometheus).
