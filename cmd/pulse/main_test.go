@@ -203,7 +203,8 @@ func TestDoctor(t *testing.T) {
 }
 
 func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"record", "--period", "0"}, {"record", "--format", "xml"}, {"demo", "--distro", "rolling"}, {"run"}} {
+	for _, args := range [][]string{{"record", "--period", "0"}, {"record", "--format", "xml"}, {"demo", "--distro", "rolling"}, {"run"},
+		{"record", "--detail", "bogus", "--out", "x.zst"}, {"record", "--detail", "10ms"}} {
 		cmd := pulseCmd(t, args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
