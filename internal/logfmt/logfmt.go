@@ -253,16 +253,16 @@ func decide(t *window.Topic, opt Options) lines {
 // subscription of the topic: what the evaluator judges live (which sides have
 // live endpoints, each subscription's rate and loss), so that a recording is
 // judged offline exactly as it was live.
-func endpointLines(b *strings.Builder, name string, t *window.Topic) {
+func endpointLines(ln *line, name string, t *window.Topic) {
 	eachLiveEndpoint(t, func(side string, e *window.EndpointRate) {
-		fmt.Fprintf(b, "EP %s %s pid=%d node=%s inter=%s intra=%s", name, side, e.Pid, dash(e.Node), hz(e.Inter), hz(e.Intra))
+		ln.s("EP ").s(name).s(" ").s(side).s(" pid=").i(e.Pid).s(" node=").s(dash(e.Node)).s(" inter=").hz(e.Inter).s(" intra=").hz(e.Intra)
 		if e.LossJudged {
-			fmt.Fprintf(b, " loss_pct=%s", pct(e.LossPct))
+			ln.s(" loss_pct=").ms(e.LossPct)
 		}
 		if e.PubHidden {
-			b.WriteString(" not_measured=1")
+			ln.s(" not_measured=1")
 		}
-		b.WriteByte('\n')
+		ln.end()
 	})
 }
 
@@ -372,7 +372,8 @@ func hz(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
 func renderText(w *window.Window, opt Options) []byte {
 	var b strings.Builder
 	b.Grow(textSize(w)) // once: growing by doubling copied a robot's window ~20 times
-	fmt.Fprintf(&b, "# ts_ns=%d window_s=%.3f", w.TsNs, w.Seconds)
+	ln := &line{b: &b}
+	ln.s("# ts_ns=").s(strconv.FormatInt(w.TsNs, 10)).s(" window_s=").ms(w.Seconds)
 	if w.Detail {
 		b.WriteString(" detail=1")
 	}
@@ -382,17 +383,17 @@ func renderText(w *window.Window, opt Options) []byte {
 		l := decide(t, opt)
 		name := textName(t.Name)
 		if l.topic {
-			fmt.Fprintf(&b, "TOPIC %s %s\n", name, hz(t.PubInter))
+			ln.s("TOPIC ").s(name).s(" ").hz(t.PubInter).end()
 		}
 		if l.pub {
-			fmt.Fprintf(&b, "PUB %s inter=%s intra=%s\n", name, hz(t.PubInter), hz(t.PubIntra))
+			ln.s("PUB ").s(name).s(" inter=").hz(t.PubInter).s(" intra=").hz(t.PubIntra).end()
 		}
 		if l.pubGap {
 			fmt.Fprintf(&b, "JITTER %s pub max_dt_ms=%s\n", name, ms(t.PubGap.MaxDtMs()))
 			periodLine(&b, name, "pub", &t.PubGap)
 		}
 		if l.recv {
-			fmt.Fprintf(&b, "RECV %s inter=%s intra=%s\n", name, hz(t.RecvInter), hz(t.RecvIntra))
+			ln.s("RECV ").s(name).s(" inter=").hz(t.RecvInter).s(" intra=").hz(t.RecvIntra).end()
 		}
 		if l.recvGap {
 			fmt.Fprintf(&b, "JITTER %s recv max_dt_ms=%s\n", name, ms(t.RecvGap.MaxDtMs()))
@@ -407,48 +408,52 @@ func renderText(w *window.Window, opt Options) []byte {
 			fmt.Fprintf(&b, "LOSS %s published=%d judged=%d worst_pct=%s node=%s pid=%d\n",
 				name, t.Published, t.Loss.Judged, pct(t.Loss.WorstPct), dash(t.Loss.Node), t.Loss.Pid)
 		}
-		endpointLines(&b, name, t)
+		endpointLines(ln, name, t)
 	}
 	for _, tm := range w.Timers {
-		fmt.Fprintf(&b, "TIMER %s timer=%d period_ms=%s hz=%s pid=%d", textName(tm.Node), tm.Ordinal, ms(tm.PeriodMs), hz(tm.Hz), tm.Pid)
+		ln.s("TIMER ").s(textName(tm.Node)).s(" timer=").i(tm.Ordinal).s(" period_ms=").ms(tm.PeriodMs).s(" hz=").hz(tm.Hz).s(" pid=").i(tm.Pid)
 		if tm.LateKnown {
-			fmt.Fprintf(&b, " calls=%d late_mean_ms=%s late_p99_ms=%s late_max_ms=%s overruns=%d",
-				tm.Late.N, ms(tm.Late.MeanMs), ms(tm.Late.P99Ms), ms(tm.Late.MaxMs), tm.Overruns)
+			ln.s(" calls=").u(tm.Late.N).s(" late_mean_ms=").ms(tm.Late.MeanMs).s(" late_p99_ms=").ms(tm.Late.P99Ms).
+				s(" late_max_ms=").ms(tm.Late.MaxMs).s(" overruns=").u(tm.Overruns)
 		}
-		b.WriteByte('\n')
+		ln.end()
 	}
 	for _, c := range w.Callbacks {
-		fmt.Fprintf(&b, "CALLBACK %s %s name=%s", dash(c.Node), c.Kind, dash(c.Name))
+		ln.s("CALLBACK ").s(dash(c.Node)).s(" ").s(c.Kind).s(" name=").s(dash(c.Name))
 		if c.Kind == "timer" {
-			fmt.Fprintf(&b, " timer=%d", c.Ordinal)
+			ln.s(" timer=").i(c.Ordinal)
 		}
 		if c.Function != "" {
-			fmt.Fprintf(&b, " function=%s", textName(c.Function))
+			ln.s(" function=").s(textName(c.Function))
 		}
 		if c.Measured {
 			d := &c.Duration
-			fmt.Fprintf(&b, " n=%d mean_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s max_ms=%s unended=%d",
-				d.N, ms(d.MeanMs), ms(d.P50Ms), ms(d.P90Ms), ms(d.P99Ms), ms(d.MaxMs), c.Unended)
+			ln.s(" n=").u(d.N).s(" mean_ms=").ms(d.MeanMs).s(" p50_ms=").ms(d.P50Ms).s(" p90_ms=").ms(d.P90Ms).
+				s(" p99_ms=").ms(d.P99Ms).s(" max_ms=").ms(d.MaxMs).s(" unended=").u(c.Unended)
 		} else {
-			fmt.Fprintf(&b, " not_measured=%s", dash(c.Why))
+			ln.s(" not_measured=").s(dash(c.Why))
 		}
-		fmt.Fprintf(&b, " pid=%d\n", c.Pid)
+		ln.s(" pid=").i(c.Pid).end()
 	}
 	for _, n := range w.Busy {
-		if n.FromWait {
-			fmt.Fprintf(&b, "BUSY %s pct=%s pid=%d source=rcl_wait\n", textName(n.Node), pct(n.Pct), n.Pid)
-		} else if n.Measured {
-			fmt.Fprintf(&b, "BUSY %s pct=%s pid=%d\n", textName(n.Node), pct(n.Pct), n.Pid)
+		ln.s("BUSY ").s(textName(n.Node))
+		if n.Measured || n.FromWait {
+			ln.s(" pct=").ms(n.Pct).s(" pid=").i(n.Pid)
 		} else {
-			fmt.Fprintf(&b, "BUSY %s not_measured=1 pid=%d\n", textName(n.Node), n.Pid)
+			ln.s(" not_measured=1 pid=").i(n.Pid)
 		}
+		if n.FromWait {
+			ln.s(" source=rcl_wait")
+		}
+		ln.end()
 	}
 	for _, t := range w.Threads {
-		fmt.Fprintf(&b, "THREAD pid=%d tid=%d name=%s node=%s busy_pct=%s callbacks=%d", t.Pid, t.Tid, dash(t.Name), dash(t.Node), pct(t.BusyPct), t.Callbacks)
+		ln.s("THREAD pid=").i(t.Pid).s(" tid=").i(t.Tid).s(" name=").s(dash(t.Name)).s(" node=").s(dash(t.Node)).
+			s(" busy_pct=").ms(t.BusyPct).s(" callbacks=").u(t.Callbacks)
 		if t.Waiter {
-			fmt.Fprintf(&b, " outside_wait_pct=%s", pct(t.OutsideWaitPct))
+			ln.s(" outside_wait_pct=").ms(t.OutsideWaitPct)
 		}
-		b.WriteByte('\n')
+		ln.end()
 	}
 	for i := range w.Calls { // service calls (ABI 1.6)
 		c := &w.Calls[i]
@@ -471,7 +476,7 @@ func renderText(w *window.Window, opt Options) []byte {
 			dash(u.Detail), dash(u.Fix), dash(strings.Join(u.Peers, ";")))
 	}
 	for _, n := range w.Nodes {
-		fmt.Fprintf(&b, "NODE %s\n", textName(n))
+		ln.s("NODE ").s(textName(n)).end()
 	}
 	for _, p := range w.Procs {
 		fmt.Fprintf(&b, "PROC pid=%d state=%s nodes=%s exe=%s\n", p.Pid, p.State(), textName(p.NodeNames()), textName(p.Exe))

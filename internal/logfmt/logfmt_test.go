@@ -132,3 +132,17 @@ func TestParseFormat(t *testing.T) {
 		}
 	}
 }
+
+// EP lines, byte for byte: a publisher not measured, a subscription with a
+// loss and no node.
+func TestEndpointLines(t *testing.T) {
+	w := &window.Window{TsNs: 5, Seconds: 1, Topics: []window.Topic{{Name: "/t", PubInter: 10, PubInterSeen: true,
+		Pubs: []window.EndpointRate{{Pid: 7, Node: "/n", Inter: 10, Intra: 0.5, Alive: true, PubHidden: true}, {Pid: 9, Alive: false}},
+		Subs: []window.EndpointRate{{Pid: 8, Inter: 9.25, Alive: true, LossJudged: true, LossPct: 7.5}}}}}
+	want := "# ts_ns=5 window_s=1.000\nTOPIC /t 10.000000\n" +
+		"EP /t pub pid=7 node=/n inter=10.000000 intra=0.500000 not_measured=1\n" +
+		"EP /t recv pid=8 node=- inter=9.250000 intra=0.000000 loss_pct=7.500\n\n"
+	if got := string(Render(Text, w, Options{})); got != want {
+		t.Errorf("got\n%swant\n%s", got, want)
+	}
+}
