@@ -231,9 +231,11 @@ test-c: build $(GAPSTEPS)
 
 # Go unit tests plus the integration tests that drive simgraph under the probe.
 # -p 1: the integration tests measure rates, and parallel packages are only scheduling noise.
+# -timeout 25m: cmd/pulse drives the binary through real terminals, browsers and
+# Prometheus, ~10 min on a 2-core machine, which is go test's default limit.
 test-go: build bridge
 	$(GO) vet -tags cyclonedds ./internal/dds/ ./cmd/pulse-bridge/
-	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -p 1 -count=1 ./...
+	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -p 1 -count=1 -timeout 25m ./...
 	PULSE_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -race ./internal/segment/ ./internal/window/ ./internal/recorder/ ./internal/runner/ ./internal/top/ ./internal/cpu/ ./internal/web/
 
 # A short fuzz pass over every parser of outside input: segments, specs and logs.
