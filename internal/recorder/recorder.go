@@ -192,9 +192,7 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 				r.writeErr = msg
 				fmt.Fprintf(r.opt.Warn, "pulse: cannot write window (%v); counts are kept and the next window will cover this one\n", err)
 			}
-			if r.detailPrev != scan {
-				r.reader.Recycle(scan)
-			}
+			r.reader.Recycle(scan) // no one holds it yet: detailPrev moves only after a write
 			return w, nil // keep prev: nothing counted is lost
 		}
 		r.headed = true

@@ -25,7 +25,7 @@ func Compressed(path string) bool { return strings.HasSuffix(path, Suffix) }
 // magic opens every Zstandard frame.
 var magic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// windowLog: an 8 MiB window holds a minute of a robot's lean windows, and
+// windowSize: an 8 MiB window holds a minute of a robot's lean windows, and
 // costs that much memory in the recorder and in every reader.
 const windowSize = 8 << 20
 
