@@ -193,7 +193,7 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 				fmt.Fprintf(r.opt.Warn, "pulse: cannot write window (%v); counts are kept and the next window will cover this one\n", err)
 			}
 			r.reader.Recycle(scan) // no one holds it yet: detailPrev moves only after a write
-			return w, nil // keep prev: nothing counted is lost
+			return w, nil          // keep prev: nothing counted is lost
 		}
 		r.headed = true
 		if r.writeErr != "" {
