@@ -253,6 +253,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDetail$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/web/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTruth$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/realros/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCallgrind$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/bench/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseStat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/cpu/
 
 # ASan+UBSan over probe and simulator, and TSan over the simulator, with the exit storm repeated.
 sanitize: sanitize-asan sanitize-tsan

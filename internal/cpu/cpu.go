@@ -1,5 +1,7 @@
 // Package cpu measures what ROS processes cost: CPU time and resident
-// memory from /proc/<pid>/stat (through prometheus/procfs), once per period,
+// memory from /proc/<pid>/stat (kept open and read again each period by
+// stat.go; a process's threads and one-off readings through
+// prometheus/procfs), once per period,
 // with the load average beside each sample, so that paired A/B measurements
 // of node cost can be read against the machine's condition
 // (shared/seeds/001). Probed processes are named by the nodes their segments
@@ -93,6 +95,7 @@ func (r *Reader) Read(pid int) (Reading, error) {
 // Sampler keeps the previous reading of every process it has seen.
 type Sampler struct {
 	fs      procfs.FS
+	stats   *statFiles // without threads: each process's stat kept open
 	threads bool
 	prev    map[key]reading
 	start   time.Time
@@ -105,7 +108,21 @@ func New(procRoot string, threads bool) (*Sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sampler{fs: r.fs, threads: threads, prev: map[key]reading{}, start: time.Now()}, nil
+	if procRoot == "" {
+		procRoot = procfs.DefaultMountPoint
+	}
+	s := &Sampler{fs: r.fs, threads: threads, prev: map[key]reading{}, start: time.Now()}
+	if !threads {
+		s.stats = newStatFiles(procRoot)
+	}
+	return s, nil
+}
+
+// Close closes the files the sampler keeps open.
+func (s *Sampler) Close() {
+	if s.stats != nil {
+		s.stats.close()
+	}
 }
 
 // Sample reads every target once. A process's first reading yields no
@@ -119,17 +136,46 @@ func (s *Sampler) Sample(targets []Target) []Sample {
 	}
 	seen := make(map[key]bool, len(s.prev))
 	var out []Sample
-	for _, t := range targets {
+	sample := func(t Target, k key, cpuS float64, rssBytes int64, comm string) {
+		seen[k] = true
+		r := reading{cpuS: cpuS, mono: mono}
+		old, ok := s.prev[k]
+		s.prev[k] = r
+		if !ok || r.mono <= old.mono {
+			return
+		}
+		smp := Sample{
+			TsNs: now.UnixNano(), Elapsed: mono.Seconds(), Pid: t.Pid, Tid: k.tid, Name: t.Name,
+			CPUPct:   100 * max(0, r.cpuS-old.cpuS) / (r.mono - old.mono).Seconds(),
+			RSSBytes: rssBytes, Load1: load.Load1, Load5: load.Load5, Load15: load.Load15, Wakeups: -1,
+		}
+		if k.tid != 0 {
+			smp.Thread = comm
+		}
+		out = append(out, smp)
+	}
+	if s.stats != nil {
+		pids := make(map[int]bool, len(targets))
+		for _, t := range targets {
+			st, err := s.stats.read(t.Pid)
+			if err != nil {
+				continue
+			}
+			pids[t.Pid] = true
+			sample(t, key{pid: t.Pid, start: st.start}, st.cpuSeconds(), st.rssPages*int64(os.Getpagesize()), st.comm)
+		}
+		s.stats.keep(pids)
+		targets = nil // read
+	}
+	for _, t := range targets { // with threads: each process and its threads through procfs
 		p, err := s.fs.Proc(t.Pid)
 		if err != nil {
 			continue
 		}
 		procs := []procfs.Proc{p}
-		if s.threads {
-			if ths, err := s.fs.AllThreads(t.Pid); err == nil {
-				sort.Sort(ths)
-				procs = append(procs, ths...)
-			}
+		if ths, err := s.fs.AllThreads(t.Pid); err == nil {
+			sort.Sort(ths)
+			procs = append(procs, ths...)
 		}
 		for i, q := range procs {
 			st, err := q.Stat()
@@ -140,22 +186,7 @@ func (s *Sampler) Sample(targets []Target) []Sample {
 			if i > 0 {
 				k.tid = q.PID
 			}
-			seen[k] = true
-			r := reading{cpuS: st.CPUTime(), mono: mono}
-			old, ok := s.prev[k]
-			s.prev[k] = r
-			if !ok || r.mono <= old.mono {
-				continue
-			}
-			smp := Sample{
-				TsNs: now.UnixNano(), Elapsed: mono.Seconds(), Pid: t.Pid, Tid: k.tid, Name: t.Name,
-				CPUPct:   100 * max(0, r.cpuS-old.cpuS) / (r.mono - old.mono).Seconds(),
-				RSSBytes: int64(st.ResidentMemory()), Load1: load.Load1, Load5: load.Load5, Load15: load.Load15, Wakeups: -1,
-			}
-			if k.tid != 0 {
-				smp.Thread = st.Comm
-			}
-			out = append(out, smp)
+			sample(t, k, st.CPUTime(), int64(st.ResidentMemory()), st.Comm)
 		}
 	}
 	for k := range s.prev {

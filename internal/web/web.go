@@ -329,17 +329,25 @@ func labelLoss(w *window.Window, g *graph.Graph, labels []string) {
 	if lossy == nil {
 		return
 	}
-	names := map[string]string{}
-	pids := map[string]int{}
-	for _, n := range g.Nodes {
-		names[n.ID], pids[n.ID] = n.Name, n.Pid
+	// Ids are places: node "n<i>" is g.Nodes[i], topic "t<i>" is g.Topics[i].
+	at := func(id string, prefix byte, n int) int {
+		if len(id) < 2 || id[0] != prefix {
+			return -1
+		}
+		i, err := strconv.Atoi(id[1:])
+		if err != nil || i < 0 || i >= n {
+			return -1
+		}
+		return i
 	}
-	for _, t := range g.Topics {
-		names[t.ID] = t.Name
-	}
-	for i, e := range g.Edges {
-		if pct, ok := lossy[end{names[e.From], names[e.To], pids[e.To]}]; ok && e.Kind == "sub" {
-			labels[i] += fmt.Sprintf(" · loss %.1f%%", pct)
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		t, n := at(e.From, 't', len(g.Topics)), at(e.To, 'n', len(g.Nodes))
+		if e.Kind != "sub" || t < 0 || n < 0 {
+			continue
+		}
+		if pct, ok := lossy[end{g.Topics[t].Name, g.Nodes[n].Name, g.Nodes[n].Pid}]; ok {
+			labels[i] += " · loss " + strconv.FormatFloat(pct, 'f', 1, 64) + "%"
 		}
 	}
 }
