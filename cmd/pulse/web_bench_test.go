@@ -187,11 +187,15 @@ func webBench(b *testing.B, start func(ctx context.Context, dir string, secs int
 	if v, err := strconv.Atoi(os.Getenv("PULSE_WEB_BENCH_S")); err == nil && v > 0 {
 		secs = v
 	}
+	period := "1s" // PULSE_WEB_BENCH_PERIOD: the windows of pulse web and record (pulse web's default is 5s)
+	if v := os.Getenv("PULSE_WEB_BENCH_PERIOD"); v != "" {
+		period = v
+	}
 	for range b.N {
 		ctx, cancel := context.WithCancel(context.Background())
 		dir := start(ctx, b.TempDir(), secs)
 		addr := freePort(b)
-		args := []string{"web", "--listen", addr, "--period", "1s"}
+		args := []string{"web", "--listen", addr, "--period", period}
 		if prof := os.Getenv("PULSE_WEB_CPUPROFILE"); prof != "" {
 			args = append(args, "--cpuprofile", prof)
 		}
@@ -201,7 +205,7 @@ func webBench(b *testing.B, start func(ctx context.Context, dir string, secs int
 			b.Fatal(err)
 		}
 		// The reader alone, side by side: pulse record of the same directory, its log thrown away.
-		rec := pulseCmd(b, "record", "--period", "1s", "--out", os.DevNull)
+		rec := pulseCmd(b, "record", "--period", period, "--out", os.DevNull)
 		rec.Env = append(rec.Env, "ROS_PULSE_DIR="+dir)
 		if err := rec.Start(); err != nil {
 			b.Fatal(err)
