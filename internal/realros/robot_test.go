@@ -23,6 +23,39 @@ func robotGraph(t *testing.T) *graphfile.Graph {
 	return g
 }
 
+// robotRate scales every rate of g by PULSE_ROBOT_RATE (0 < rate ≤ 1; 1 when
+// unset): the same endpoints, which are what the reader's cost follows, at
+// a fraction of the traffic, so a two-core machine is not saturated by the
+// robot it reads (a robot's computer has more cores than this VM).
+func robotRate(t *testing.T, g *graphfile.Graph) {
+	v := os.Getenv("PULSE_ROBOT_RATE")
+	if v == "" {
+		return
+	}
+	r, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(r > 0 && r <= 1) {
+		t.Fatalf("PULSE_ROBOT_RATE=%q: want a number in (0, 1]", v)
+	}
+	for _, p := range g.Procs {
+		for i := range p.Nodes {
+			n := &p.Nodes[i]
+			for j := range n.Pubs {
+				n.Pubs[j].Hz *= r
+			}
+			for j := range n.Timers {
+				n.Timers[j].Hz *= r
+			}
+			for j := range n.Clients {
+				n.Clients[j].Hz *= r
+			}
+			for j := range n.ActionCalls {
+				n.ActionCalls[j].Hz *= r
+			}
+		}
+	}
+	t.Logf("the robot's rates scaled by %g", r)
+}
+
 // The robot as real processes keeps its shape: every node once, in the
 // process of its container, rclpy's apart, sizes capped.
 func TestGraphProcs(t *testing.T) {
@@ -61,7 +94,9 @@ func TestGraphProcs(t *testing.T) {
 func TestRobotShape(t *testing.T) {
 	l := setup(t)
 	r := l.newRun(t)
-	procs := GraphProcs(robotGraph(t), 4096)
+	g := robotGraph(t)
+	robotRate(t, g)
+	procs := GraphProcs(g, 4096)
 	live := map[string]*proc{}
 	for _, np := range procs {
 		live[np.Name] = r.node(np.Name, np.Lang, "", append(np.Args, "--duration", "40")...)
