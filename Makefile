@@ -77,7 +77,7 @@ $(LIB)/sim/%/librcl.so: sim/rcl/rcl.c sim/rcl/sim_rcl.h probe/include/ros2_pulse
 	$(CC) $(SIM_CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-soname,librcl.so \
 	  -DSIM_DISTRO=$(call distro_num,$*) -o $@ $< -L$(@D) -ltracetools
 
-GRAPHS := sim/graphs/demo.graph sim/graphs/stress.graph sim/graphs/flat.graph sim/graphs/robot.graph
+GRAPHS := sim/graphs/demo.graph sim/graphs/stress.graph sim/graphs/flat.graph sim/graphs/robot.graph sim/graphs/chain.graph
 $(OBJ)/graphs.c: $(GRAPHS) sim/embed_graphs.sh
 	@mkdir -p $(@D)
 	bash sim/embed_graphs.sh $(GRAPHS) > $@

@@ -109,7 +109,7 @@ and prints its address.`,
 		},
 	}
 	addRecordFlags(c, &f, "record", "also write the windows to this file")
-	c.Flags().StringVar(&graph, "graph", "demo", "demo, stress, robot (Autoware-shaped: 157 nodes, ~600 topics), or a graph file (syntax: sim/graphs/demo.graph)")
+	c.Flags().StringVar(&graph, "graph", "demo", "demo, stress, robot (Autoware-shaped: 157 nodes, ~600 topics), chain (a sensor-to-actuator pipeline of relaying nodes), or a graph file (syntax: sim/graphs/demo.graph)")
 	c.Flags().StringVar(&distro, "distro", "jazzy", "stand-in libtracetools: humble, jazzy or kilted")
 	c.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default 15s without a terminal)")
 	c.Flags().BoolVar(&jitter, "jitter", false, "gap tracking in the simulated processes: JITTER and PERIOD lines")

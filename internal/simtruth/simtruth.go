@@ -46,6 +46,10 @@ type Timing struct {
 	LateNs, Lates, LateMaxNs                       uint64 // timer: lateness; service: take to response; client: round trip (truth.h TT_CALL_*)
 	Thrown                                         uint64 // callbacks that threw: started, never ended
 	GapMaxNs                                       uint64 // pub: the longest gap between two of its publishes (TT_GAP_MAX)
+	// sub: each delivered message's age since its chain's first publish
+	// (relay=; a message nobody relayed: since its own publish), realtime:
+	// the sum, how many, the oldest (TT_E2E_*).
+	E2ENs, E2EN, E2EMaxNs uint64
 }
 
 // What each count of a record means, by kind (truth.h enum truth_count).
@@ -188,9 +192,15 @@ func (s *Snapshot) readFile(path string) error {
 			t.CallbackMaxNs = max(t.CallbackMaxNs, tv[2])
 		}
 		t.Overruns += tv[3]
-		t.LateNs += tv[4]
-		t.Lates += tv[5]
-		t.LateMaxNs = max(t.LateMaxNs, tv[6])
+		if k.Kind == "sub" { // a subscription's slots 4-6 are its messages' ages (TT_E2E_*)
+			t.E2ENs += tv[4]
+			t.E2EN += tv[5]
+			t.E2EMaxNs = max(t.E2EMaxNs, tv[6])
+		} else {
+			t.LateNs += tv[4]
+			t.Lates += tv[5]
+			t.LateMaxNs = max(t.LateMaxNs, tv[6])
+		}
 		t.Thrown += tv[7]
 		s.Timing[k] = t
 	}

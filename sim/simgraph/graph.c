@@ -279,7 +279,7 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             bool reuse = kw[0] == 'r';
             if ((reuse ? nt != 4 : nt < 2) || g->nsubs >= G_MAX_SUBS || !valid_name(tok[1]) ||
                 (reuse && !valid_name(tok[2])))
-                FAIL("usage: sub TOPIC [cost=MS] [delay=MS] [drop=FRACTION] [deaf] [throws=N] [reentrant] [spin] | reuse_sub OLD NEW AT_S");
+                FAIL("usage: sub TOPIC [cost=MS] [delay=MS] [drop=FRACTION] [deaf] [throws=N] [reentrant] [spin] [relay=TOPIC] | reuse_sub OLD NEW AT_S");
             struct g_sub *s = &g->subs[g->nsubs++];
             memset(s, 0, sizeof *s);
             s->node = node;
@@ -312,7 +312,23 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                     *(tok[i][0] == 'r' ? &s->reentrant : &s->spin) = true;
                     continue;
                 }
-                FAIL("bad sub option '%s' (cost=MS, delay=MS, drop=FRACTION, deaf, throws=N, reentrant or spin)", tok[i]);
+                if (strncmp(tok[i], "relay=", 6) == 0 && valid_name(tok[i] + 6)) {
+                    for (int k = 0; k < g->npubs; k++)
+                        if (g->pubs[k].node == node && strcmp(g->pubs[k].topic, tok[i] + 6) == 0)
+                            FAIL("relay=%s: the node already publishes it", tok[i] + 6);
+                    if (s->relay != 0 || g->npubs >= G_MAX_PUBS)
+                        FAIL("relay=%s: one relay a subscription, and at most %d publishers", tok[i] + 6, G_MAX_PUBS);
+                    struct g_pub *p = &g->pubs[g->npubs++];
+                    memset(p, 0, sizeof *p);
+                    p->node = node;
+                    p->reuse_at = -1;
+                    p->manual = true; /* published from the subscription's callback, never on a timer */
+                    default_qos(&p->qos, "sim_msgs/msg/Sample");
+                    snprintf(p->topic, sizeof p->topic, "%s", tok[i] + 6);
+                    s->relay = g->npubs;
+                    continue;
+                }
+                FAIL("bad sub option '%s' (cost=MS, delay=MS, drop=FRACTION, deaf, throws=N, reentrant, spin or relay=TOPIC)", tok[i]);
             }
             if (reuse) {
                 snprintf(s->reuse_topic, sizeof s->reuse_topic, "%s", tok[2]);

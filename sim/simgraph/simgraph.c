@@ -83,6 +83,7 @@ struct msg {
     int32_t proc;
     int32_t pub;
     int32_t intra; /* published by an intra-process-enabled publisher */
+    int64_t origin_real_ns; /* its chain's first publish (relay=): src_real_ns unless relayed */
 };
 
 struct node_rt {
@@ -629,14 +630,16 @@ static void spend_msgcost(void)
         spin_thread_cpu((uint64_t)(us * 1e3), 0);
 }
 
-static void publish(int i)
+/* Publishes on publisher i a message whose chain began at origin (realtime ns; 0: this publish). */
+static void publish_from(int i, int64_t origin)
 {
     my_events++;
     spend_msgcost();
     struct g_pub *gp = &G.pubs[i];
     struct pub_rt *p = &pubs_rt[i];
     struct g_node *gn = &G.nodes[gp->node];
-    struct msg m = {(int64_t)now_ns(CLOCK_REALTIME), atomic_fetch_add(&p->seq, 1) + 1, self_proc, i, gn->intra};
+    int64_t now_real = (int64_t)now_ns(CLOCK_REALTIME);
+    struct msg m = {now_real, atomic_fetch_add(&p->seq, 1) + 1, self_proc, i, gn->intra, origin != 0 ? origin : now_real};
     if (p->scratch != NULL) /* the serialization work of a large message */
         memset(p->scratch, (int)(m.seq & 0xff), gp->size);
     truth_publish_at(__atomic_load_n(&p->truth, __ATOMIC_ACQUIRE), &p->last_pub_ns, now_ns(CLOCK_MONOTONIC));
@@ -701,6 +704,24 @@ static void publish(int i)
     }
 }
 
+static void publish(int i) { publish_from(i, 0); }
+
+/* A message reaching its subscription's user: its age since its chain's
+ * first publish (relay=), in the graph's truth. */
+static void aged(int truth, const struct msg *m)
+{
+    int64_t age = (int64_t)now_ns(CLOCK_REALTIME) - m->origin_real_ns;
+    truth_e2e(truth, age > 0 ? (uint64_t)age : 0);
+}
+
+/* The end of a relay='s callback work: the message published on, inside the
+ * callback, as a pipeline's node does. */
+static void relay(int s, const struct msg *m)
+{
+    if (G.subs[s].relay > 0)
+        publish_from(G.subs[s].relay - 1, m->origin_real_ns);
+}
+
 static void spin_node(int s);
 
 static void deliver_socket(int s, const struct msg *m)
@@ -743,11 +764,13 @@ static void deliver_socket(int s, const struct msg *m)
     ros_trace_rcl_take(r->scratch);
     if (gn->py) { /* rclpy: rmw_take and rcl_take only; the take is the delivery */
         truth_inc(truth, TC_SUB_INTER);
-        if (gs->cost_ms > 0) { /* its callback's work, which no tracepoint shows; the graph times it itself */
-            uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+        aged(truth, m);
+        uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+        if (gs->cost_ms > 0) /* its callback's work, which no tracepoint shows; the graph times it itself */
             sleep_until(t0 + (uint64_t)(gs->cost_ms * 1e6));
+        relay(s, m);
+        if (gs->cost_ms > 0)
             truth_callback(truth, now_ns(CLOCK_MONOTONIC) - t0, 0);
-        }
         return;
     }
     ros_trace_rclcpp_take(r->scratch);
@@ -759,8 +782,10 @@ static void deliver_socket(int s, const struct msg *m)
     uint64_t t0 = now_ns(CLOCK_MONOTONIC);
     ros_trace_callback_start(cb, false);
     truth_inc(truth, TC_SUB_INTER);
+    aged(truth, m);
     if (gs->cost_ms > 0) /* a slow callback: the socket queue fills and drops what it cannot hold */
         sleep_until(t0 + (uint64_t)(gs->cost_ms * 1e6));
+    relay(s, m);
     if (gs->spin) /* spin_some inside the callback: the node's other subscriptions run nested */
         spin_node(s);
     if (gs->throw_every > 0 && (atomic_fetch_add(&r->callbacks, 1) + 1) % (uint64_t)gs->throw_every == 0) {
@@ -783,7 +808,7 @@ static void spin_node(int s)
     }
 }
 
-static void deliver_intra(int s)
+static void deliver_intra(int s, const struct msg *m)
 {
     my_events++;
     spend_msgcost();
@@ -794,8 +819,10 @@ static void deliver_intra(int s)
     uint64_t t0 = now_ns(CLOCK_MONOTONIC);
     ros_trace_callback_start(cb, true);
     truth_inc(r->truth, TC_SUB_INTRA);
+    aged(r->truth, m);
     if (G.subs[s].cost_ms > 0)
         sleep_until(t0 + (uint64_t)(G.subs[s].cost_ms * 1e6));
+    relay(s, m);
     ros_trace_callback_end(cb);
     truth_callback(r->truth, now_ns(CLOCK_MONOTONIC) - t0, 0);
 }
@@ -1064,7 +1091,7 @@ static void *executor_thread(void *argp)
                 if (kind[f] == 0)
                     deliver_socket(which[f], &m);
                 else
-                    deliver_intra(which[f]);
+                    deliver_intra(which[f], &m);
             }
         }
         now = now_ns(CLOCK_MONOTONIC);

@@ -51,6 +51,9 @@ enum truth_timing {
     TT_CALL_N = 5,       /* service, client: calls answered and timed */
     TT_CALL_MAX = 6,     /* service, client: the longest */
     TT_GAP_MAX = 2,      /* pub: the longest gap between two of its publishes, read just before each */
+    TT_E2E_NS = 4,       /* sub: sum of each delivered message's age since its chain's first publish (realtime) */
+    TT_E2E_N = 5,        /* sub: messages so timed */
+    TT_E2E_MAX = 6,      /* sub: the oldest */
 };
 
 struct truth_header {
@@ -88,6 +91,8 @@ void truth_thrown(int slot);
 void truth_late(int slot, uint64_t late_ns);
 /* One answered call of slot's service (take to response) or client (round trip) that took d_ns. */
 void truth_call(int slot, uint64_t d_ns);
+/* One message delivered to slot's subscription age_ns after its chain's first publish (relay=). */
+void truth_e2e(int slot, uint64_t age_ns);
 /* A publish at now (the graph's clock): its gap after the latest publish before it, read from *last
  * (any thread); a publish whose clock read is older than *last's spans no gap, as the probe's. */
 void truth_publish_at(int slot, _Atomic uint64_t *last, uint64_t now);
