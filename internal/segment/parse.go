@@ -277,12 +277,13 @@ type cachedFunction struct {
 	name string
 }
 
-// timeSlab holds a snapshot's Timing and Lateness records: two allocations
-// a snapshot instead of two an endpoint (they were most of a robot's
+// timeSlab holds a snapshot's Timing, Lateness and Calls records: three
+// allocations a snapshot instead of two or three an endpoint (they were most of a robot's
 // garbage), handed back by Reader.Recycle for the next parse to refill.
 type timeSlab struct {
 	timings   []Timing
 	latenesss []Lateness
+	calls     []Calls // a robot's ~1,000 idle parameter services were one allocation each a scan
 }
 
 // take returns the next free element of *list, growing it by a new array
@@ -502,12 +503,12 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		snap.Endpoints = make([]Endpoint, 0, epCount)
 	}
 	retries := 0
-	if timingSec != nil {
+	if timingSec != nil || callsSec != nil {
 		if snap.times = names.spareTimes; snap.times == nil {
 			snap.times = &timeSlab{}
 		}
 		names.spareTimes = nil
-		snap.times.timings, snap.times.latenesss = snap.times.timings[:0], snap.times.latenesss[:0]
+		snap.times.timings, snap.times.latenesss, snap.times.calls = snap.times.timings[:0], snap.times.latenesss[:0], snap.times.calls[:0]
 	}
 	for i := uint32(0); i < epCount; i++ {
 		off := epSec.Offset + uint64(i)*epSec.Stride
@@ -560,7 +561,7 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 			ep.Timing, ep.Lateness = readTiming(mem, timingSec, i, ep.Kind == KindTimer, snap.times, gen, names.function(i))
 		}
 		if callsSec != nil && (ep.Kind == KindService || ep.Kind == KindClient) {
-			ep.Calls = readCalls(mem, callsSec, i, h.AbiMinor >= 7 && ep.Kind == KindClient, h.AbiMinor >= 8)
+			ep.Calls = readCalls(mem, callsSec, i, h.AbiMinor >= 7 && ep.Kind == KindClient, h.AbiMinor >= 8, snap.times)
 		}
 		if qosSec != nil && (ep.Kind == KindPublisher || ep.Kind == KindSubscription) {
 			ep.QoS = readQoS(mem, qosSec, i, gen, &names.qos, &snap.Corrupt)
@@ -647,10 +648,16 @@ func readTiming(mem []byte, sec *rawSection, i uint32, timer bool, slab *timeSla
 // services: the counts say when there is no histogram (nothing answered) or
 // no open call to read. failed: the record has send_failed (ABI 1.8; before,
 // those bytes were reserved).
-func readCalls(mem []byte, sec *rawSection, i uint32, early, failed bool) *Calls {
+func readCalls(mem []byte, sec *rawSection, i uint32, early, failed bool, slab *timeSlab) *Calls {
 	r := (*rawCalls)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
-	c := &Calls{Started: load64(&r.Started), Answered: load64(&r.Answered), Unmatched: load64(&r.Unmatched),
-		Evicted: load64(&r.Evicted), SumNs: load64(&r.SumNs)}
+	var c *Calls
+	if slab != nil {
+		c = take(&slab.calls)
+	} else {
+		c = new(Calls)
+	}
+	*c = Calls{Started: load64(&r.Started), Answered: load64(&r.Answered), Unmatched: load64(&r.Unmatched),
+		Evicted: load64(&r.Evicted), SumNs: load64(&r.SumNs)} // Open starts nil: never a previous scan's
 	if failed {
 		c.SendFailed, c.HasSendFailed = load64(&r.SendFailed), true
 	}

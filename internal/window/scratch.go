@@ -20,10 +20,18 @@ type Scratch struct {
 	liveNodes map[string]bool
 	topicOf   []int32
 	sizes     [][2]int
+	renumber  renumbering
 	gapAccs   []*[3]gapAcc
 
 	last *Window        // the previous window, when ReuseWindows
 	slab []EndpointRate // the previous window's endpoint rates, when ReuseWindows
+}
+
+// renumbering is the scratch of a window's topics put in name order.
+type renumbering struct {
+	names       []string // by first-seen number
+	order, rank []int32  // order[place] = first-seen number; rank[first-seen number] = place
+	sizes       [][2]int // by place
 }
 
 // window is the Window to fill: the previous one emptied (its lists kept)
