@@ -383,8 +383,8 @@ func (sc *Scratch) Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64
 		return part
 	}
 	w.Topics = grow(w.Topics[:0], len(sizes))[:len(sizes)]
-	for name, ti := range index {
-		w.Topics[ti] = Topic{Name: name, Pubs: cut(sizes[ti][0]), Subs: cut(sizes[ti][1])}
+	for place, ti := range sc.renumber.order {
+		w.Topics[place] = Topic{Name: sc.renumber.names[ti], Pubs: cut(sizes[place][0]), Subs: cut(sizes[place][1])}
 	}
 	// An endpoint created inside the window is measured from its creation,
 	// with a floor so one early message does not read as a huge rate.
@@ -625,9 +625,9 @@ func PublishedByTopic(scan *segment.Scan) map[string]uint64 {
 	return out
 }
 
-// byName renumbers the topics numbered in first-seen order (index's values,
-// topicOf, vanished) in name order, and returns sizes in that order (the
-// slice given is kept for the next window).
+// byName renumbers the topics numbered in first-seen order (topicOf,
+// vanished) in name order, and returns sizes in that order (the slice given
+// is kept for the next window); r.names[r.order[place]] is the name at a place.
 func (r *renumbering) byName(index map[string]int32, sizes [][2]int, topicOf []int32, vanished []vanishedEndpoint) [][2]int {
 	n := len(sizes)
 	r.names = grow(r.names[:0], n)[:n]
@@ -656,10 +656,6 @@ func (r *renumbering) byName(index map[string]int32, sizes [][2]int, topicOf []i
 	for i := range vanished {
 		vanished[i].topic = r.rank[vanished[i].topic]
 	}
-	for name, ti := range index {
-		index[name] = r.rank[ti]
-	}
-	clear(r.names) // keeps no names alive until the next window
 	return out
 }
 
