@@ -201,7 +201,7 @@ func benchCmd() *cobra.Command {
 	reader.Flags().IntSliceVar(&eps, "endpoints", []int{10, 100, 1000}, "endpoints per process")
 	reader.Flags().IntVar(&samples, "samples", 20, "samples per directory")
 
-	var sampleDir string
+	var sampleDir, sampleProfile string
 	var phases bool
 	var interval time.Duration
 	sample := &cobra.Command{
@@ -209,6 +209,13 @@ func benchCmd() *cobra.Command {
 		Hidden: true, // the child process of `bench reader`
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if sampleProfile != "" { // where a live robot's reading goes (PERFORMANCE §20)
+				stop, err := startCPUProfile(sampleProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			if phases {
 				return bench.MeasurePhases(sampleDir, samples, interval, os.Stdout)
 			}
@@ -221,6 +228,7 @@ func benchCmd() *cobra.Command {
 	// pulse bench reader-sample --phases --interval 1s --dir DIR --samples 60
 	sample.Flags().BoolVar(&phases, "phases", false, "print the scan's, the window's and the text's CPU a sample")
 	sample.Flags().DurationVar(&interval, "interval", 0, "with --phases: the time between samples (1s: as pulse record)")
+	sample.Flags().StringVar(&sampleProfile, "cpuprofile", "", "write a Go CPU profile of the samples")
 
 	var mkProcs, mkEndpoints int
 	mkdir := &cobra.Command{
