@@ -62,6 +62,7 @@ all of them: CPU time belongs to the process.`,
 			if err != nil {
 				return err
 			}
+			defer sampler.Close()
 			cw := csv.NewWriter(w)
 			if err := cw.Write(cpu.Header); err != nil {
 				return err

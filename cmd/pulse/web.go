@@ -109,6 +109,9 @@ func webHook(srv *pweb.Server) (func(*window.Window, []health.Warning, bool), er
 		for _, s := range sampler.Sample(cpu.Targets(w.Procs, false, "")) {
 			samples[s.Pid] = s
 		}
+		if final {
+			sampler.Close() // the last window: nothing samples again
+		}
 		_ = srv.Publish(b.Build(w, all, samples))
 	}, nil
 }

@@ -118,7 +118,7 @@ func New(procRoot string, threads bool) (*Sampler, error) {
 	return s, nil
 }
 
-// Close closes the files the sampler keeps open.
+// Close closes the files the sampler keeps open (a later Sample opens them again).
 func (s *Sampler) Close() {
 	if s.stats != nil {
 		s.stats.close()
@@ -154,7 +154,7 @@ func (s *Sampler) Sample(targets []Target) []Sample {
 		}
 		out = append(out, smp)
 	}
-	if s.stats != nil {
+	if s.stats != nil { // processes only: each one's stat file, kept open
 		pids := make(map[int]bool, len(targets))
 		for _, t := range targets {
 			st, err := s.stats.read(t.Pid)
@@ -165,28 +165,28 @@ func (s *Sampler) Sample(targets []Target) []Sample {
 			sample(t, key{pid: t.Pid, start: st.start}, st.cpuSeconds(), st.rssPages*int64(os.Getpagesize()), st.comm)
 		}
 		s.stats.keep(pids)
-		targets = nil // read
-	}
-	for _, t := range targets { // with threads: each process and its threads through procfs
-		p, err := s.fs.Proc(t.Pid)
-		if err != nil {
-			continue
-		}
-		procs := []procfs.Proc{p}
-		if ths, err := s.fs.AllThreads(t.Pid); err == nil {
-			sort.Sort(ths)
-			procs = append(procs, ths...)
-		}
-		for i, q := range procs {
-			st, err := q.Stat()
+	} else { // with threads: each process and its threads through procfs
+		for _, t := range targets {
+			p, err := s.fs.Proc(t.Pid)
 			if err != nil {
 				continue
 			}
-			k := key{pid: t.Pid, start: st.Starttime}
-			if i > 0 {
-				k.tid = q.PID
+			procs := []procfs.Proc{p}
+			if ths, err := s.fs.AllThreads(t.Pid); err == nil {
+				sort.Sort(ths)
+				procs = append(procs, ths...)
 			}
-			sample(t, k, st.CPUTime(), int64(st.ResidentMemory()), st.Comm)
+			for i, q := range procs {
+				st, err := q.Stat()
+				if err != nil {
+					continue
+				}
+				k := key{pid: t.Pid, start: st.Starttime}
+				if i > 0 {
+					k.tid = q.PID
+				}
+				sample(t, k, st.CPUTime(), int64(st.ResidentMemory()), st.Comm)
+			}
 		}
 	}
 	for k := range s.prev {

@@ -1,11 +1,14 @@
 package cpu
 
 import (
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/prometheus/procfs"
 )
@@ -124,4 +127,40 @@ func FuzzParseStat(f *testing.F) {
 			t.Fatalf("comm %q longer than its input", st.comm)
 		}
 	})
+}
+
+// Without threads the sampler reads each process from its kept file: a busy
+// loop reads as its own clock says, and a process no longer targeted has its
+// file closed.
+func TestSamplerKeptFiles(t *testing.T) {
+	s, err := New("", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	me := []Target{{Pid: os.Getpid(), Name: "/self"}}
+	if got := s.Sample(me); len(got) != 0 {
+		t.Fatalf("a first reading has no rate: %+v", got)
+	}
+	own := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	cpu0, t0 := own(), time.Now()
+	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
+	}
+	ownPct := 100 * float64(own()-cpu0) / float64(time.Since(t0))
+	got := s.Sample(me)
+	if len(got) != 1 || got[0].Tid != 0 || got[0].RSSBytes <= 0 || len(s.stats.files) != 1 {
+		t.Fatalf("samples %+v, %d files kept", got, len(s.stats.files))
+	}
+	if math.Abs(got[0].CPUPct-ownPct) > math.Max(10, 0.1*ownPct) {
+		t.Errorf("a busy process read %.1f %% of a core; its own clock says %.1f %%", got[0].CPUPct, ownPct)
+	}
+	if out := s.Sample([]Target{{Pid: 1 << 30, Name: "/gone"}}); len(out) != 0 || len(s.stats.files) != 0 || len(s.prev) != 0 {
+		t.Errorf("gone: %+v, %d files and %d readings kept", out, len(s.stats.files), len(s.prev))
+	}
 }

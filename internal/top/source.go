@@ -32,6 +32,9 @@ func Hook(send func(tea.Msg)) (func(*window.Window, []health.Warning, bool), err
 		for _, s := range sampler.Sample(cpu.Targets(w.Procs, false, "")) {
 			f.CPU[s.Pid] = s
 		}
+		if final {
+			sampler.Close() // the last window: nothing samples again
+		}
 		send(FrameMsg(f))
 	}, nil
 }
