@@ -710,6 +710,8 @@ static void publish(int i) { publish_from(i, 0); }
  * first publish (relay=), in the graph's truth. */
 static void aged(int truth, const struct msg *m)
 {
+    if (truth < 0)
+        return; /* truth off (or full): not even the clock read */
     int64_t age = (int64_t)now_ns(CLOCK_REALTIME) - m->origin_real_ns;
     truth_e2e(truth, age > 0 ? (uint64_t)age : 0);
 }
