@@ -68,20 +68,7 @@ func TestSamplerSelf(t *testing.T) {
 	if got := s.Sample(me); len(got) != 0 {
 		t.Fatalf("a first reading has no rate: %+v", got)
 	}
-	// The process's own CPU clock over the same span is the truth: a loaded
-	// machine gives the busy loop what it gives it, not a whole core.
-	own := func() time.Duration {
-		var ru syscall.Rusage
-		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-			t.Fatal(err)
-		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	cpu0, t0 := own(), time.Now()
-	end := time.Now().Add(300 * time.Millisecond)
-	for time.Now().Before(end) {
-	}
-	ownPct := 100 * float64(own()-cpu0) / float64(time.Since(t0))
+	ownPct := busyFor(t, 300*time.Millisecond)
 	got := s.Sample(me)
 	if len(got) < 2 || got[0].Tid != 0 || got[0].Name != "/self" || got[0].RSSBytes <= 0 || got[1].Tid == 0 || got[1].Thread == "" {
 		t.Fatalf("samples %+v", got)
@@ -94,6 +81,24 @@ func TestSamplerSelf(t *testing.T) {
 	if out := s.Sample([]Target{{Pid: 1 << 30, Name: "/gone"}}); len(out) != 0 || len(s.prev) != 0 {
 		t.Errorf("gone: %+v, %d readings kept", out, len(s.prev))
 	}
+}
+
+// busyFor spins for d and returns the share of a core this process spent
+// meanwhile by its own CPU clock: the truth a sampler is judged against (a
+// loaded machine gives the loop what it gives it, not a whole core).
+func busyFor(t *testing.T, d time.Duration) float64 {
+	t.Helper()
+	own := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	cpu0, t0 := own(), time.Now()
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
+	return 100 * float64(own()-cpu0) / float64(time.Since(t0))
 }
 
 func TestSummarize(t *testing.T) {

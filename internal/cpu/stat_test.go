@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -142,17 +141,7 @@ func TestSamplerKeptFiles(t *testing.T) {
 	if got := s.Sample(me); len(got) != 0 {
 		t.Fatalf("a first reading has no rate: %+v", got)
 	}
-	own := func() time.Duration {
-		var ru syscall.Rusage
-		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-			t.Fatal(err)
-		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	cpu0, t0 := own(), time.Now()
-	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
-	}
-	ownPct := 100 * float64(own()-cpu0) / float64(time.Since(t0))
+	ownPct := busyFor(t, 300*time.Millisecond)
 	got := s.Sample(me)
 	if len(got) != 1 || got[0].Tid != 0 || got[0].RSSBytes <= 0 || len(s.stats.files) != 1 {
 		t.Fatalf("samples %+v, %d files kept", got, len(s.stats.files))
