@@ -17,10 +17,7 @@ import (
 // publish inside their subscription callbacks (relay=), one hop of it
 // intra-process, and a camera branch joining the planner.
 func chainExpect(distro string) map[string]expect {
-	intra := 10.0
-	if distro == "humble" {
-		intra = 0
-	}
+	intra := intraSeen(distro, 10)
 	return map[string]expect{
 		"/sensing/points":            {pubInter: 10, recvInter: 10},
 		"/perception/filtered":       {pubIntra: intra, recvIntra: 10},
