@@ -149,15 +149,7 @@ void truth_late(int slot, uint64_t late_ns)
 
 void truth_call(int slot, uint64_t d_ns) { truth_late(slot, d_ns); } /* the same fields (truth.h) */
 
-void truth_e2e(int slot, uint64_t age_ns)
-{
-    if (slot < 0 || recs == NULL)
-        return;
-    _Atomic uint64_t *t = recs[slot].timing;
-    atomic_fetch_add_explicit(&t[TT_E2E_NS], age_ns, memory_order_release);
-    store_max(&t[TT_E2E_MAX], age_ns);
-    atomic_fetch_add_explicit(&t[TT_E2E_N], 1, memory_order_release); /* last, as truth_callback's count */
-}
+void truth_e2e(int slot, uint64_t age_ns) { truth_late(slot, age_ns); } /* the same fields (truth.h) */
 
 void truth_publish_at(int slot, _Atomic uint64_t *last, uint64_t now)
 {
