@@ -94,17 +94,25 @@ static bool qos_option(const char *tok, struct g_qos *q, bool *bad)
         return false;                                                                              \
     } while (0)
 
+/* The next publisher of g, node's on topic with a message type and nothing
+ * else set (the caller has checked there is room). */
+static struct g_pub *new_pub(struct graph *g, int node, const char *topic, const char *type)
+{
+    struct g_pub *p = &g->pubs[g->npubs++];
+    memset(p, 0, sizeof *p);
+    p->node = node;
+    p->reuse_at = -1;
+    default_qos(&p->qos, type);
+    snprintf(p->topic, sizeof p->topic, "%s", topic);
+    return p;
+}
+
 static int add_param_events(struct graph *g, int node)
 {
     if (g->npubs >= G_MAX_PUBS)
         return -1;
-    struct g_pub *p = &g->pubs[g->npubs++];
-    memset(p, 0, sizeof *p);
-    p->node = node;
-    snprintf(p->topic, sizeof p->topic, "/parameter_events");
+    struct g_pub *p = new_pub(g, node, "/parameter_events", "rcl_interfaces/msg/ParameterEvent");
     p->builtin = true;
-    p->reuse_at = -1;
-    default_qos(&p->qos, "rcl_interfaces/msg/ParameterEvent");
     p->qos.depth = 1000; /* rclcpp's and rclpy's parameter events QoS */
     if (!g->nodes[node].py) { /* rclcpp's TimeSource subscribes; rclpy does not */
         if (g->nsubs >= G_MAX_SUBS)
@@ -220,12 +228,7 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             if (nt < need || g->npubs >= G_MAX_PUBS || !valid_name(tok[1]) ||
                 (reuse && !valid_name(tok[2])))
                 FAIL("usage: pub TOPIC HZ [thread] [threads=N] [size=BYTES] | reuse_pub OLD NEW HZ AT_S");
-            struct g_pub *p = &g->pubs[g->npubs++];
-            memset(p, 0, sizeof *p);
-            p->node = node;
-            p->reuse_at = -1;
-            default_qos(&p->qos, "sim_msgs/msg/Sample");
-            snprintf(p->topic, sizeof p->topic, "%s", tok[1]);
+            struct g_pub *p = new_pub(g, node, tok[1], "sim_msgs/msg/Sample");
             if (strcmp(tok[reuse ? 3 : 2], "max") == 0) {
                 p->hz = 0; /* flat out: a dedicated thread publishes without sleeping */
                 p->thread = true;
@@ -318,13 +321,8 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                             FAIL("relay=%s: the node already publishes it", tok[i] + 6);
                     if (s->relay != 0 || g->npubs >= G_MAX_PUBS)
                         FAIL("relay=%s: one relay a subscription, and at most %d publishers", tok[i] + 6, G_MAX_PUBS);
-                    struct g_pub *p = &g->pubs[g->npubs++];
-                    memset(p, 0, sizeof *p);
-                    p->node = node;
-                    p->reuse_at = -1;
-                    p->manual = true; /* published from the subscription's callback, never on a timer */
-                    default_qos(&p->qos, "sim_msgs/msg/Sample");
-                    snprintf(p->topic, sizeof p->topic, "%s", tok[i] + 6);
+                    /* published from the subscription's callback, never on a timer */
+                    new_pub(g, node, tok[i] + 6, "sim_msgs/msg/Sample")->manual = true;
                     s->relay = g->npubs;
                     continue;
                 }
@@ -420,13 +418,9 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             static const char *const topics[] = {"feedback", "status"};
             int first_pub = g->npubs, first_client = g->nclients;
             for (int k = 0; server && k < 2; k++) {
-                struct g_pub *p = &g->pubs[g->npubs++];
-                memset(p, 0, sizeof *p);
-                p->node = node;
-                p->reuse_at = -1;
-                p->manual = true;
-                default_qos(&p->qos, k == 0 ? "sim_msgs/action/Feedback" : "action_msgs/msg/GoalStatusArray");
-                snprintf(p->topic, sizeof p->topic, "%s/_action/%s", tok[1], topics[k]);
+                char topic[G_NAME];
+                snprintf(topic, sizeof topic, "%s/_action/%s", tok[1], topics[k]);
+                new_pub(g, node, topic, k == 0 ? "sim_msgs/action/Feedback" : "action_msgs/msg/GoalStatusArray")->manual = true;
             }
             for (int k = 0; !server && k < 2; k++) {
                 struct g_sub *sb = &g->subs[g->nsubs++];
@@ -465,17 +459,12 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
         } else if (strcmp(kw, "fork") == 0) {
             if (nt != 4 || !valid_name(tok[1]) || g->npubs >= G_MAX_PUBS || proc->fork_at >= 0)
                 FAIL("usage: fork TOPIC HZ AT_S (once per process)");
-            struct g_pub *p = &g->pubs[g->npubs];
-            memset(p, 0, sizeof *p);
-            p->node = node;
-            p->reuse_at = -1;
-            default_qos(&p->qos, "sim_msgs/msg/Sample");
+            struct g_pub *p = new_pub(g, node, tok[1], "sim_msgs/msg/Sample");
             p->forked = true;
             p->thread = true;
-            snprintf(p->topic, sizeof p->topic, "%s", tok[1]);
             if (!parse_num(tok[2], 0.01, 100000, &p->hz) || !parse_num(tok[3], 0, 1e6, &proc->fork_at))
                 FAIL("bad fork rate or time");
-            proc->fork_pub = g->npubs++;
+            proc->fork_pub = g->npubs - 1;
         } else if (strcmp(kw, "churn") == 0) {
             /* entities made and destroyed before the node's own: handles cycle through two addresses, as malloc's */
             if (nt == 3 && strcmp(tok[1], "timers") == 0 && parse_num(tok[2], 1, 1e7, &v)) {
