@@ -31,7 +31,7 @@ type Scratch struct {
 type renumbering struct {
 	names       []string // by first-seen number
 	order, rank []int32  // order[place] = first-seen number; rank[first-seen number] = place
-	sizes       [][2]int // by place
+	sizes       [][2]int // by place, copied back
 }
 
 // window is the Window to fill: the previous one emptied (its lists kept)

@@ -373,7 +373,7 @@ func (sc *Scratch) Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64
 	// Topics are numbered in name order before anything is filled: sorting
 	// the filled Topic structs (a few hundred bytes each) moved megabytes a
 	// window at a real robot's thousand topics.
-	sizes = sc.renumber.byName(index, sizes, topicOf, vanished)
+	sc.renumber.byName(index, sizes, topicOf, vanished)
 	sc.sizes, sc.topicOf = sizes, topicOf
 	// Every topic's lists are cut from one slab: one allocation, not two per topic.
 	slab := sc.endpointSlab(rates)
@@ -625,10 +625,10 @@ func PublishedByTopic(scan *segment.Scan) map[string]uint64 {
 	return out
 }
 
-// byName renumbers the topics numbered in first-seen order (topicOf,
-// vanished) in name order, and returns sizes in that order (the slice given
-// is kept for the next window); r.names[r.order[place]] is the name at a place.
-func (r *renumbering) byName(index map[string]int32, sizes [][2]int, topicOf []int32, vanished []vanishedEndpoint) [][2]int {
+// byName renumbers the topics numbered in first-seen order (sizes, topicOf,
+// vanished) in name order, in place; r.names[r.order[place]] is the name at
+// a place.
+func (r *renumbering) byName(index map[string]int32, sizes [][2]int, topicOf []int32, vanished []vanishedEndpoint) {
 	n := len(sizes)
 	r.names = grow(r.names[:0], n)[:n]
 	for name, ti := range index {
@@ -643,11 +643,11 @@ func (r *renumbering) byName(index map[string]int32, sizes [][2]int, topicOf []i
 	for place, ti := range r.order {
 		r.rank[ti] = int32(place)
 	}
-	out := grow(r.sizes[:0], n)[:n]
+	r.sizes = grow(r.sizes[:0], n)[:n]
 	for ti := range sizes {
-		out[r.rank[ti]] = sizes[ti]
+		r.sizes[r.rank[ti]] = sizes[ti]
 	}
-	r.sizes = sizes // the next window's
+	copy(sizes, r.sizes)
 	for k, ti := range topicOf {
 		if ti >= 0 {
 			topicOf[k] = r.rank[ti]
@@ -656,7 +656,6 @@ func (r *renumbering) byName(index map[string]int32, sizes [][2]int, topicOf []i
 	for i := range vanished {
 		vanished[i].topic = r.rank[vanished[i].topic]
 	}
-	return out
 }
 
 // vanishedEndpoint is an entity whose slot was reused since the previous scan.
