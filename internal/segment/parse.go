@@ -650,12 +650,7 @@ func readTiming(mem []byte, sec *rawSection, i uint32, timer bool, slab *timeSla
 // those bytes were reserved).
 func readCalls(mem []byte, sec *rawSection, i uint32, early, failed bool, slab *timeSlab) *Calls {
 	r := (*rawCalls)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
-	var c *Calls
-	if slab != nil {
-		c = take(&slab.calls)
-	} else {
-		c = new(Calls)
-	}
+	c := take(&slab.calls)
 	*c = Calls{Started: load64(&r.Started), Answered: load64(&r.Answered), Unmatched: load64(&r.Unmatched),
 		Evicted: load64(&r.Evicted), SumNs: load64(&r.SumNs)} // Open starts nil: never a previous scan's
 	if failed {

@@ -334,10 +334,10 @@ func TestReadCallsSkipsEarlyAnswers(t *testing.T) {
 	r.Ring[1] = rawCall{Id: 5, StartNs: 100}
 	r.Ring[2] = rawCall{Id: 6 | CallAnswered, StartNs: 200}
 	sec := &rawSection{Stride: uint64(len(mem))}
-	if got := readCalls(mem, sec, 0, true, true, nil).Open; !slices.Equal(got, []uint64{100}) {
+	if got := readCalls(mem, sec, 0, true, true, new(timeSlab)).Open; !slices.Equal(got, []uint64{100}) {
 		t.Errorf("ABI 1.7 client: open calls started at %v, want [100]", got)
 	}
-	if got := readCalls(mem, sec, 0, false, false, nil).Open; !slices.Equal(got, []uint64{100, 200}) {
+	if got := readCalls(mem, sec, 0, false, false, new(timeSlab)).Open; !slices.Equal(got, []uint64{100, 200}) {
 		t.Errorf("before 1.7: open calls started at %v, want [100 200]", got)
 	}
 }
@@ -350,10 +350,10 @@ func TestReadCallsSendFailed(t *testing.T) {
 	r := (*rawCalls)(unsafe.Pointer(&mem[0]))
 	r.Started, r.Answered, r.SendFailed = 10, 7, 3
 	sec := &rawSection{Stride: uint64(len(mem))}
-	if c := readCalls(mem, sec, 0, false, true, nil); c.SendFailed != 3 || c.Answered != 7 || len(c.Open) != 0 {
+	if c := readCalls(mem, sec, 0, false, true, new(timeSlab)); c.SendFailed != 3 || c.Answered != 7 || len(c.Open) != 0 {
 		t.Errorf("ABI 1.8: %+v, want 3 refused, 7 answered, none open", c)
 	}
-	if c := readCalls(mem, sec, 0, false, false, nil); c.SendFailed != 0 {
+	if c := readCalls(mem, sec, 0, false, false, new(timeSlab)); c.SendFailed != 0 {
 		t.Errorf("before 1.8: send_failed read as %d from reserved bytes", c.SendFailed)
 	}
 }
