@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"ros2_pulse/internal/diagnose"
+	"ros2_pulse/internal/paths"
 	"time"
 
 	"ros2_pulse/internal/health"
@@ -152,6 +153,7 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 	r.report(scan)
 	w := r.scratch.Compute(r.prev, scan, r.start, time.Now().UnixNano(), r.opt.Window)
 	w.Unmatched = r.diagnosis.Unmatched(scan)
+	r.fillPaths(w)
 	// The final window is written however short: a log's last window is
 	// always the run's final one, which offline checks skip (--skip-last)
 	// exactly as live ones do not judge it.
@@ -217,11 +219,21 @@ func (r *Recorder) Step(final bool) (*window.Window, error) {
 	return w, nil
 }
 
+// fillPaths finds the window's end-to-end paths, the spec's named ones first.
+func (r *Recorder) fillPaths(w *window.Window) {
+	var rules []spec.PathRule
+	if r.opt.Spec != nil {
+		rules = r.opt.Spec.Paths
+	}
+	paths.Fill(w, rules)
+}
+
 // detailWindow renders the whole window from the last detail window's scan
 // to scan.
 func (r *Recorder) detailWindow(scan *segment.Scan, unmatched []window.Unmatched) []byte {
 	d := r.detailScratch.Compute(r.detailPrev, scan, r.start, time.Now().UnixNano(), r.opt.Window)
 	d.Unmatched, d.Detail = unmatched, true
+	r.fillPaths(d)
 	return logfmt.Render(r.opt.Format, d, r.opt.Log)
 }
 

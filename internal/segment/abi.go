@@ -11,7 +11,7 @@ package segment
 const (
 	Magic                 = 0x45534c5550325352 // "RS2PULSE" as a little-endian u64
 	ABIMajor              = 1
-	ABIMinor              = 8
+	ABIMinor              = 9
 	HeaderSize            = 4096
 	MaxSections           = 8
 	ExeMax                = 256
@@ -29,11 +29,15 @@ const (
 	SectionEndpoints      = 2
 	SectionLanes          = 3
 	SectionGaps           = 4
-	SectionLatency        = 5 // receive latency, rp_gap layout (ABI 1.2)
-	SectionTiming         = 6 // callback durations and timer lateness (ABI 1.4)
-	SectionThreads        = 7 // one record per private lane: busy time (ABI 1.4)
-	SectionQoS            = 8 // per endpoint: actual QoS, type, rmw, domain (ABI 1.5)
-	SectionCalls          = 9 // per service or client: requests, answers, durations, open calls (ABI 1.6)
+	SectionLatency        = 5  // receive latency, rp_gap layout (ABI 1.2)
+	SectionTiming         = 6  // callback durations and timer lateness (ABI 1.4)
+	SectionThreads        = 7  // one record per private lane: busy time (ABI 1.4)
+	SectionQoS            = 8  // per endpoint: actual QoS, type, rmw, domain (ABI 1.5)
+	SectionCalls          = 9  // per service or client: requests, answers, durations, open calls (ABI 1.6)
+	SectionLinks          = 10 // which input each callback's publishes came from (ABI 1.9, ROS_PULSE_LINKS=1)
+	LinkMessage           = 1  // rp_link.kind: published while handling that input message
+	LinkClaimed           = 2  // rp_link.state while its writer fills it
+	LinkFlagRclpy         = 1  // rp_link.flags: linked by rclpy's rule (take to next take or wait)
 	CallRing              = 32
 	CallAnswered          = 1 << 63 // ABI 1.7: in a client's ring entry, an answer taken before its call opened
 	TypeMax               = 128
@@ -168,6 +172,23 @@ type rawCalls struct {
 	Buckets    [TimeBuckets]uint32
 	Ring       [CallRing]rawCall
 	Reserved2  [32]byte
+}
+
+// rawLink mirrors struct rp_link (ABI 1.9): one input linked to one output.
+type rawLink struct {
+	State            uint32
+	Kind             uint16
+	Flags            uint16
+	Input            uint32 // endpoint index of the subscription
+	Output           uint32 // endpoint index of the publisher
+	InputGeneration  uint32
+	OutputGeneration uint32
+	AgeSumNs         uint64
+	OwnSumNs         uint64
+	Unaged           uint64
+	Reserved         [16]byte
+	AgeBuckets       [TimeBuckets]uint32
+	OwnBuckets       [TimeBuckets]uint32
 }
 
 // rawGap mirrors struct rp_gap (present only when the process runs with gap tracking).

@@ -206,6 +206,8 @@ type Snapshot struct {
 	Threads          []Thread // threads that ran a callback on a private lane (ABI 1.4 with timing on)
 	Timing           bool     // the process times callbacks (ABI 1.4, ROS_PULSE_TIMING not 0)
 	Env              *Env     // its ROS environment; nil before ABI 1.5
+	Links            []Link   // which input each callback's publishes came from (ABI 1.9); nil unless links are on
+	LinksOn          bool     // the process runs with ROS_PULSE_LINKS=1 (a links section)
 	Corrupt          int      // records skipped because they failed validation
 
 	Alive bool // set by Reader: the probe's lock is held
@@ -348,7 +350,7 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		sections = append(sections[:len(sections):len(sections)], h.ExtSections[:h.ExtSectionCount]...)
 	}
 
-	var nodesSec, epSec, laneSec, gapSec, latSec, timingSec, threadSec, qosSec, callsSec *rawSection
+	var nodesSec, epSec, laneSec, gapSec, latSec, timingSec, threadSec, qosSec, callsSec, linksSec *rawSection
 	type span struct{ lo, hi uint64 }
 	var spans []span
 	for i := range sections {
@@ -386,6 +388,8 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 			slot = &qosSec
 		case SectionCalls:
 			slot = &callsSec
+		case SectionLinks:
+			slot = &linksSec
 		default:
 			continue // a later minor version's section: not ours to read
 		}
@@ -427,6 +431,9 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 	}
 	if callsSec != nil && (callsSec.Count != h.EndpointCapacity || callsSec.Stride < uint64(unsafe.Sizeof(rawCalls{}))) {
 		return nil, errors.New("calls section does not match the endpoint table")
+	}
+	if linksSec != nil && (linksSec.Count > h.EndpointCapacity || linksSec.Stride < uint64(unsafe.Sizeof(rawLink{}))) {
+		return nil, errors.New("links section is larger than the endpoint table or its records smaller than this ABI's")
 	}
 
 	snap := &Snapshot{
@@ -585,6 +592,10 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 	if timingSec != nil {
 		snap.Timing = true
 		snap.Threads = readThreads(mem, threadSec, snap.Endpoints)
+	}
+	if linksSec != nil {
+		snap.LinksOn = true
+		snap.Links = readLinks(mem, linksSec, snap)
 	}
 	return snap, nil
 }

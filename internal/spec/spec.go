@@ -152,6 +152,7 @@ type Spec struct {
 	Callbacks []CallbackRule
 	Services  []ServiceRule
 	Actions   []ActionRule
+	Paths     []PathRule
 }
 
 // NeedsGaps reports whether any rule needs gap tracking in the probes.
@@ -186,7 +187,7 @@ func (s *Spec) Summary() string {
 	if len(s.Actions) > 0 {
 		out += fmt.Sprintf(", %d action rules", len(s.Actions))
 	}
-	return out
+	return out + s.pathSummary()
 }
 
 // Load reads and validates the spec at path: a regular file of at most
@@ -322,12 +323,16 @@ func Parse(data []byte) (*Spec, error) {
 			if err := s.parseActions(v); err != nil {
 				return nil, err
 			}
+		case "paths":
+			if err := s.parsePaths(v); err != nil {
+				return nil, err
+			}
 		default:
-			return nil, errAt(k, "unknown top-level key %q (expected topics, nodes, timers, callbacks, services or actions)", k.Value)
+			return nil, errAt(k, "unknown top-level key %q (expected topics, nodes, timers, callbacks, services, actions or paths)", k.Value)
 		}
 	}
-	if len(s.Topics)+len(s.Nodes)+len(s.Timers)+len(s.Callbacks)+len(s.Services)+len(s.Actions) == 0 {
-		return nil, errors.New("the spec declares no topic, node, timer, callback, service or action rule")
+	if len(s.Topics)+len(s.Nodes)+len(s.Timers)+len(s.Callbacks)+len(s.Services)+len(s.Actions)+len(s.Paths) == 0 {
+		return nil, errors.New("the spec declares no topic, node, timer, callback, service, action or path rule")
 	}
 	if err := s.namesNotTopics(); err != nil {
 		return nil, err

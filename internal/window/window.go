@@ -254,6 +254,12 @@ type Window struct {
 	Callbacks []Callback
 	Threads   []Thread
 	Busy      []NodeBusy
+	// Links (ABI 1.9, ROS_PULSE_LINKS=1): which input each callback's
+	// publishes came from, per node, sorted by input and output topic.
+	// Paths: the end-to-end paths internal/paths finds in them and in the
+	// spec (the recorder fills it; a log carries it).
+	Links []Link
+	Paths []Path
 	// Unmatched (ABI 1.5): why a publisher or subscription meets nobody, or
 	// meets with a warning, as internal/diagnose finds it in the window's
 	// last scan (the recorder fills it; a log carries it).
@@ -429,6 +435,11 @@ func (sc *Scratch) Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64
 		hidden := IntraDelivered(s) // Humble: topics this process delivers intra-process
 		var ordinals map[string]int // timers per node, made on the first timer
 		w.Threads = append(w.Threads, threadsOf(s, old, t1, t2)...)
+		if known {
+			w.Links = append(w.Links, linksOf(s, old)...)
+		} else if !noBaseline {
+			w.Links = append(w.Links, linksOf(s, nil)...)
+		}
 		for i := range s.Endpoints {
 			e := &s.Endpoints[i]
 			base := baseline(e)
@@ -548,6 +559,7 @@ func (sc *Scratch) Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64
 		t.count(v.old.Kind, &r)
 	}
 	judgeLoss(w, prev != nil)
+	sortLinks(w.Links)
 	w.Busy = nodeBusy(w.Callbacks, w.Seconds)
 	busyFromWaits(w.Busy, w.Threads)
 	for ti, acc := range gapAccs {

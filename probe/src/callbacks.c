@@ -75,6 +75,7 @@ struct open_callback {
     const void *callback;
     uint64_t start_ns;
     struct rp_timing *timing;
+    struct rp_link_input in; /* the message it was started for (links.c); in.ep 0: none */
 };
 
 /*
@@ -199,6 +200,24 @@ RP_HOT uint64_t rp_gap_clock_ns(void)
 /* The callbacks open on this thread, outermost first; valid for the segment mapped at tls_cb.stack_lanes. */
 static __thread struct open_callback tls_stack[STACK_MAX];
 
+uint64_t rp_now_ns(void) { return now_ns(); }
+
+/* The open callbacks are now the first d: a link input armed deeper is closed. */
+static inline void set_depth(uint32_t d)
+{
+    tls_cb.depth = d;
+    if (UNLIKELY(rp_link_tls.armed > d) && rp_link_tls.armed != RP_LINK_ARMED_PY)
+        rp_link_tls.armed = 0;
+}
+
+struct rp_link_input *rp_innermost_input(uint64_t *start_ns)
+{
+    if (tls_cb.depth == 0 || tls_cb.stack_lanes != rp_lanes())
+        return NULL;
+    *start_ns = tls_stack[tls_cb.depth - 1].start_ns;
+    return &tls_stack[tls_cb.depth - 1].in;
+}
+
 
 /* ---------------------------------------------------------------- thread records (single writer: seqlock) */
 
@@ -281,7 +300,7 @@ RP_COLD static void abandon_from(_Atomic uint64_t *lanes, uint32_t from)
         atomic_fetch_add_explicit(&tls_stack[k].timing->unended, 1, memory_order_relaxed);
     if (from == 0 && tls_cb.depth > 0)
         thread_close(lanes, tls_stack[0].start_ns);
-    tls_cb.depth = from;
+    set_depth(from);
 }
 
 /* The hint of the endpoint whose timing record t is, when warm (rp_warm_hint), else NULL. */
@@ -308,12 +327,12 @@ RP_HOT uint32_t rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_b
     return rp_hinted_ep;
 }
 
-RP_HOT void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now)
+RP_HOT void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now, bool is_intra)
 {
     _Atomic uint64_t *lanes = rp_lanes();
     if (UNLIKELY(lanes != tls_cb.stack_lanes)) { /* first use, or a fork child's new segment */
         tls_cb.stack_lanes = lanes;
-        tls_cb.depth = 0;
+        set_depth(0);
     }
     if (lanes == NULL)
         return;
@@ -331,7 +350,13 @@ RP_HOT void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now)
     if (tls_cb.depth == 0)
         thread_open(lanes, now, (uint32_t)(ep - 1));
     struct rp_timing *t = &g_seg.timing[ep - 1];
-    tls_stack[tls_cb.depth++] = (struct open_callback){callback, now, t};
+    struct rp_link_input in = {0, 0, 0};
+    if (UNLIKELY(rp_link_tls.take_ep != 0)) { /* links on, and a take before this start */
+        in = rp_link_start(ep, is_intra);
+        if (in.ep != 0)
+            rp_link_tls.armed = tls_cb.depth + 1;
+    }
+    tls_stack[tls_cb.depth++] = (struct open_callback){callback, now, t, in};
     /* timing_end's lines (the sum and the period, the likely duration's
      * bucket), fetched again while the callback runs: between two messages a
      * process's lines go cold, and a miss at the end would queue behind
@@ -346,7 +371,7 @@ RP_HOT static void timing_end(const void *callback)
 {
     _Atomic uint64_t *lanes = rp_lanes();
     if (lanes != tls_cb.stack_lanes || lanes == NULL) {
-        tls_cb.depth = 0; /* the segment changed under the open callbacks (fork): they are not ours */
+        set_depth(0); /* the segment changed under the open callbacks (fork): they are not ours */
         return;
     }
     for (uint32_t i = tls_cb.depth; i-- > 0;) {
@@ -365,7 +390,7 @@ RP_HOT static void timing_end(const void *callback)
         struct rp_ep_hint *h = warm_hint_of(t);
         if (h != NULL)
             rp_hint_bucket(&h->time_bucket, t->buckets, b);
-        tls_cb.depth = i;
+        set_depth(i);
         if (i == 0) {
             thread_close(lanes, now);
             rp_hinted_ep = 0; /* a publish before the next early fetch is made outside any callback */
@@ -394,6 +419,7 @@ EXPORT RP_HOT rp_rcl_ret_t rcl_wait(void *wait_set, int64_t timeout)
     void *fn = rp_real(&real_fn, "rcl_wait", "librcl.so");
     if (fn == NULL)
         return RP_RCL_RET_ERROR; /* no librcl in this process */
+    rp_link_wait();
     _Atomic uint64_t *lanes = rp_lanes();
     struct rp_thread *r = lanes != NULL && g_seg.threads != NULL ? thread_record(lanes) : NULL;
     if (r == NULL)

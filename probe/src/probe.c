@@ -519,8 +519,8 @@ RP_COLD static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, ui
                 next_ep = (uint32_t)ep;
             if (kind != KEY_TAKE)
                 gap = g_seg.gaps != NULL ? &g_seg.gaps[ep - 1] : NULL; /* thread_lane() published g_seg */
-            else if (g_seg.gaps != NULL || g_seg.latency != NULL)
-                gap = (struct rp_gap *)(uintptr_t)ep; /* a take slot holds the endpoint: two histograms may apply */
+            else if (g_seg.gaps != NULL || g_seg.latency != NULL || g_seg.links != NULL)
+                gap = (struct rp_gap *)(uintptr_t)ep; /* a take slot holds the endpoint: its opt-in work may apply */
         }
     }
     /*
@@ -597,13 +597,15 @@ static void record_latency(struct rp_gap *g, int64_t source_ns)
     atomic_fetch_add_explicit(&g->buckets[rp_gap_bucket(d)], 1, memory_order_relaxed);
 }
 
-/* The opt-in work of a take: gap tracking when counted here, latency for all. */
+/* The opt-in work of a take: gap tracking when counted here, latency for all, and the input a callback links from. */
 static void take_extras(uintptr_t ep, bool counted, int64_t source_ns)
 {
     if (counted && g_seg.gaps != NULL)
         record_gap(&g_seg.gaps[ep - 1], KEY_TAKE, RP_SLOT_INTER, NULL);
     if (g_seg.latency != NULL && source_ns > 0)
         record_latency(&g_seg.latency[ep - 1], source_ns);
+    if (g_seg.links != NULL)
+        rp_link_take(ep, source_ns, counted);
 }
 
 /* The thread-cache slot of (handle, kind), resolved on a miss. */
@@ -647,6 +649,8 @@ static __attribute__((noinline)) void count_publish(uintptr_t handle, unsigned c
     struct tls_slot *hit = lookup(handle, KEY_PUB);
     if (hit->counters != 0) {
         count_hit(hit, KEY_PUB, counter_slot);
+        if (rp_link_tls.armed != 0)
+            rp_link_publish(slot_endpoint(hit), counter_slot);
         if (rp_hinted_ep != 0) { /* else no callback fetched early runs on this thread: none reads hints */
             uint32_t named = rp_hint_publisher(handle, slot_endpoint(hit), hit->gap_hint);
             if (hit->gap == NULL)
@@ -676,6 +680,8 @@ static inline bool count_publish_fast(uintptr_t handle, unsigned counter_slot)
         return false;
     if (UNLIKELY(rp_hinted_ep != 0 && rp_hinted_ep != hit->gap_hint))
         return false;
+    if (UNLIKELY(rp_link_tls.armed != 0)) /* links on, inside a callback with an input: count_publish links it */
+        return false;
     if (LIKELY(hit->counters != 0))
         bump(hit->counters + counter_slot * sizeof(uint64_t));
     return true;
@@ -691,7 +697,7 @@ static inline void take(uintptr_t handle, int64_t source_ns)
         rp_hinted_ep = 0; /* an rclpy delivery: the callback that follows was not fetched early */
     } else if (hit->gap_hint != 0) /* rclcpp counts this message at its callback_start: fetch that line now */
         rp_prefetch_callback(hit->gap_hint);
-    if (UNLIKELY(hit->gap != NULL)) /* gaps and latency off: no clock read at all */
+    if (UNLIKELY(hit->gap != NULL)) /* gaps, latency and links off: no clock read at all */
         take_extras((uintptr_t)hit->gap, hit->counters != 0, source_ns);
 }
 
@@ -1056,7 +1062,7 @@ EXPORT RP_HOT void ros_trace_callback_start(const void *callback, const bool is_
         if (hit->counters != 0) {
             uint64_t gap_now = count_hit(hit, KEY_CALLBACK, is_intra_process ? RP_SLOT_INTRA : RP_SLOT_INTER);
             if (g_seg.timing != NULL)
-                rp_timing_start(callback, slot_endpoint(hit), gap_now);
+                rp_timing_start(callback, slot_endpoint(hit), gap_now, is_intra_process);
         }
     }
     FORWARD_THROUGH(g_hot.real_callback_start, callback_start, (const void *, const bool),

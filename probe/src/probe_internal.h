@@ -229,7 +229,59 @@ uint64_t rp_gap_clock_ns(void) RP_HIDDEN;
 
 /* callbacks.c: a counted callback_start of endpoint ep (index + 1) on this
  * thread; gap_now: its gap's rp_gap_clock_ns reading, or 0. */
-void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now) RP_HIDDEN;
+void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now, bool is_intra) RP_HIDDEN;
+
+/* callbacks.c: CLOCK_MONOTONIC ns from this thread's clock (the tick counter when calibrated). */
+uint64_t rp_now_ns(void) RP_HIDDEN;
+
+/* ---------------------------------------------------------------- links.c (design note 0032)
+ *
+ * A callback's input: the message it was started for, kept in its frame of
+ * callbacks.c's open-callback stack (so a callback that spins keeps its own).
+ */
+struct rp_link_input {
+    uint32_t ep;             /* the subscription's endpoint (index + 1); 0: no input */
+    uint32_t last_intra_out; /* the publisher whose intra-process publish was just linked: its rcl_publish twin is not */
+    int64_t source_ns;       /* the message's source timestamp (the writer's CLOCK_REALTIME) */
+};
+
+/* This thread's link state, read by the hooks before they call into links.c. */
+struct rp_link_tls {
+    uint32_t armed;   /* the depth of the open callback whose frame has an input, RP_LINK_ARMED_PY, or 0 */
+    uint32_t take_ep; /* the endpoint of this thread's last take not yet claimed by a callback_start; 0 none */
+    int64_t take_source_ns;
+};
+#define RP_LINK_ARMED_PY UINT32_MAX /* an rclpy take is open on this thread (rule 4) */
+extern __thread struct rp_link_tls rp_link_tls RP_HIDDEN;
+
+/* A take of a message on subscription endpoint ep (index + 1); rclpy: the
+ * subscription counts at its take (no callback_start follows). */
+void rp_link_take(uint64_t ep, int64_t source_ns, bool rclpy) RP_HIDDEN;
+
+/* The input of a callback of endpoint ep starting now (callbacks.c): the take
+ * just before it, when it took ep's message and the callback is not an
+ * intra-process delivery; the take is consumed either way. */
+static inline struct rp_link_input rp_link_start(uint64_t ep, bool is_intra)
+{
+    struct rp_link_input in = {0, 0, 0};
+    if (rp_link_tls.take_ep == ep && !is_intra)
+        in = (struct rp_link_input){(uint32_t)ep, 0, rp_link_tls.take_source_ns};
+    rp_link_tls.take_ep = 0;
+    return in;
+}
+
+/* A publish on publisher endpoint pub_ep (index + 1) while rp_link_tls.armed. */
+void rp_link_publish(uint64_t pub_ep, unsigned counter_slot) RP_HIDDEN;
+
+/* callbacks.c: the innermost open callback's frame input and start, or NULL. */
+struct rp_link_input *rp_innermost_input(uint64_t *start_ns) RP_HIDDEN;
+
+/* rcl_wait on this thread: an rclpy take's handling is over. */
+static inline void rp_link_wait(void)
+{
+    if (rp_link_tls.armed == RP_LINK_ARMED_PY)
+        rp_link_tls.armed = 0;
+}
 
 /* Forwards to the real ros_trace_<name>, resolved once per call site. */
 #define RP_FORWARD(name, params, args)                                                             \

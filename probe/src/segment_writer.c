@@ -93,6 +93,11 @@ void rp_config_load(struct rp_config *cfg)
     cfg->gaps = flag_on("ROS_TOPIC_STATS_JITTER");
     cfg->latency = flag_on("ROS_TOPIC_STATS_LATENCY");
     cfg->timing = flag_not_off("ROS_PULSE_TIMING");
+    cfg->links = flag_on("ROS_PULSE_LINKS");
+    if (cfg->links && !cfg->timing) {
+        rp_log("ROS_PULSE_LINKS=1 needs callback timing (ROS_PULSE_TIMING=0 is set), using off");
+        cfg->links = false;
+    }
 
     cfg->endpoint_capacity = RP_DEFAULT_ENDPOINTS;
     const char *eps = getenv("ROS_PULSE_MAX_ENDPOINTS");
@@ -187,8 +192,10 @@ static void read_identity(struct rp_header *h)
     }
 }
 
-uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes, bool gaps, bool latency, bool timing)
+uint64_t rp_segment_size(const struct rp_config *cfg, uint32_t lanes)
 {
+    const uint32_t node_cap = cfg->node_capacity, ep_cap = cfg->endpoint_capacity;
+    const bool gaps = cfg->gaps, latency = cfg->latency, timing = cfg->timing;
     uint64_t off = RP_HEADER_SIZE;
     off = ALIGN64(off + (uint64_t)node_cap * sizeof(struct rp_node));
     off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_endpoint));
@@ -204,6 +211,8 @@ uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes, boo
     off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_qos));
     if (timing)
         off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_calls));
+    if (cfg->links)
+        off = ALIGN64(off + (uint64_t)RP_LINK_CAPACITY(ep_cap) * sizeof(struct rp_link));
     return off;
 }
 
@@ -247,7 +256,7 @@ bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint
         return false;
 
     const uint32_t lanes = RP_LANES;
-    const uint64_t size = rp_segment_size(cfg->node_capacity, cfg->endpoint_capacity, lanes, cfg->gaps, cfg->latency, cfg->timing);
+    const uint64_t size = rp_segment_size(cfg, lanes);
     const int pid = (int)getpid();
 
     int fd = -1;
@@ -340,6 +349,13 @@ bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint
         else
             h->ext_sections[h->ext_section_count++] = calls;
         seg->calls = (struct rp_calls *)((char *)mem + off);
+        off = ALIGN64(off + (uint64_t)cfg->endpoint_capacity * sizeof(struct rp_calls));
+    }
+    if (cfg->links) { /* after calls: always in the extension's places */
+        seg->link_capacity = RP_LINK_CAPACITY(cfg->endpoint_capacity);
+        h->ext_sections[h->ext_section_count++] =
+            (struct rp_section){RP_SECTION_LINKS, seg->link_capacity, off, sizeof(struct rp_link)};
+        seg->links = (struct rp_link *)((char *)mem + off);
     }
 
     seg->header = h;

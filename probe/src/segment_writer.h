@@ -19,6 +19,7 @@ struct rp_config {
     bool gaps;    /* ROS_TOPIC_STATS_JITTER=1: inter-arrival histograms (one clock read per message) */
     bool latency; /* ROS_TOPIC_STATS_LATENCY=1: receive latency histograms (one realtime read per take) */
     bool timing;  /* unless ROS_PULSE_TIMING=0: callback durations, timer lateness, thread busy */
+    bool links;   /* ROS_PULSE_LINKS=1 (needs timing): which input each callback's publishes came from */
     bool dir_explicit;
     uint32_t endpoint_capacity;
     uint32_t node_capacity;
@@ -36,6 +37,8 @@ struct rp_segment {
     struct rp_thread *threads; /* one per private lane; NULL when timing is off */
     struct rp_qos *qos;        /* one per endpoint slot (ABI 1.5) */
     struct rp_calls *calls;    /* one per endpoint slot (ABI 1.6); NULL when timing is off */
+    struct rp_link *links;     /* link_capacity records (ABI 1.9); NULL unless links are on */
+    uint32_t link_capacity;
     uint64_t size;
     int fd;
     char path[4200];
@@ -47,7 +50,10 @@ void rp_config_load(struct rp_config *cfg);
 /* One line on stderr, prefixed "[ros2_pulse] ", written with a single write(2). */
 void rp_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-uint64_t rp_segment_size(uint32_t node_cap, uint32_t ep_cap, uint32_t lanes, bool gaps, bool latency, bool timing);
+/* Links a segment holds: a few per node (design note 0032). */
+#define RP_LINK_CAPACITY(ep_cap) ((ep_cap) / 2u)
+
+uint64_t rp_segment_size(const struct rp_config *cfg, uint32_t lanes);
 
 /* Creates, reserves, maps and locks a new segment. On failure prints why and returns false. */
 bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint32_t distro);

@@ -12,7 +12,7 @@
  *   section RP_SECTION_NODES       node_capacity     x rp_node
  *   section RP_SECTION_ENDPOINTS   endpoint_capacity x rp_endpoint
  *   section RP_SECTION_LANES       lane_count x endpoint_capacity x RP_COUNTERS_PER_ENDPOINT x u64
- *   optional sections (gaps, latency, timing, threads, QoS, calls), each described in rp_header.sections
+ *   optional sections (gaps, latency, timing, threads, QoS, calls, links), each described in rp_header.sections
  *
  * Rules of the contract:
  *  - The probe is the only writer. Readers map the file read-only.
@@ -51,7 +51,7 @@
 
 #define RP_MAGIC UINT64_C(0x45534c5550325352) /* "RS2PULSE" read as little-endian u64 */
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 8
+#define RP_ABI_MINOR 9
 
 #define RP_HEADER_SIZE 4096u
 #define RP_MAX_SECTIONS 8u
@@ -87,6 +87,7 @@ enum rp_section_kind {
     RP_SECTION_THREADS = 7, /* ABI 1.4, with RP_SECTION_TIMING: (lane_count - 1) x rp_thread, one per private lane */
     RP_SECTION_QOS = 8,     /* ABI 1.5: endpoint_capacity x rp_qos */
     RP_SECTION_CALLS = 9,   /* ABI 1.6, with RP_SECTION_TIMING: endpoint_capacity x rp_calls */
+    RP_SECTION_LINKS = 10,  /* ABI 1.9, only with ROS_PULSE_LINKS=1 (and timing): link_capacity x rp_link */
 };
 
 /* rp_node.state and rp_endpoint.state */
@@ -336,6 +337,53 @@ struct rp_calls {
 };
 
 /*
+ * RP_SECTION_LINKS (ABI 1.9, design note 0032): which input a callback's
+ * publishes came from. A subscription callback whose message was taken just
+ * before its callback_start on the same thread (rclcpp), or an rclpy take
+ * and the publishes after it on its thread until the next take or wait, links
+ * that subscription (input) to every publisher it publishes on (output), once
+ * per publish. Per link two durations, in the rp_timing buckets:
+ *   age: CLOCK_REALTIME at the publish minus the input message's source
+ *        timestamp (the writer's realtime clock: the input's transport plus
+ *        the node's work; across hosts only as good as their clock sync);
+ *   own: the publish minus the callback's start (rclpy: the take), on
+ *        CLOCK_MONOTONIC: the node's own share.
+ * The count of a link is the sum of own_buckets; a publish whose age could
+ * not be measured (a source timestamp in the future: another host's clock)
+ * counts in own and in unaged only.
+ *
+ * Records are claimed once per (input, output) pair, in table order: a writer
+ * moves state EMPTY -> CLAIMED by compare-and-exchange, fills kind, flags,
+ * input, output and their generations, then stores READY (release). Readers
+ * skip records that are not READY, and a record whose generations are not
+ * the endpoints' current ones belongs to entities that are gone. Two threads
+ * may claim the same pair at once: readers add records of one pair together.
+ * Multi-writer, every counter atomic, nothing reset.
+ */
+#define RP_LINK_FLAG_RCLPY 1u /* linked by rclpy's rule (take to next take or wait): an async callback that awaits is not seen */
+
+enum rp_link_kind {
+    RP_LINK_MESSAGE = 1, /* the publish was made while handling that input message */
+};
+
+struct rp_link {
+    RP_ATOMIC(uint32_t) state; /* rp_record_state, plus RP_LINK_CLAIMED while a writer fills it */
+    uint16_t kind;             /* rp_link_kind */
+    uint16_t flags;            /* RP_LINK_FLAG_* */
+    uint32_t input;            /* endpoint index of the subscription */
+    uint32_t output;           /* endpoint index of the publisher */
+    uint32_t input_generation;
+    uint32_t output_generation;
+    RP_ATOMIC(uint64_t) age_sum_ns;
+    RP_ATOMIC(uint64_t) own_sum_ns;
+    RP_ATOMIC(uint64_t) unaged; /* linked publishes with no age (source timestamp ahead of this clock) */
+    uint8_t reserved[16];
+    RP_ATOMIC(uint32_t) age_buckets[RP_TIME_BUCKETS]; /* wrap modulo 2^32: readers diff them */
+    RP_ATOMIC(uint32_t) own_buckets[RP_TIME_BUCKETS];
+};
+#define RP_LINK_CLAIMED 2u
+
+/*
  * rp_header.env (ABI 1.5): the process's ROS environment when its segment
  * was made, as getenv saw it ("" and its bit clear: unset). Discovery and
  * middleware settings are per process; what they decide is in rp_qos.
@@ -438,6 +486,7 @@ _Static_assert(sizeof(struct rp_timing) == 48 + 8 * RP_TIME_BUCKETS + RP_SYMBOL_
 _Static_assert(sizeof(struct rp_thread) == 128, "rp_thread size");
 _Static_assert(sizeof(struct rp_qos) == 256, "rp_qos size");
 _Static_assert(sizeof(struct rp_env) == 352, "rp_env size");
+_Static_assert(sizeof(struct rp_link) == 64 + 8 * RP_TIME_BUCKETS, "rp_link size");
 _Static_assert(sizeof(struct rp_calls) == 64 + 4 * RP_TIME_BUCKETS + 16 * RP_CALL_RING + 32, "rp_calls size");
 #endif
 

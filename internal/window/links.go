@@ -1,0 +1,121 @@
+package window
+
+import (
+	"cmp"
+	"slices"
+
+	"ros2_pulse/internal/segment"
+)
+
+// Link is one node's latency link over the window (ABI 1.9, design note
+// 0032): its callback took a message on From and published on To while
+// handling it. Age runs from the input message's source timestamp to the
+// publish (the hop's transport and the node's work); Own from the
+// callback's start (rclpy: the take) to the publish.
+type Link struct {
+	Pid   int
+	Node  string // the node of the input subscription
+	From  string // the input topic
+	To    string // the output topic
+	Rclpy bool   // linked by rclpy's rule (an awaiting async callback is not seen)
+	Alive bool
+	N     uint64 // linked publishes in the window
+	// Unaged: linked publishes whose input's source timestamp was ahead of
+	// this host's clock (another host, clocks apart): not in Age.
+	Unaged   uint64
+	Age, Own Durations
+	AgeHist  []Bucket // Age by bucket (TimeBucketBounds): what a path adds up
+	OwnHist  []Bucket
+}
+
+// linksOf diffs a process's links from old (its previous snapshot, nil:
+// from zero) to s. A link whose endpoints changed entity since old is new.
+func linksOf(s, old *segment.Snapshot) []Link {
+	if len(s.Links) == 0 {
+		return nil
+	}
+	out := make([]Link, 0, len(s.Links))
+	for i := range s.Links {
+		l := &s.Links[i]
+		in, pub := segment.FindEndpoint(s.Endpoints, l.Input), segment.FindEndpoint(s.Endpoints, l.Output)
+		if in == nil || pub == nil {
+			continue
+		}
+		var prev *segment.Link
+		if old != nil {
+			prev = priorLink(old, s, l)
+		}
+		if prev == nil && !s.Alive && l.Count == 0 {
+			continue
+		}
+		wl := Link{Pid: s.Pid, Node: NodeOf(s, in), From: in.Name, To: pub.Name, Rclpy: l.Rclpy, Alive: s.Alive}
+		var age, own durAcc
+		if prev == nil {
+			wl.N, wl.Unaged = l.Count, l.Unaged
+			age.add(0, nil, l.AgeSumNs, &l.AgeBuckets)
+			own.add(0, nil, l.OwnSumNs, &l.OwnBuckets)
+		} else {
+			wl.N, wl.Unaged = sub(l.Count, prev.Count), sub(l.Unaged, prev.Unaged)
+			age.add(prev.AgeSumNs, &prev.AgeBuckets, l.AgeSumNs, &l.AgeBuckets)
+			own.add(prev.OwnSumNs, &prev.OwnBuckets, l.OwnSumNs, &l.OwnBuckets)
+		}
+		if wl.N == 0 && !s.Alive {
+			continue
+		}
+		wl.Age, wl.Own = age.stats(), own.stats()
+		wl.AgeHist, wl.OwnHist = sparse(&age.delta), sparse(&own.delta)
+		out = append(out, wl)
+	}
+	return out
+}
+
+// priorLink is old's reading of link l of s: the same pair, rule and
+// entities (their slots not reused since).
+func priorLink(old, s *segment.Snapshot, l *segment.Link) *segment.Link {
+	for i := range old.Links {
+		o := &old.Links[i]
+		if o.Input != l.Input || o.Output != l.Output || o.Rclpy != l.Rclpy {
+			continue
+		}
+		for _, idx := range [2]int{l.Input, l.Output} {
+			a, b := segment.FindEndpoint(old.Endpoints, idx), segment.FindEndpoint(s.Endpoints, idx)
+			if a == nil || b == nil || a.Generation != b.Generation {
+				return nil
+			}
+		}
+		return o
+	}
+	return nil
+}
+
+// sparse lists a histogram's non-empty buckets.
+func sparse(delta *[segment.TimeBuckets]uint64) []Bucket {
+	var out []Bucket
+	for b, n := range delta {
+		if n > 0 {
+			out = append(out, Bucket{B: b, N: n})
+		}
+	}
+	return out
+}
+
+// sortLinks orders links by input topic, output topic, node and pid.
+func sortLinks(ls []Link) {
+	slices.SortFunc(ls, func(a, b Link) int {
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To), cmp.Compare(a.Node, b.Node), cmp.Compare(a.Pid, b.Pid))
+	})
+}
+
+// HistStats summarises durations given by bucket (a Link's AgeHist) whose
+// exact sum is sumMs: what a merged or read-back histogram says.
+func HistStats(hist []Bucket, sumMs float64) Durations {
+	var delta [segment.TimeBuckets]uint64
+	var n uint64
+	for _, b := range hist {
+		if b.B >= 0 && b.B < segment.TimeBuckets {
+			delta[b.B] += b.N
+			n += b.N
+		}
+	}
+	return histStats(&delta, n, uint64(sumMs*1e6))
+}

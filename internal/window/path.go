@@ -1,0 +1,45 @@
+package window
+
+// Path is one end-to-end path over the window (issue 47): a chain of
+// topics, each hop a node's latency link from one to the next. internal/paths
+// finds them (from the links, and named in the spec) and fills these.
+type Path struct {
+	Name   string   // the spec's name, or "FIRST -> LAST" for a path found from the links
+	Named  bool     // named in the spec (checked against MaxMs); else found
+	Topics []string // first topic (a sensor's) ... last (an actuator's)
+	Hops   []Hop    // len(Topics)-1: hop i links Topics[i] to Topics[i+1]
+	// Measured: every hop has a link that carried messages in the window;
+	// else Missing names the first hop that did not ("FROM -> TO") and
+	// the latencies are not measured (zero), never a guess.
+	Measured bool
+	Missing  string
+	N        uint64 // messages linked at its last hop in the window
+	// Latency from the first topic's message leaving its publisher (its
+	// source timestamp) to the last hop's publish, in ms. Best: through
+	// message links (CARET's best case); Worst adds the waiting at sampled
+	// links (a timer publishing the latest input), equal to Best without
+	// them. The distribution is the hops' added as independent (each hop's
+	// mean is exact, so the path's mean is); Max is the sum of the hops'
+	// maxima, a bound no message exceeded.
+	Best, Worst Latency
+	MaxMs       float64 // the spec's bound (0: none)
+}
+
+// Hop is one link of a path: the node(s) that carried From to To.
+type Hop struct {
+	From, To string
+	Node     string // the linking node ("a, b" when several link the pair)
+	N        uint64
+	Age      Durations // source timestamp of From's message to To's publish
+	Own      Durations // the node's own share: its callback's start to the publish
+	Sampled  bool      // a sampled link (its worst case adds waiting)
+	Measured bool      // a link carried messages in the window
+}
+
+// Latency is a path's end-to-end latency distribution in one window, ms.
+type Latency struct {
+	MeanMs, P50Ms, P99Ms, MaxMs float64
+}
+
+// Slow reports a named path whose p99 is above its bound.
+func (p *Path) Slow() bool { return p.Named && p.Measured && p.MaxMs > 0 && p.Worst.P99Ms > p.MaxMs }

@@ -1,0 +1,159 @@
+/*
+ * Latency links (ABI 1.9, design note 0032): which input a callback's
+ * publishes came from, and how old that input was when its output left.
+ * Only with ROS_PULSE_LINKS=1; off, no hook reaches this file (the take
+ * slot's opt-in pointer stays NULL and rp_link_tls.armed stays 0).
+ *
+ * rclcpp: a take stores its subscription and source timestamp in this
+ * thread's state; the callback_start right after it, of that subscription
+ * and not intra-process, copies them into its frame (callbacks.c) and arms
+ * the thread; every publish while armed links that input to its publisher.
+ * rclpy, which fires no callback tracepoint: a take opens the input and the
+ * thread's next take or rcl_wait closes it.
+ *
+ * A publish linked costs one clock read (realtime is monotonic plus an
+ * offset this thread re-reads once a second: the two clocks are slewed
+ * together, only a step moves the offset), one lookup in an 8-entry
+ * thread cache, and the link's sums and buckets.
+ */
+#define _GNU_SOURCE
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "probe_internal.h"
+#include "ros2_pulse/segment.h"
+
+#define LINK_CACHE 8u
+#define NO_LINK UINT32_MAX
+#define OFFSET_RENEW_NS UINT64_C(1000000000)
+
+__thread struct rp_link_tls rp_link_tls;
+
+static __thread struct {
+    struct rp_link_input py; /* rclpy: the take open on this thread (armed == RP_LINK_ARMED_PY) */
+    uint64_t py_take_ns;     /* ... and when it was taken (CLOCK_MONOTONIC) */
+    int64_t real_minus_mono; /* CLOCK_REALTIME - CLOCK_MONOTONIC, read at offset_read_ns */
+    uint64_t offset_read_ns;
+    struct {
+        uint32_t in, out;   /* endpoints (index + 1) */
+        uint32_t gen;       /* g_hot.gen when resolved: any mapping change (a slot reused) re-resolves */
+        uint32_t link;      /* index in g_seg.links, or NO_LINK: never linked (not an output, table full) */
+        _Atomic uint64_t *lanes; /* the segment it belongs to (a fork child has its own) */
+    } cache[LINK_CACHE];
+} tls_links;
+
+void rp_link_take(uint64_t ep, int64_t source_ns, bool rclpy)
+{
+    if (!rclpy) {
+        rp_link_tls.take_ep = (uint32_t)ep;
+        rp_link_tls.take_source_ns = source_ns;
+        return;
+    }
+    tls_links.py = (struct rp_link_input){(uint32_t)ep, 0, source_ns};
+    tls_links.py_take_ns = rp_now_ns();
+    rp_link_tls.armed = RP_LINK_ARMED_PY;
+}
+
+/* /rosout and /parameter_events are every node's own: never a pipeline's output. */
+static bool never_output(const char *name)
+{
+    size_t n = strnlen(name, RP_NAME_MAX);
+    static const char events[] = "/parameter_events";
+    return strcmp(name, "/rosout") == 0 ||
+           (n >= sizeof events - 1 && strcmp(name + n - (sizeof events - 1), events) == 0);
+}
+
+/* The link record of (in, out), claimed when new; NO_LINK when the table is full or out never links. */
+RP_COLD static uint32_t resolve_link(uint32_t in, uint32_t out, uint16_t flags)
+{
+    const struct rp_endpoint *pe = &g_seg.endpoints[out - 1];
+    if (atomic_load_explicit(&pe->state, memory_order_acquire) != RP_RECORD_READY || never_output(pe->name))
+        return NO_LINK;
+    uint32_t in_gen = atomic_load_explicit(&g_seg.endpoints[in - 1].generation, memory_order_relaxed);
+    uint32_t out_gen = atomic_load_explicit(&pe->generation, memory_order_relaxed);
+    for (uint32_t i = 0; i < g_seg.link_capacity; i++) {
+        struct rp_link *l = &g_seg.links[i];
+        uint32_t state = atomic_load_explicit(&l->state, memory_order_acquire);
+        if (state == RP_RECORD_EMPTY) {
+            if (!atomic_compare_exchange_strong_explicit(&l->state, &state, RP_LINK_CLAIMED, memory_order_acq_rel,
+                                                         memory_order_acquire))
+                continue; /* another thread claimed it first: it is not ours, whatever it links */
+            l->kind = RP_LINK_MESSAGE;
+            l->flags = flags;
+            l->input = in - 1;
+            l->output = out - 1;
+            l->input_generation = in_gen;
+            l->output_generation = out_gen;
+            atomic_store_explicit(&l->state, RP_RECORD_READY, memory_order_release);
+            return i;
+        }
+        if (state == RP_RECORD_READY && l->input == in - 1 && l->output == out - 1 && l->flags == flags &&
+            l->input_generation == in_gen && l->output_generation == out_gen)
+            return i;
+    }
+    return NO_LINK;
+}
+
+static struct rp_link *link_for(uint32_t in, uint32_t out, uint16_t flags)
+{
+    _Atomic uint64_t *lanes = rp_lanes();
+    uint32_t gen = atomic_load_explicit(&g_hot.gen, memory_order_acquire);
+    __typeof__(tls_links.cache[0]) *c = &tls_links.cache[(in * 31u + out) % LINK_CACHE];
+    if (c->in != in || c->out != out || c->gen != gen || c->lanes != lanes) {
+        if (lanes == NULL || g_seg.links == NULL)
+            return NULL;
+        *c = (__typeof__(*c)){in, out, gen, resolve_link(in, out, flags), lanes};
+    }
+    return c->link != NO_LINK ? &g_seg.links[c->link] : NULL;
+}
+
+/* CLOCK_REALTIME at monotonic now, through this thread's offset. */
+static int64_t realtime_at(uint64_t now)
+{
+    if (__builtin_expect(now - tls_links.offset_read_ns >= OFFSET_RENEW_NS || tls_links.offset_read_ns == 0, 0)) {
+        struct timespec r, m;
+        clock_gettime(CLOCK_REALTIME, &r);
+        clock_gettime(CLOCK_MONOTONIC, &m);
+        tls_links.real_minus_mono = ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000 + (r.tv_nsec - m.tv_nsec);
+        tls_links.offset_read_ns = now;
+    }
+    return (int64_t)now + tls_links.real_minus_mono;
+}
+
+void rp_link_publish(uint64_t pub_ep, unsigned counter_slot)
+{
+    struct rp_link_input *in;
+    uint64_t start = 0;
+    uint16_t flags = 0;
+    if (rp_link_tls.armed == RP_LINK_ARMED_PY) {
+        in = &tls_links.py;
+        start = tls_links.py_take_ns;
+        flags = RP_LINK_FLAG_RCLPY;
+    } else {
+        in = rp_innermost_input(&start);
+    }
+    if (in == NULL || in->ep == 0)
+        return; /* a callback without an input, nested in one with */
+    /* Jazzy's intra-process publish fires rclcpp_intra_publish, then rcl_publish for the same message */
+    if (counter_slot == RP_SLOT_INTRA) {
+        in->last_intra_out = (uint32_t)pub_ep;
+    } else if (in->last_intra_out == pub_ep) {
+        in->last_intra_out = 0;
+        return;
+    }
+    struct rp_link *l = link_for(in->ep, (uint32_t)pub_ep, flags);
+    if (l == NULL)
+        return;
+    uint64_t now = rp_now_ns();
+    uint64_t own = now > start ? now - start : 0;
+    atomic_fetch_add_explicit(&l->own_sum_ns, own, memory_order_relaxed);
+    int64_t age = realtime_at(now) - in->source_ns;
+    if (in->source_ns > 0 && age > 0) {
+        atomic_fetch_add_explicit(&l->age_sum_ns, (uint64_t)age, memory_order_relaxed);
+        atomic_fetch_add_explicit(&l->age_buckets[rp_time_bucket((uint64_t)age)], 1, memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&l->unaged, 1, memory_order_relaxed);
+    }
+    atomic_fetch_add_explicit(&l->own_buckets[rp_time_bucket(own)], 1, memory_order_relaxed); /* the count: last */
+}
