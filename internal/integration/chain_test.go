@@ -14,17 +14,18 @@ import (
 )
 
 // chainExpect is sim/graphs/chain.graph: a pipeline whose middle nodes
-// publish inside their subscription callbacks (relay=), one hop of it
-// intra-process, and a camera branch joining the planner.
+// publish inside their subscription callbacks (relay=), and a camera branch
+// with one hop intra-process joining the planner.
 func chainExpect(distro string) map[string]expect {
-	intra := intraSeen(distro, 10)
 	return map[string]expect{
 		"/sensing/points":            {pubInter: 10, recvInter: 10},
-		"/perception/filtered":       {pubIntra: intra, recvIntra: 10},
-		"/perception/objects":        {pubInter: 10, pubIntra: intra, recvInter: 10},
+		"/perception/filtered":       {pubInter: 10, recvInter: 10},
+		"/perception/objects":        {pubInter: 10, recvInter: 10},
 		"/planning/trajectory":       {pubInter: 10, recvInter: 10},
 		"/control/cmd_vel":           {pubInter: 10, recvInter: 10},
-		"/perception/camera_objects": {pubInter: 30, recvInter: 30},
+		"/sensing/image":             {pubInter: 30, recvInter: 30},
+		"/perception/camera_objects": {pubIntra: intraSeen(distro, 30), recvIntra: 30},
+		"/perception/camera_tracks":  {pubInter: 30, recvInter: 30},
 	}
 }
 
@@ -61,6 +62,7 @@ var relays = []struct {
 	{"/perception/filter", "/sensing/points", "/perception/filtered", 2},
 	{"/perception/detector", "/perception/filtered", "/perception/objects", 3},
 	{"/perception/camera_detector", "/sensing/image", "/perception/camera_objects", 1},
+	{"/perception/camera_tracker", "/perception/camera_objects", "/perception/camera_tracks", 1},
 	{"/planning/planner", "/perception/objects", "/planning/trajectory", 4},
 	{"/control/controller", "/planning/trajectory", "/control/cmd_vel", 1},
 }

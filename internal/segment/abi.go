@@ -37,7 +37,7 @@ const (
 	SectionLinks          = 10 // which input each callback's publishes came from (ABI 1.9, ROS_PULSE_LINKS=1)
 	LinkMessage           = 1  // rp_link.kind: published while handling that input message
 	LinkClaimed           = 2  // rp_link.state while its writer fills it
-	LinkFlagRclpy         = 1  // rp_link.flags: linked by rclpy's rule (take to next take or wait)
+	LinkFlagRclpy         = 1  // rp_link.flags: linked by rclpy's rule (a take to the thread's next take, wait, timer call or service take)
 	CallRing              = 32
 	CallAnswered          = 1 << 63 // ABI 1.7: in a client's ring entry, an answer taken before its call opened
 	TypeMax               = 128

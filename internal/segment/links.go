@@ -12,7 +12,7 @@ import (
 // bucket counts wrap modulo 2^32 (readers diff them).
 type Link struct {
 	Input, Output int    // endpoint indices (Endpoint.Index) of the subscription and the publisher
-	Rclpy         bool   // linked by rclpy's rule: the publishes after a take on its thread, until its next take or wait
+	Rclpy         bool   // linked by rclpy's rule: the publishes after a take on its thread, until its next take, wait, timer call or service take
 	Count         uint64 // linked publishes: the sum of OwnBuckets
 	Unaged        uint64 // of them, with no age (the input's source timestamp was ahead of this host's clock)
 	AgeSumNs      uint64

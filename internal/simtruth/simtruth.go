@@ -92,6 +92,10 @@ type Snapshot struct {
 	Counts map[Key][4]uint64
 	Lang   map[Key]string // the node's client library: "cpp" (rclcpp) or "py" (rclpy)
 	Timing map[Key]Timing
+	// Ages: each relayed message's age since its chain's first publish,
+	// when its relay published it (ns, in publish order per process), by
+	// the relay's publisher: a path's per-message truth (truth.h truth_age).
+	Ages map[Key][]uint64
 }
 
 // Get returns the counts of a key (zero when absent: nothing happened yet).
@@ -124,7 +128,7 @@ func Read(dir string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Snapshot{Counts: map[Key][4]uint64{}, Lang: map[Key]string{}, Timing: map[Key]Timing{}}
+	s := &Snapshot{Counts: map[Key][4]uint64{}, Lang: map[Key]string{}, Timing: map[Key]Timing{}, Ages: map[Key][]uint64{}}
 	for _, path := range paths {
 		if err := s.readFile(path); err != nil {
 			return nil, err
@@ -168,11 +172,14 @@ func (s *Snapshot) readFile(path string) error {
 	p := Proc{Pid: int(int32(le.Uint32(mem[24:]))), Ppid: int(int32(le.Uint32(mem[28:]))),
 		Process: cstring(mem[32:64]), Exited: exited}
 	s.Procs = append(s.Procs, p)
+	slots := make([]Key, used)
+	defer func() { s.readAges(filepath.Join(filepath.Dir(path), fmt.Sprintf("ages-%d.bin", p.Pid)), slots) }()
 	for i := 0; i < used; i++ {
 		r := mem[headerSize+i*recordSize:]
 		names := r[kindSize+langSize:]
 		k := Key{Pid: p.Pid, Kind: cstring(r[:kindSize]), Topic: cstring(names[:nameSize]),
 			Node: cstring(names[nameSize : 2*nameSize])}
+		slots[i] = k
 		sum := s.Counts[k]
 		for c := 0; c < 4; c++ {
 			sum[c] += atomic.LoadUint64((*uint64)(unsafe.Pointer(&names[2*nameSize+8*c])))
@@ -205,6 +212,23 @@ func (s *Snapshot) readFile(path string) error {
 		s.Timing[k] = t
 	}
 	return nil
+}
+
+// readAges reads a process's ages file (absent: it relayed nothing):
+// records of {slot u32, 0 u32, age u64}; a record being appended (short)
+// is left for the next read.
+func (s *Snapshot) readAges(path string, slots []Key) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	le := binary.NativeEndian
+	for ; len(data) >= 16; data = data[16:] {
+		if slot := int(le.Uint32(data)); slot < len(slots) {
+			k := slots[slot]
+			s.Ages[k] = append(s.Ages[k], le.Uint64(data[8:]))
+		}
+	}
 }
 
 func cstring(b []byte) string {

@@ -419,7 +419,7 @@ EXPORT RP_HOT rp_rcl_ret_t rcl_wait(void *wait_set, int64_t timeout)
     void *fn = rp_real(&real_fn, "rcl_wait", "librcl.so");
     if (fn == NULL)
         return RP_RCL_RET_ERROR; /* no librcl in this process */
-    rp_link_wait();
+    rp_link_handled();
     _Atomic uint64_t *lanes = rp_lanes();
     struct rp_thread *r = lanes != NULL && g_seg.threads != NULL ? thread_record(lanes) : NULL;
     if (r == NULL)
@@ -522,6 +522,7 @@ EXPORT RP_HOT rp_rcl_ret_t rcl_timer_call(void *timer)
     rp_rcl_timer_call_fn real = (rp_rcl_timer_call_fn)rp_real(&real_fn, "rcl_timer_call", "librcl.so");
     if (real == NULL)
         return RP_RCL_RET_ERROR; /* no librcl in this process */
+    rp_link_handled();
     if (timer == NULL || tls_cb.in_timer_call || rp_lanes() == NULL)
         return real(timer);
     uint64_t ep = rp_timer_endpoint(timer_impl(timer), true);
@@ -551,6 +552,7 @@ EXPORT RP_HOT rp_rcl_ret_t rcl_timer_call_with_info(void *timer, rp_rcl_timer_ca
         (rp_rcl_timer_call_with_info_fn)rp_real(&real_fn, "rcl_timer_call_with_info", "librcl.so");
     if (real == NULL)
         return RP_RCL_RET_ERROR; /* before Jazzy, or no librcl */
+    rp_link_handled();
     if (timer == NULL || info == NULL || tls_cb.in_timer_call || rp_lanes() == NULL)
         return real(timer, info);
     /* A known timer's lines are fetched while rcl calls it (as in timing_start);

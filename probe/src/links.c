@@ -9,7 +9,7 @@
  * and not intra-process, copies them into its frame (callbacks.c) and arms
  * the thread; every publish while armed links that input to its publisher.
  * rclpy, which fires no callback tracepoint: a take opens the input and the
- * thread's next take or rcl_wait closes it.
+ * thread's next take, rcl_wait, timer call or service take closes it.
  *
  * A publish linked costs one clock read (realtime is monotonic plus an
  * offset this thread re-reads once a second: the two clocks are slewed

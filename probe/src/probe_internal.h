@@ -276,8 +276,14 @@ void rp_link_publish(uint64_t pub_ep, unsigned counter_slot) RP_HIDDEN;
 /* callbacks.c: the innermost open callback's frame input and start, or NULL. */
 struct rp_link_input *rp_innermost_input(uint64_t *start_ns) RP_HIDDEN;
 
-/* rcl_wait on this thread: an rclpy take's handling is over. */
-static inline void rp_link_wait(void)
+/*
+ * This thread waits (rcl_wait) or dispatches another entity (a timer call, a
+ * service's or client's take): an rclpy take's handling is over. rclpy's
+ * executor runs every entity one wait made ready before it waits again, so
+ * the wait alone does not end a take's turn (the robot graph's rclpy
+ * monitors, a subscription and a timer ready together, showed it).
+ */
+static inline void rp_link_handled(void)
 {
     if (rp_link_tls.armed == RP_LINK_ARMED_PY)
         rp_link_tls.armed = 0;

@@ -217,6 +217,7 @@ static void request_taken(const void *service, const rp_rmw_request_id_t *id)
         fn_t real = (fn_t)rp_real(&real_fn, #name, "librcl.so");                                   \
         if (real == NULL)                                                                          \
             return RP_RCL_RET_ERROR; /* no librcl in this process */                               \
+        rp_link_handled(); /* another entity's turn on this thread: an rclpy take's handling is over */ \
         if (tls_in_call || header == NULL)                                                         \
             return real(handle, header, message);                                                  \
         tls_in_call = true;                                                                        \

@@ -640,6 +640,8 @@ static void publish_from(int i, int64_t origin)
     struct g_node *gn = &G.nodes[gp->node];
     int64_t now_real = (int64_t)now_ns(CLOCK_REALTIME);
     struct msg m = {now_real, atomic_fetch_add(&p->seq, 1) + 1, self_proc, i, gn->intra, origin != 0 ? origin : now_real};
+    if (origin != 0) /* a relay's publish: its message's age since its chain began, the path's truth */
+        truth_age(__atomic_load_n(&p->truth, __ATOMIC_ACQUIRE), (uint64_t)(now_real - origin));
     if (p->scratch != NULL) /* the serialization work of a large message */
         memset(p->scratch, (int)(m.seq & 0xff), gp->size);
     truth_publish_at(__atomic_load_n(&p->truth, __ATOMIC_ACQUIRE), &p->last_pub_ns, now_ns(CLOCK_MONOTONIC));

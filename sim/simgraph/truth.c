@@ -12,6 +12,7 @@
 static char truth_dir[512];
 static struct truth_header *hdr;
 static struct truth_record *recs;
+static _Atomic int ages_fd = -1; /* DIR/ages-<pid>.bin, opened on the first age */
 
 static const size_t truth_size = sizeof(struct truth_header) + TRUTH_CAPACITY * sizeof(struct truth_record);
 
@@ -78,6 +79,9 @@ void truth_after_fork(void)
     }
     atomic_store_explicit(&h->used, used, memory_order_release);
     munmap(old, truth_size); /* the parent's file stays the parent's */
+    int fd = atomic_exchange(&ages_fd, -1); /* and so do its ages: the child opens its own */
+    if (fd >= 0)
+        close(fd);
     hdr = h;
     recs = r;
 }
@@ -150,6 +154,35 @@ void truth_late(int slot, uint64_t late_ns)
 void truth_call(int slot, uint64_t d_ns) { truth_late(slot, d_ns); } /* the same fields (truth.h) */
 
 void truth_e2e(int slot, uint64_t age_ns) { truth_late(slot, age_ns); } /* the same fields (truth.h) */
+
+void truth_age(int slot, uint64_t age_ns)
+{
+    if (slot < 0 || recs == NULL)
+        return;
+    int fd = atomic_load(&ages_fd);
+    if (fd < 0) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/ages-%d.bin", truth_dir, (int)getpid());
+        int nfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (nfd < 0) {
+            fprintf(stderr, "simgraph: cannot create %s: %s\n", path, strerror(errno));
+            return;
+        }
+        int expected = -1;
+        if (atomic_compare_exchange_strong(&ages_fd, &expected, nfd))
+            fd = nfd;
+        else {
+            close(nfd);
+            fd = expected;
+        }
+    }
+    struct {
+        uint32_t slot, zero;
+        uint64_t age;
+    } rec = {(uint32_t)slot, 0, age_ns};
+    ssize_t w = write(fd, &rec, sizeof rec); /* O_APPEND: one record a write, never interleaved */
+    (void)w;
+}
 
 void truth_publish_at(int slot, _Atomic uint64_t *last, uint64_t now)
 {

@@ -340,7 +340,8 @@ struct rp_calls {
  * RP_SECTION_LINKS (ABI 1.9, design note 0032): which input a callback's
  * publishes came from. A subscription callback whose message was taken just
  * before its callback_start on the same thread (rclcpp), or an rclpy take
- * and the publishes after it on its thread until the next take or wait, links
+ * and the publishes after it on its thread until its next take, wait, timer
+ * call or service take (rclpy runs everything one wait made ready), links
  * that subscription (input) to every publisher it publishes on (output), once
  * per publish. Per link two durations, in the rp_timing buckets:
  *   age: CLOCK_REALTIME at the publish minus the input message's source
@@ -360,7 +361,7 @@ struct rp_calls {
  * may claim the same pair at once: readers add records of one pair together.
  * Multi-writer, every counter atomic, nothing reset.
  */
-#define RP_LINK_FLAG_RCLPY 1u /* linked by rclpy's rule (take to next take or wait): an async callback that awaits is not seen */
+#define RP_LINK_FLAG_RCLPY 1u /* linked by rclpy's rule (a take to the thread's next take, wait, timer call or service take): an async callback that awaits is not seen */
 
 enum rp_link_kind {
     RP_LINK_MESSAGE = 1, /* the publish was made while handling that input message */
