@@ -15,7 +15,8 @@ import (
 )
 
 // chainLinks are the links chain.graph's probe must find, as "node from ->
-// to": every relay whose input a callback took from the middleware. The
+// to": every relay whose input a callback took from the middleware (the
+// detector's by rclpy's rule: its node is an rclpy one). The
 // camera tracker's input comes intra-process (not measured: design note
 // 0032, rule 5), and on Humble the camera detector's intra-only publish
 // fires no tracepoint at all.
@@ -53,6 +54,13 @@ func TestPathsChain(t *testing.T) {
 			}
 			if got, want := foundLinks(ws), chainLinks(distro); !slices.Equal(got, want) {
 				t.Errorf("links found:\n  %v\nwant\n  %v", got, want)
+			}
+			for _, w := range ws {
+				for _, l := range w.Links {
+					if py := l.Node == "/perception/detector"; l.Rclpy != py {
+						t.Errorf("%s's link marked rclpy %v: only the rclpy detector's is", l.Node, l.Rclpy)
+					}
+				}
 			}
 			camera := spec.PathRule{Name: "camera", Via: []string{"/sensing/image", "/perception/camera_objects", "/perception/camera_tracks"}}
 			ps := paths.Of(mergeLinks(ws), []spec.PathRule{camera})
