@@ -135,6 +135,7 @@ func (e *Evaluator) Judge(w *window.Window, final bool, now time.Time) []Warning
 	for _, r := range e.Spec.Topics {
 		out = append(out, e.topic(r, w)...)
 	}
+	out = append(out, judgePaths(e.Spec.Paths, w)...) // a lean window carries its paths too
 	alive := map[string]bool{}
 	for _, n := range w.Nodes {
 		alive[n] = true

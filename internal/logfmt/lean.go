@@ -7,8 +7,9 @@ import (
 )
 
 // Lean is w as a lean window of a record with a detail period: its topics'
-// rates, gaps, latency and losses, its nodes, processes and diagnoses, but
-// no endpoints, timers, callbacks, busy shares, threads or calls (the
+// rates, gaps, latency and losses, its nodes, processes, diagnoses and
+// end-to-end paths, but no endpoints, timers, callbacks, busy shares,
+// threads, calls or links (the
 // detail window written every detail period carries those). Its rates are
 // rounded to whole messages over the window (within half a message of the
 // measured rate), because the digits below that are the scans' jitter:
@@ -17,7 +18,7 @@ import (
 func Lean(w *window.Window, buf []window.Topic) (*window.Window, []window.Topic) {
 	out := &window.Window{
 		Run: w.Run, TsNs: w.TsNs, Seconds: w.Seconds, Nodes: w.Nodes, Procs: w.Procs,
-		Unmatched: w.Unmatched, Lean: true,
+		Unmatched: w.Unmatched, Paths: w.Paths, Lean: true,
 	}
 	// Over the window's length as its header writes it (to the ms): then
 	// rate × window_s is a whole number, and the same count in windows of

@@ -88,7 +88,7 @@ func alertLine(w *health.Warning) string {
 	fmt.Fprintf(&b, "ALERT %s", w.Kind)
 	if fields, ok := timingFields(w); ok {
 		for _, f := range fields {
-			if f[0] == "name" || f[0] == "node" {
+			if f[0] == "name" || f[0] == "node" || f[0] == "cause" {
 				f[1] = textName(f[1])
 			}
 			fmt.Fprintf(&b, " %s=%s", f[0], f[1])
@@ -209,6 +209,18 @@ func timingFields(w *health.Warning) ([][2]string, bool) {
 		add("part", w.Metric)
 		add("late", strconv.FormatFloat(w.Value, 'f', 0, 64))
 		add("max_"+w.Metric+"_ms", bound(w.Bound))
+	case w.Kind == health.PathSlow:
+		add("name", w.Topic)
+		add("p99_ms", ms(w.Value))
+		add("max_ms", bound(w.Bound))
+	case w.Kind == health.CannotJudge && w.Metric == "path":
+		add("name", w.Topic)
+		add("metric", w.Metric)
+		add("max_ms", bound(w.Bound))
+		add("reason", w.Reason)
+		if w.Cause != "" {
+			add("cause", w.Cause)
+		}
 	case w.Kind == health.CannotJudge && w.Metric == "service":
 		who()
 		add("metric", w.Metric)
@@ -470,6 +482,12 @@ func renderText(w *window.Window, opt Options) []byte {
 		}
 		b.WriteByte('\n')
 	}
+	for i := range w.Links { // latency links and end-to-end paths (ABI 1.9): paths.go
+		linkText(&b, &w.Links[i])
+	}
+	for i := range w.Paths {
+		pathText(&b, &w.Paths[i])
+	}
 	for _, u := range w.Unmatched { // why a publisher or subscription meets nobody (ABI 1.5)
 		fmt.Fprintf(&b, "UNMATCHED %s side=%s node=%s pid=%d reason=%s level=%s silent=%s detail=%s fix=%s peers=%s\n",
 			textName(u.Topic), side(u.Pub), dash(u.Node), u.Pid, dash(u.Reason), level(u.Error), bit(u.Silent),
@@ -570,7 +588,7 @@ func jsonWarn(b *strings.Builder, w *health.Warning) {
 	if fields, ok := timingFields(w); ok {
 		for _, f := range fields {
 			fmt.Fprintf(b, `,"%s":`, f[0])
-			if f[0] == "name" || f[0] == "node" || f[0] == "callback" || f[0] == "reason" || f[0] == "metric" || f[0] == "side" || f[0] == "part" {
+			if f[0] == "name" || f[0] == "node" || f[0] == "callback" || f[0] == "reason" || f[0] == "metric" || f[0] == "side" || f[0] == "part" || f[0] == "cause" {
 				jsonString(b, f[1])
 			} else {
 				b.WriteString(f[1])
@@ -837,6 +855,7 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 		b.WriteString("]}")
 	}
 	b.WriteString("]")
+	linksJSON(&b, w)
 	// New arrays (old readers ignore unknown keys): receive latency, loss
 	// (only for topics that lost messages), period statistics per side.
 	// Live endpoints, as the EP lines of the text grammar.

@@ -313,6 +313,7 @@ func (b *builder) topic(name string) *window.Topic {
 // window finishes the window: topics sorted, live endpoints inferred.
 func (b *builder) window() *window.Window {
 	w := b.w
+	pathHops(w)
 	w.Topics = make([]window.Topic, 0, len(b.topics))
 	for name, t := range b.topics {
 		t.PubAny = math.Max(t.PubInter, t.PubIntra)
@@ -361,7 +362,7 @@ func (b *builder) textLine(s string) bool {
 	switch kind {
 	case "WARN", "ALERT", "LOAN":
 		return true // verdicts are re-judged from the numbers; loans are not modelled
-	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC", "FULL", "EP", "CALLBACK", "BUSY", "THREAD", "UNMATCHED", "CALL":
+	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC", "FULL", "EP", "CALLBACK", "BUSY", "THREAD", "UNMATCHED", "CALL", "LINK", "PATH":
 	default:
 		return true // a line kind from a newer writer
 	}
@@ -379,6 +380,12 @@ func (b *builder) textLine(s string) bool {
 	}
 	if kind == "CALL" {
 		return b.callLine(f[1:])
+	}
+	if kind == "LINK" {
+		return b.linkLine(f[1:])
+	}
+	if kind == "PATH" {
+		return b.pathLine(f[1:])
 	}
 	if len(f) < 2 {
 		return false
@@ -839,6 +846,8 @@ type jsonWindow struct {
 		Fix    string   `json:"fix"`
 		Peers  []string `json:"peers"`
 	} `json:"unmatched"`
+	Links     []jsonLink `json:"links"`
+	Paths     []jsonPath `json:"paths"`
 	Endpoints []struct {
 		Topic       string   `json:"topic"`
 		Side        string   `json:"side"`
@@ -1035,6 +1044,9 @@ func parseJSONWindow(line []byte) (*window.Window, bool) {
 	}
 	for _, p := range j.Procs {
 		b.w.Procs = append(b.w.Procs, window.Proc{Pid: p.Pid, Alive: p.State == "alive", Exe: p.Exe, Nodes: p.Nodes, Dropped: p.Dropped})
+	}
+	if !b.jsonLinks(j.Links, j.Paths) {
+		return nil, false
 	}
 	if err != nil {
 		return nil, false

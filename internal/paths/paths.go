@@ -9,9 +9,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strings"
 
-	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/spec"
 	"ros2_pulse/internal/window"
 )
@@ -19,18 +17,6 @@ import (
 // MaxFound bounds the paths found from the links in one window: a graph of
 // many branches has more source-to-sink chains than anyone reads.
 const MaxFound = 64
-
-// edge is every link of one topic pair in the window (several nodes, or
-// processes, may link the same pair): their histograms added.
-type edge struct {
-	from, to string
-	nodes    []string
-	n        uint64
-	ageSumMs float64
-	ownSumMs float64
-	age, own [segment.TimeBuckets]uint64
-	measured bool
-}
 
 // Fill sets w.Paths: the spec's named paths first, in its order, then the
 // paths found from w.Links, by first and last topic.
@@ -43,46 +29,14 @@ func Of(links []window.Link, rules []spec.PathRule) []window.Path {
 	if len(links) == 0 && len(rules) == 0 {
 		return nil
 	}
-	edges := map[[2]string]*edge{}
-	var order []*edge
-	for i := range links {
-		l := &links[i]
-		if !l.Alive && l.N == 0 {
-			continue
-		}
-		k := [2]string{l.From, l.To}
-		e := edges[k]
-		if e == nil {
-			e = &edge{from: l.From, to: l.To}
-			edges[k] = e
-			order = append(order, e)
-		}
-		if !slices.Contains(e.nodes, l.Node) {
-			e.nodes = append(e.nodes, l.Node)
-		}
-		e.n += l.N
-		e.ageSumMs += l.Age.SumMs
-		e.ownSumMs += l.Own.SumMs
-		for _, b := range l.AgeHist {
-			if b.B >= 0 && b.B < segment.TimeBuckets {
-				e.age[b.B] += b.N
-			}
-		}
-		for _, b := range l.OwnHist {
-			if b.B >= 0 && b.B < segment.TimeBuckets {
-				e.own[b.B] += b.N
-			}
-		}
-		e.measured = e.measured || l.N > l.Unaged
-	}
 	var out []window.Path
 	for _, r := range rules {
-		p := build(r.Via, edges)
+		p := build(r.Via, links)
 		p.Name, p.Named, p.MaxMs = r.Name, true, r.MaxMs
 		out = append(out, p)
 	}
-	for _, chain := range chains(order, edges) {
-		p := build(chain, edges)
+	for _, chain := range chains(links) {
+		p := build(chain, links)
 		p.Name = chain[0] + " -> " + chain[len(chain)-1]
 		out = append(out, p)
 	}
@@ -92,12 +46,15 @@ func Of(links []window.Link, rules []spec.PathRule) []window.Path {
 // chains lists the topic chains from every source (a topic no link
 // outputs) to every sink (one no link takes), each topic at most once a
 // chain, in source then sink order, at most MaxFound.
-func chains(order []*edge, edges map[[2]string]*edge) [][]string {
+func chains(links []window.Link) [][]string {
 	next := map[string][]string{}
 	outputs := map[string]bool{}
-	for _, e := range order {
-		next[e.from] = append(next[e.from], e.to)
-		outputs[e.to] = true
+	for i := range links {
+		l := &links[i]
+		if (l.Alive || l.N > 0) && !slices.Contains(next[l.From], l.To) {
+			next[l.From] = append(next[l.From], l.To)
+			outputs[l.To] = true
+		}
 	}
 	var sources []string
 	for from := range next {
@@ -134,29 +91,17 @@ func chains(order []*edge, edges map[[2]string]*edge) [][]string {
 	return out
 }
 
-// build makes the path through topics: its hops from the edges, and its
+// build makes the path through topics: its hops from the links, and its
 // latency when every hop carried messages.
-func build(topics []string, edges map[[2]string]*edge) window.Path {
-	p := window.Path{Topics: topics, Measured: true}
-	dists := make([][]point, 0, len(topics)-1)
-	for i := 0; i+1 < len(topics); i++ {
-		h := window.Hop{From: topics[i], To: topics[i+1]}
-		e := edges[[2]string{h.From, h.To}]
-		if e != nil {
-			h.Node, h.N, h.Measured = strings.Join(e.nodes, ", "), e.n, e.measured
-			h.Age = histStats(&e.age, e.ageSumMs)
-			h.Own = histStats(&e.own, e.ownSumMs)
-		}
-		if !h.Measured && p.Measured {
+func build(topics []string, links []window.Link) window.Path {
+	p := window.Path{Topics: topics, Measured: true, Hops: window.HopsOf(topics, links)}
+	dists := make([][]point, 0, len(p.Hops))
+	for _, h := range p.Hops {
+		if !h.Measured {
 			p.Measured, p.Missing = false, h.From+" -> "+h.To
+			return p
 		}
-		if h.Measured {
-			dists = append(dists, distribution(&e.age, h.Age.MeanMs))
-		}
-		p.Hops = append(p.Hops, h)
-	}
-	if !p.Measured {
-		return p
+		dists = append(dists, distribution(h.AgeHist, h.Age.MeanMs))
 	}
 	p.N = p.Hops[len(p.Hops)-1].N
 	p.Best = latency(dists)
@@ -165,16 +110,6 @@ func build(topics []string, edges map[[2]string]*edge) window.Path {
 	}
 	p.Worst = p.Best // no sampled links yet: the worst case waits nowhere more
 	return p
-}
-
-func histStats(delta *[segment.TimeBuckets]uint64, sumMs float64) window.Durations {
-	var hist []window.Bucket
-	for b, n := range delta {
-		if n > 0 {
-			hist = append(hist, window.Bucket{B: b, N: n})
-		}
-	}
-	return window.HistStats(hist, sumMs)
 }
 
 // topBound is the upper bound of a hop's highest age bucket, ms: no message
@@ -188,13 +123,11 @@ type point struct{ v, p float64 }
 
 // distribution is a hop's ages as points: each bucket's middle, scaled so
 // their mean is the hop's exact mean (a path's mean is then exact too).
-func distribution(delta *[segment.TimeBuckets]uint64, meanMs float64) []point {
+func distribution(hist []window.Bucket, meanMs float64) []point {
 	var pts []point
 	var n, mean float64
-	for b, c := range delta {
-		if c == 0 {
-			continue
-		}
+	for _, x := range hist {
+		b, c := x.B, x.N
 		lo, hi := window.TimeBucketBounds(b)
 		v := (lo + hi) / 2e6
 		if math.IsInf(hi, 1) {

@@ -30,8 +30,8 @@ func (s *Spec) parsePaths(n *yaml.Node) error {
 	}
 	for _, p := range paths {
 		name := p[0].Value
-		if name == "" || len(name) > 128 {
-			return errAt(p[0], "paths: a path's name must be 1 to 128 characters")
+		if name == "" || len(name) > 128 || name == "-" {
+			return errAt(p[0], "paths: a path's name must be 1 to 128 characters, and not \"-\"")
 		}
 		r := PathRule{Name: name, Line: p[1].Line}
 		pairs, err := mapping(p[1], "path "+name)

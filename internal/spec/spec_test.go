@@ -185,12 +185,13 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("topics:\n  /a: [{min_hz: 1}, {max_gap_ms: 3, side: pub}]\n"))
 	f.Add([]byte("nodes: [/a]\ntimers: {/a: {min_hz: 2}}\n"))
 	f.Add([]byte("callbacks:\n  /scan: {max_ms: 20}\nnodes:\n  /c: {max_busy_pct: 80}\n  /d:\ntimers:\n  /c: {max_late_ms: 2, max_overruns: 0}\n"))
+	f.Add([]byte("paths:\n  p: {via: [/a, /b, /c], max_ms: 150}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse(data)
 		if err != nil {
 			return
 		}
-		if len(s.Topics)+len(s.Nodes)+len(s.Timers)+len(s.Callbacks) == 0 {
+		if len(s.Topics)+len(s.Nodes)+len(s.Timers)+len(s.Callbacks)+len(s.Services)+len(s.Actions)+len(s.Paths) == 0 {
 			t.Fatal("accepted a spec with no rule")
 		}
 		for _, r := range s.Callbacks {

@@ -9,8 +9,9 @@ import (
 // per-process logs of upstream, or several machines' logs) into one, as
 // upstream's pulse-check does: rates are summed per topic (the sources count
 // different processes), gap maxima take the max of the maxima, nodes,
-// timers, processes, services, calls, callbacks, threads and diagnoses are
-// the union (a client's server is judged on its own machine, as recorded).
+// timers, processes, services, calls, callbacks, threads, diagnoses, links
+// and paths are the union (a client's server is judged on its own machine,
+// as recorded).
 // The first window gives the time.
 func Merge(ws []*Window) *Window {
 	if len(ws) == 1 {
@@ -59,6 +60,8 @@ func Merge(ws []*Window) *Window {
 		out.Busy = append(out.Busy, w.Busy...)
 		out.Threads = append(out.Threads, w.Threads...)
 		out.Unmatched = append(out.Unmatched, w.Unmatched...)
+		out.Links = append(out.Links, w.Links...) // each machine's own processes
+		out.Paths = append(out.Paths, w.Paths...)
 	}
 	for _, t := range topics {
 		out.Topics = append(out.Topics, *t)

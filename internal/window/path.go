@@ -1,5 +1,11 @@
 package window
 
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
 // Path is one end-to-end path over the window (issue 47): a chain of
 // topics, each hop a node's latency link from one to the next. internal/paths
 // finds them (from the links, and named in the spec) and fills these.
@@ -33,7 +39,55 @@ type Hop struct {
 	Age      Durations // source timestamp of From's message to To's publish
 	Own      Durations // the node's own share: its callback's start to the publish
 	Sampled  bool      // a sampled link (its worst case adds waiting)
-	Measured bool      // a link carried messages in the window
+	Measured bool      // a link carried messages with an age in the window
+	AgeHist  []Bucket  // Age by bucket (its links' added): what a path's latency adds up
+}
+
+// HopsOf is the hops of a path through topics, from a window's links: each
+// hop every link of its pair adds up (several nodes or processes may link
+// one pair), an exited process's only for what it linked in the window.
+func HopsOf(topics []string, links []Link) []Hop {
+	hops := make([]Hop, 0, max(len(topics)-1, 0))
+	for i := 0; i+1 < len(topics); i++ {
+		h := Hop{From: topics[i], To: topics[i+1]}
+		var ageSum, ownSum float64
+		var own []Bucket
+		var nodes []string
+		var unaged uint64
+		for k := range links {
+			l := &links[k]
+			if l.From != h.From || l.To != h.To || !l.Alive && l.N == 0 {
+				continue
+			}
+			if !slices.Contains(nodes, l.Node) {
+				nodes = append(nodes, l.Node)
+			}
+			h.N += l.N
+			unaged += l.Unaged
+			ageSum += l.Age.SumMs
+			ownSum += l.Own.SumMs
+			h.AgeHist = addBuckets(h.AgeHist, l.AgeHist)
+			own = addBuckets(own, l.OwnHist)
+		}
+		h.Node = strings.Join(nodes, ", ")
+		h.Measured = h.N > unaged
+		h.Age, h.Own = HistStats(h.AgeHist, ageSum), HistStats(own, ownSum)
+		hops = append(hops, h)
+	}
+	return hops
+}
+
+// addBuckets adds src's counts into dst (bucket order kept).
+func addBuckets(dst, src []Bucket) []Bucket {
+	for _, b := range src {
+		k, found := slices.BinarySearchFunc(dst, b.B, func(x Bucket, t int) int { return cmp.Compare(x.B, t) })
+		if found {
+			dst[k].N += b.N
+		} else {
+			dst = slices.Insert(dst, k, b)
+		}
+	}
+	return dst
 }
 
 // Latency is a path's end-to-end latency distribution in one window, ms.
