@@ -35,15 +35,15 @@ export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe
 run() { # graph duration
   LD_PRELOAD="$rt:$out/lib/libros2_pulse.so" "$out/bin/simgraph" --graph "$1" --duration "$2" --start-delay 0.05
 }
-graphs=(demo stress internal/integration/testdata/selfloop.graph internal/integration/testdata/reuse.graph
+graphs=(demo stress chain internal/integration/testdata/selfloop.graph internal/integration/testdata/reuse.graph
         internal/integration/testdata/fork.graph internal/integration/testdata/latency.graph internal/integration/testdata/rclpy_sub.graph
         internal/integration/testdata/wide.graph internal/integration/testdata/loaned.graph
         internal/integration/testdata/loss.graph internal/integration/testdata/timing.graph
         internal/integration/testdata/silent.graph internal/integration/testdata/calls.graph)
 for g in "${graphs[@]}"; do
   run "$g" 2 || { echo "FAIL: $lane on $g"; exit 1; }
-  # and with gap and latency tracking, whose hot paths add atomics shared between threads (timing is on in both)
-  ROS_TOPIC_STATS_JITTER=1 ROS_TOPIC_STATS_LATENCY=1 run "$g" 1 || { echo "FAIL: $lane on $g with gap and latency tracking"; exit 1; }
+  # and with gap and latency tracking and latency links, whose hot paths add atomics shared between threads (timing is on in both)
+  ROS_TOPIC_STATS_JITTER=1 ROS_TOPIC_STATS_LATENCY=1 ROS_PULSE_LINKS=1 run "$g" 1 || { echo "FAIL: $lane on $g with gap and latency tracking and links"; exit 1; }
 done
 # The Humble stand-in (LD_LIBRARY_PATH wins over the runpath): rclcpp's callback
 # names through tracetools' symbol helpers, which answer placeholders without
@@ -53,8 +53,8 @@ $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,l
   -o "$out/lib/humble/libtracetools.so" sim/tracetools/tracetools.c
 $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,librcl.so -DSIM_DISTRO=1 \
   -Isim/rcl -o "$out/lib/humble/librcl.so" sim/rcl/rcl.c -L"$out/lib/humble" -ltracetools
-for g in demo internal/integration/testdata/timing.graph; do
-  LD_LIBRARY_PATH=$out/lib/humble run "$g" 2 || { echo "FAIL: $lane on $g with the Humble stand-in"; exit 1; }
+for g in demo chain internal/integration/testdata/timing.graph; do
+  ROS_PULSE_LINKS=1 LD_LIBRARY_PATH=$out/lib/humble run "$g" 2 || { echo "FAIL: $lane on $g with the Humble stand-in"; exit 1; }
 done
 storms=200
 [[ $lane == tsan ]] && storms=50
@@ -62,5 +62,5 @@ for ((i = 0; i < storms; i++)); do
   run internal/integration/testdata/storm.graph 0.02 || { echo "FAIL: $lane exit storm run $i"; exit 1; }
 done
 rm -f "$segdir"/*.pulse
-echo "sanitize $lane: ${#graphs[@]} graphs (gap and latency tracking off and on), two on the Humble stand-in and $storms exit storms clean"
-echo "$(( ${#graphs[@]} + 2 )) passed, 0 failed"
+echo "sanitize $lane: ${#graphs[@]} graphs (gap and latency tracking and links off and on), three on the Humble stand-in and $storms exit storms clean"
+echo "$(( ${#graphs[@]} + 3 )) passed, 0 failed"
