@@ -34,7 +34,7 @@ func demoCmd() *cobra.Command {
 	var f recordFlags
 	var graph, distro, simgraph string
 	var duration time.Duration
-	var jitter, noTop, webView bool
+	var jitter, links, noTop, webView bool
 	var webListen string
 	c := &cobra.Command{
 		Use:   "demo",
@@ -80,7 +80,7 @@ and prints its address.`,
 				}
 			}
 			if isTerminal(os.Stdout) && isTerminal(os.Stdin) && !noTop {
-				return demoTop(cmd.Context(), graph, sim, lib, tt, duration, jitter, opt, f.env.Dir, f.retain, page)
+				return demoTop(cmd.Context(), graph, sim, lib, duration, demoEnv(tt, graph, jitter, links), opt, f.env.Dir, f.retain, page)
 			}
 			// --record's file is the recorder's (with its run header); the screen gets each window too.
 			opt.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
@@ -93,11 +93,8 @@ and prints its address.`,
 			}
 			args := []string{sim, "--graph", graph, "--duration", strconv.FormatFloat(duration.Seconds(), 'f', 3, 64)}
 			fmt.Fprintf(os.Stderr, "pulse demo: graph %s, %s tracetools stand-in, window %v\n", graph, distro, opt.Period)
-			ro := runner.Options{Lib: lib, Dir: f.env.Dir, Retain: f.retain, Recorder: opt, Env: []string{"LD_LIBRARY_PATH=" + tt},
+			ro := runner.Options{Lib: lib, Dir: f.env.Dir, Retain: f.retain, Recorder: opt, Env: demoEnv(tt, graph, jitter, links),
 				Summary: os.Stderr, Stdout: os.Stderr, Stderr: os.Stderr}
-			if jitter {
-				ro.Env = append(ro.Env, "ROS_TOPIC_STATS_JITTER=1")
-			}
 			code, err := runner.Run(cmd.Context(), args, ro)
 			if err != nil {
 				return err
@@ -113,6 +110,7 @@ and prints its address.`,
 	c.Flags().StringVar(&distro, "distro", "jazzy", "stand-in libtracetools: humble, jazzy or kilted")
 	c.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default 15s without a terminal)")
 	c.Flags().BoolVar(&jitter, "jitter", false, "gap tracking in the simulated processes: JITTER and PERIOD lines")
+	c.Flags().BoolVar(&links, "links", false, "latency links in the simulated processes: LINK and PATH lines, end-to-end paths (on for --graph chain)")
 	c.Flags().BoolVar(&noTop, "no-top", false, "print the windows even on a terminal")
 	c.Flags().StringVar(&simgraph, "simgraph", "", "the simulator to run (default: simgraph beside pulse; an installed pulse takes a build tree's, build/bin/simgraph)")
 	c.Flags().BoolVar(&webView, "web", false, "also serve the graph as a page (pulse web) and print its address")
@@ -140,9 +138,23 @@ func serveDemoPage(listen string) (stop func(), hook func(*window.Window, []heal
 	return func() { hs.Close() }, hook, nil
 }
 
+// demoEnv is the simulated processes' environment: the stand-in
+// tracetools of tt, and what the flags switch on (links always for the
+// chain graph, the pipeline they are for).
+func demoEnv(tt, graph string, jitter, links bool) []string {
+	env := []string{"LD_LIBRARY_PATH=" + tt}
+	if jitter {
+		env = append(env, "ROS_TOPIC_STATS_JITTER=1")
+	}
+	if links || graph == "chain" {
+		env = append(env, "ROS_PULSE_LINKS=1")
+	}
+	return env
+}
+
 // demoTop runs the graph under the probe with pulse top as its view; the
 // graph stops when the view quits, and the view says so when the graph ends.
-func demoTop(ctx context.Context, graph, sim, lib, tt string, duration time.Duration, jitter bool, opt recorder.Options,
+func demoTop(ctx context.Context, graph, sim, lib string, duration time.Duration, env []string, opt recorder.Options,
 	dir string, retain time.Duration, page func(*window.Window, []health.Warning, bool)) error {
 	p := tea.NewProgram(top.New("demo "+graph, false), tea.WithAltScreen(), tea.WithFPS(10)) // as pulse top
 	hook, err := top.Hook(p.Send)
@@ -157,11 +169,8 @@ func demoTop(ctx context.Context, graph, sim, lib, tt string, duration time.Dura
 		}
 	}
 	var summary bytes.Buffer // printed once the screen is gone
-	ro := runner.Options{Lib: lib, Dir: dir, Retain: retain, Recorder: opt, Env: []string{"LD_LIBRARY_PATH=" + tt},
+	ro := runner.Options{Lib: lib, Dir: dir, Retain: retain, Recorder: opt, Env: env,
 		Summary: &summary, Stdout: io.Discard, Stderr: io.Discard, NoStdin: true}
-	if jitter {
-		ro.Env = append(ro.Env, "ROS_TOPIC_STATS_JITTER=1")
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)

@@ -142,41 +142,16 @@ func foundLinks(ws []*window.Window) []string {
 	return out
 }
 
-// mergeLinks adds every window's links of one node and pair: the run as one window.
+// mergeLinks adds every window's links: the run as one window.
 func mergeLinks(ws []*window.Window) []window.Link {
 	var out []window.Link
 	for _, w := range ws {
-		for _, l := range w.Links {
-			k := slices.IndexFunc(out, func(o window.Link) bool { return o.Node == l.Node && o.From == l.From && o.To == l.To })
-			if k < 0 {
-				out = append(out, window.Link{Pid: l.Pid, Node: l.Node, From: l.From, To: l.To, Alive: true})
-				k = len(out) - 1
-			}
-			o := &out[k]
-			o.N += l.N
-			o.Unaged += l.Unaged
-			o.Age.SumMs += l.Age.SumMs
-			o.Own.SumMs += l.Own.SumMs
-			o.AgeHist = addHist(o.AgeHist, l.AgeHist)
-			o.OwnHist = addHist(o.OwnHist, l.OwnHist)
-		}
+		out = window.AddLinks(out, w.Links)
 	}
 	for i := range out {
-		out[i].Age = window.HistStats(out[i].AgeHist, out[i].Age.SumMs)
-		out[i].Own = window.HistStats(out[i].OwnHist, out[i].Own.SumMs)
+		out[i].Alive = true // the run's: a path over it counts every hop that ever linked
 	}
 	return out
-}
-
-func addHist(dst, src []window.Bucket) []window.Bucket {
-	for _, b := range src {
-		if k := slices.IndexFunc(dst, func(d window.Bucket) bool { return d.B == b.B }); k >= 0 {
-			dst[k].N += b.N
-		} else {
-			dst = append(dst, b)
-		}
-	}
-	return dst
 }
 
 // relayAges is the graph's own age of every message node's publisher of topic relayed.

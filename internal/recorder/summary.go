@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"ros2_pulse/internal/spec"
 	"ros2_pulse/internal/window"
 )
 
@@ -28,6 +29,9 @@ type Summary struct {
 	nodes   map[nodeKey]*NodeTotal
 	threads map[int]window.ProcBusy // per process, the complete window whose busiest thread was busiest
 	calls   map[callKey]*CallTotal
+	links   []window.Link // the run's latency links, every window's added
+	// PathRules: the spec's named paths, shown first (the runner sets them).
+	PathRules []spec.PathRule
 }
 
 type nodeKey struct {
@@ -100,6 +104,7 @@ func (s *Summary) Add(w *window.Window) {
 	}
 	s.addTiming(w, complete)
 	s.addCalls(w)
+	s.addLinks(w)
 }
 
 func (s *Summary) addTiming(w *window.Window, complete bool) {
@@ -210,6 +215,7 @@ func (s *Summary) Print(out io.Writer) {
 	}
 	s.printTiming(out)
 	s.printCalls(out)
+	s.printPaths(out)
 	pids := make([]int, 0, len(s.procs))
 	for pid := range s.procs {
 		pids = append(pids, pid)

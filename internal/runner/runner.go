@@ -78,6 +78,9 @@ func Run(ctx context.Context, argv []string, opt Options) (int, error) {
 	defer run.Close()
 	dir := run.Path
 	summary := recorder.Summary{Period: opt.Recorder.Period.Seconds()}
+	if opt.Recorder.Spec != nil {
+		summary.PathRules = opt.Recorder.Spec.Paths
+	}
 	userOnWindow := opt.Recorder.OnWindow
 	opt.Recorder.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
 		summary.Add(w)

@@ -119,3 +119,28 @@ func HistStats(hist []Bucket, sumMs float64) Durations {
 	}
 	return histStats(&delta, n, uint64(sumMs*1e6))
 }
+
+// AddLinks folds links of a later window into acc, the same node's link of
+// the same pair in the same process adding up (counts, sums, buckets): a
+// run's links as one window's. Age and Own are recomputed from the sums.
+func AddLinks(acc, links []Link) []Link {
+	for i := range links {
+		l := &links[i]
+		k := slices.IndexFunc(acc, func(o Link) bool {
+			return o.Pid == l.Pid && o.Node == l.Node && o.From == l.From && o.To == l.To && o.Rclpy == l.Rclpy
+		})
+		if k < 0 {
+			acc = append(acc, Link{Pid: l.Pid, Node: l.Node, From: l.From, To: l.To, Rclpy: l.Rclpy})
+			k = len(acc) - 1
+		}
+		o := &acc[k]
+		o.Alive = l.Alive
+		o.N += l.N
+		o.Unaged += l.Unaged
+		o.AgeHist = addBuckets(o.AgeHist, l.AgeHist)
+		o.OwnHist = addBuckets(o.OwnHist, l.OwnHist)
+		o.Age = HistStats(o.AgeHist, o.Age.SumMs+l.Age.SumMs)
+		o.Own = HistStats(o.OwnHist, o.Own.SumMs+l.Own.SumMs)
+	}
+	return acc
+}
