@@ -85,6 +85,10 @@ func TestLiveAndOfflineVerdictsAgree(t *testing.T) {
 		// the receive rule's verdict carries why, live and from the recording
 		{"QoS mismatch", "process t\n  node /talker\n    pub /chatter 20 thread qos=best_effort\nprocess l\n  node /listener\n    sub /chatter qos=reliable\n",
 			"topics:\n  /chatter: {min_hz: 15, side: recv}\n", false},
+		// an end-to-end path over its bound, and one through a hop nobody links (links on: the spec names paths)
+		{"slow path", "process s\n  node /sensor\n    pub /s 20 thread\nprocess a\n  node /n1\n    sub /s cost=3 relay=/m\n" +
+			"process b\n  node /n2 lang=py\n    sub /m cost=5 relay=/e\nprocess c\n  node /sink\n    sub /e\n",
+			"paths:\n  main: {via: [/s, /m, /e], max_ms: 4}\n  side: {via: [/s, /x], max_ms: 10}\n", false},
 	}
 	for _, c := range cases {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
@@ -120,6 +124,10 @@ func TestLiveAndOfflineVerdictsAgree(t *testing.T) {
 			if c.name == "actions" && (!strings.Contains(liveErr.String(), "ALERT action_slow name=/navigate node=/bt") ||
 				strings.Contains(liveErr.String(), "part=accept")) {
 				t.Errorf("live verdicts: want late results, no late accepts:\n%s", liveErr.String())
+			}
+			if c.name == "slow path" && (!strings.Contains(liveErr.String(), "ALERT path_slow name=main p99_ms=") ||
+				!strings.Contains(liveErr.String(), `ALERT cannot_judge name=side metric=path max_ms=10 reason=path_not_measured cause=hop\x20/s\x20->\x20/x`)) {
+				t.Errorf("live verdicts: want main slow and side not measured:\n%s", liveErr.String())
 			}
 			if c.name == "QoS mismatch" && !strings.Contains(liveErr.String(), `cause=qos_incompatible\x20(reliability:\x20publisher\x20best_effort,\x20subscription\x20reliable)`) {
 				t.Errorf("the receive verdict does not carry its cause:\n%s", liveErr.String())
