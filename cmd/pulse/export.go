@@ -68,6 +68,7 @@ It listens on loopback unless told otherwise.`,
 				opt.OnWindow = func(w *window.Window, warns []health.Warning, final bool) {
 					if windows++; windows >= 2 && !final {
 						coll.SetVerdicts(s, warns)
+						coll.SetPaths(w.Paths)
 					}
 				}
 				rec, err := recordInBackground(ctx, f.env.Dir, opt)

@@ -94,7 +94,7 @@ func newDescs(perTopic bool) descs {
 		timerFires:  d("timer_fires_total", "Callbacks of an rclcpp timer.", "node", "pid", "timer"),
 		timerPeriod: d("timer_period_seconds", "Configured period of an rclcpp timer.", "node", "pid", "timer"),
 		build:       d("build_info", "pulse's version.", "version", "goversion"),
-		ruleOK: d("spec_rule_ok", "1 when the spec rule held in the last judged window, 0 when it was violated (kind rate, gap, latency, loss, node, timer, timer_late, timer_overrun, callback: topic is the rule's topic or node, busy, service: topic is the service and side server or client, action: topic is the action).",
+		ruleOK: d("spec_rule_ok", "1 when the spec rule held in the last judged window, 0 when it was violated (kind rate, gap, latency, loss, node, timer, timer_late, timer_overrun, callback: topic is the rule's topic or node, busy, service: topic is the service and side server or client, action: topic is the action, path: topic is the path's name).",
 			"kind", "topic", "side", "transport", "node", "timer"),
 		ruleUnjudgeable: d("spec_rule_unjudgeable", "1 when a spec rule cannot be judged (a max_gap_ms rule without gap data).", "kind", "topic", "side", "transport", "node", "timer"),
 		specMin:         d("spec_min_hz", "The spec's min_hz for a topic side and transport.", "topic", "side", "transport"),
@@ -167,6 +167,8 @@ type Collector struct {
 	// topic's publishers here had published when it was first seen so.
 	silentSubs map[string]silentSub
 	starvedNow []starvedSub // this scrape's starved subscriptions, for their cause
+	lf         linkFamilies // latency links and paths (links.go)
+	paths      pathGauges
 }
 
 // starvedSub is a subscription whose starved gauge is 1 in this scrape.
@@ -188,7 +190,10 @@ func New(opt Options) (*Collector, error) {
 	}
 	reader := segment.NewReader(opt.Dir)
 	reader.Retain(opt.Retain, true) // its last counts were scraped for Retain; per-topic sums keep them; ended runs go too
-	return &Collector{opt: opt, d: newDescs(opt.PerTopic), started: segment.NowMono(), reader: reader, cpu: r,
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(ns+"_"+name, help, labels, nil)
+	}
+	return &Collector{opt: opt, d: newDescs(opt.PerTopic), lf: linkDescs(d), started: segment.NowMono(), reader: reader, cpu: r,
 		seen: map[string]*series{}, gone: map[string]*aggregate{}, pending: map[string]*merged{},
 		empty: segment.EmptyNotice{Msg: opt.Empty}, silentSubs: map[string]silentSub{}}, nil
 }
@@ -206,7 +211,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.d.timerFires, c.d.timerPeriod, c.d.build, c.d.ruleOK, c.d.ruleUnjudgeable, c.d.specMin, c.d.specMax, c.d.dropped, c.d.starved, c.d.unmatched, c.d.endpointInfo,
 		c.d.callbackDuration, c.d.timerLateness, c.d.timerOverruns, c.d.threadBusy, c.d.threadWait, c.d.wakeups,
 		c.d.serviceRequests, c.d.serviceResponses, c.d.serviceAbandoned, c.d.serviceResponse, c.d.serviceOutstanding, c.d.serviceOldest, c.d.serverMissing,
-		c.d.serviceSendFailed} {
+		c.d.serviceSendFailed, c.lf.age, c.lf.own, c.lf.pathLatency, c.lf.pathBound} {
 		ch <- d
 	}
 }
@@ -236,6 +241,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.empty.Observe(scan, c.opt.Warn)
 	c.verdicts.collect(c, ch)
+	c.collectPaths(ch)
 	published := window.PublishedByTopic(scan)
 	served := servedHere(scan)
 	alive, exited := 0, 0
@@ -365,6 +371,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 	created := func(e *segment.Endpoint) time.Time {
 		return time.Unix(0, int64(s.StartReal+(e.CreatedMono-min(e.CreatedMono, s.StartMono))))
 	}
+	c.links(s, key, pid, preexisting)
 	timerOrd := map[int]int{}
 	hidden := window.IntraDelivered(s) // Humble: publishers whose intra-process publishes no tracepoint sees
 	for i := range s.Endpoints {
@@ -717,6 +724,8 @@ func (v *verdicts) collect(c *Collector, ch chan<- prometheus.Metric) {
 			bad[ruleKey("service", w.Topic, string(w.Side), "", "", "")] = true // side: server or client
 		case health.ActionSlow:
 			bad[ruleKey("action", w.Topic, "", "", "", "")] = true
+		case health.PathSlow:
+			bad[ruleKey("path", w.Topic, "", "", "", "")] = true
 		case health.CannotJudge:
 			switch w.Metric {
 			case "service":
@@ -801,6 +810,11 @@ func (v *verdicts) collect(c *Collector, ch chan<- prometheus.Metric) {
 	}
 	for _, r := range v.spec.Actions {
 		rule("action", r.Name, "", "", "", "")
+	}
+	for _, r := range v.spec.Paths {
+		if r.MaxMs > 0 {
+			rule("path", r.Name, "", "", "", "")
+		}
 	}
 }
 
