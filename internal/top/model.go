@@ -33,6 +33,7 @@ const (
 	paneTopics = iota
 	paneNodes
 	paneServices
+	panePaths
 	panes
 )
 
@@ -53,7 +54,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 var keys = keyMap{
 	Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 	Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-	Tab:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "topics/nodes/services")),
+	Tab:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "topics/nodes/services/paths")),
 	Enter:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "focus")),
 	Tree:   key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "namespace tree (enter opens one)")),
 	Back:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
@@ -111,6 +112,7 @@ type Model struct {
 	topics      []topicRow
 	nodes       []nodeRow
 	services    []serviceRow
+	paths       []pathRow
 
 	width, height int
 	pane          int
@@ -222,6 +224,8 @@ func (m *Model) rebuild() {
 	m.nodes = nodeRows(f)
 	allNodes := m.nodes // before the filter: the tree's namespaces are every node's
 	m.services = serviceRows(f)
+	m.paths = pathRows(f)
+	sortPaths(m.paths, m.sortBy[panePaths])
 	sortTopics(m.topics, m.sortBy[paneTopics])
 	sortNodes(m.nodes, m.sortBy[paneNodes])
 	sortServices(m.services, m.sortBy[paneServices])
@@ -270,6 +274,8 @@ func (m *Model) idAt(pane, i int) string {
 		return fmt.Sprintf("%s@%d", m.nodes[i].name, m.nodes[i].pid)
 	case pane == paneServices && i < len(m.services):
 		return m.services[i].name
+	case pane == panePaths && i < len(m.paths):
+		return m.paths[i].name
 	}
 	return ""
 }
@@ -341,9 +347,12 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, keys.Filter):
 		m.filtering = true
 		return m, m.filter.Focus()
-	case key.Matches(msg, keys.Tab): // the services pane only when there are services
+	case key.Matches(msg, keys.Tab): // the services and paths panes only when they have rows
 		m.pane = (m.pane + 1) % panes
 		if m.pane == paneServices && len(m.services) == 0 {
+			m.pane = panePaths
+		}
+		if m.pane == panePaths && len(m.paths) == 0 {
 			m.pane = paneTopics
 		}
 	case key.Matches(msg, keys.Up):
@@ -351,7 +360,7 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, keys.Down):
 		m.cursor[m.pane] = clamp(m.cursor[m.pane]+1, 0, m.rows()-1)
 	case key.Matches(msg, keys.Sort):
-		names := [panes][]string{sortTopicNames, sortNodeNames, sortServiceNames}[m.pane]
+		names := [panes][]string{sortTopicNames, sortNodeNames, sortServiceNames, sortPathNames}[m.pane]
 		m.sortBy[m.pane] = (m.sortBy[m.pane] + 1) % len(names)
 		m.rebuild()
 	case key.Matches(msg, keys.Pause):
@@ -377,6 +386,8 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.focus = fmt.Sprintf("node:%s@%d", n.name, n.pid)
 		} else if m.pane == paneServices && m.cursor[paneServices] < len(m.services) {
 			m.focus = "service:" + m.services[m.cursor[paneServices]].name
+		} else if m.pane == panePaths && m.cursor[panePaths] < len(m.paths) {
+			m.focus = "path:" + m.paths[m.cursor[panePaths]].name
 		}
 	case key.Matches(msg, keys.Prev), key.Matches(msg, keys.Next):
 		if m.Replay && m.paused {
@@ -427,6 +438,8 @@ func (m *Model) rowsIn(pane int) int {
 		return len(m.topics)
 	case paneServices:
 		return len(m.services)
+	case panePaths:
+		return len(m.paths)
 	}
 	return len(m.nodes)
 }
@@ -449,7 +462,10 @@ func (m Model) View() string {
 			"executor thread (≥ 90: every node that thread serves is starved).",
 			"Services (when any): servers and clients here, requests the servers took per",
 			"second, handling (SRV) and round trip (RTT) at p99, calls open; no srv: a client",
-			"calls it and nothing here serves it. An action is one row (its goals).")
+			"calls it and nothing here serves it. An action is one row (its goals).",
+			"Paths (when the probes link callbacks: ROS_PULSE_LINKS=1): end-to-end latency",
+			"from a sensor topic's message to the last hop's publish, p50/p99/MAX a bound;",
+			"no link: a hop linked no message (intra-process input, a timer, no traffic).")
 	case f == nil:
 		lines = append(lines, "", "waiting for the first window…")
 	case m.focus != "":
@@ -550,6 +566,11 @@ func (m Model) tables(f *Frame, w int) []string {
 	if len(m.services) > 0 { // the services pane takes a fifth, when there are services
 		serviceRowsN = max(1, min(len(m.services), tableRows/5))
 		tableRows = max(tableRows-serviceRowsN-2, 2)
+	}
+	pathRowsN := 0
+	if len(m.paths) > 0 { // and so does the paths pane, when there are paths
+		pathRowsN = max(1, min(len(m.paths), tableRows/5))
+		tableRows = max(tableRows-pathRowsN-2, 2)
 	}
 	topicRowsN := max(1, min(len(m.topics), (tableRows*3+4)/5))
 	nodeRowsN := max(1, tableRows-topicRowsN)
@@ -659,6 +680,9 @@ func (m Model) tables(f *Frame, w int) []string {
 	if serviceRowsN > 0 {
 		out = append(out, m.serviceTable(w, serviceRowsN)...)
 	}
+	if pathRowsN > 0 {
+		out = append(out, m.pathTable(w, pathRowsN)...)
+	}
 
 	// Warnings pane: the longest-standing first.
 	out = append(out, styleTitle.Render(fmt.Sprintf("Warnings (%d)", len(warns))))
@@ -753,6 +777,8 @@ func (m Model) focusView(f *Frame, w int) []string {
 		}
 	case "service":
 		out = append(out, serviceFocus(f, name, w)...)
+	case "path":
+		out = append(out, pathFocus(f, name, w)...)
 	case "node":
 		node, pidText, _ := strings.Cut(name, "@")
 		var pid int

@@ -314,6 +314,8 @@ func describe(w *health.Warning) string {
 		return fmt.Sprintf("%s %s%s: %.0f calls open > %g", w.Topic, w.Side, who, w.Value, w.Bound)
 	case health.ServiceSendFailed:
 		return fmt.Sprintf("%s server%s: %s; fix: %s", w.Topic, who, health.SendFailedWords(w.Value), health.SendFailedFix)
+	case health.PathSlow:
+		return pathWords(w)
 	case health.ActionSlow:
 		return fmt.Sprintf("action %s %s%s: %.0f %s later than %g ms", w.Topic, w.Side, who, w.Value, map[string]string{"accept": "goals accepted", "result": "results"}[w.Metric], w.Bound)
 	}
