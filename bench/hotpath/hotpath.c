@@ -178,10 +178,10 @@ static void leg_tls256(const void *handle, const struct endpoint *unused)
 /* ------------------------------------------------------------ legs */
 
 enum leg_id { L_FLOOR, L_PLAIN, L_OLD, L_TLS1, L_TLS256, L_NONE, L_PROBE, L_PROBE_CB, L_PROBE_TAKE, L_PROBE_TAKE_CPP,
-              L_NONE_PAIR, L_PROBE_CB_PAIR, L_NULL_PAIR, L_NONE_SRV, L_PROBE_SRV, L_NONE_CLI, L_PROBE_CLI, L_COUNT };
+              L_NONE_PAIR, L_PROBE_CB_PAIR, L_NULL_PAIR, L_NONE_SRV, L_PROBE_SRV, L_NONE_CLI, L_PROBE_CLI, L_PROBE_RELAY, L_PROBE_TAKE_CB, L_COUNT };
 static const char *const leg_names[L_COUNT] = {"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb",
                                                "probe_take", "probe_take_cpp", "none_pair", "probe_cb_pair", "null_pair",
-                                               "none_srv", "probe_srv", "none_cli", "probe_cli"};
+                                               "none_srv", "probe_srv", "none_cli", "probe_cli", "probe_relay", "probe_take_cb"};
 
 /* librcl's own service calls (the stand-in's), for the none_* legs; the probe's are the linked symbols */
 static rp_rcl_take_request_with_info_fn librcl_take_request;
@@ -290,6 +290,21 @@ static void *worker(void *arg)
     case L_PROBE_CLI:
         call_legs(j, s, msg);
         break;
+    case L_PROBE_RELAY: /* a pipeline node's message: taken, its callback publishes on, ends (issue 47's links) */
+    case L_PROBE_TAKE_CB: { /* the same without the publish: what links add to a callback */
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        int64_t src = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - 1000000; /* sent 1 ms ago */
+        if (j->leg == L_PROBE_RELAY) {
+            LOOP(ros_trace_rmw_take(s->rmw_cpp + e * STRIDE, msg, src, true);
+                 ros_trace_callback_start(s->callbacks + e * STRIDE, false); ros_trace_rcl_publish(s->handles + e * STRIDE, msg);
+                 ros_trace_callback_end(s->callbacks + e * STRIDE));
+        } else {
+            LOOP(ros_trace_rmw_take(s->rmw_cpp + e * STRIDE, msg, src, true);
+                 ros_trace_callback_start(s->callbacks + e * STRIDE, false); ros_trace_callback_end(s->callbacks + e * STRIDE));
+        }
+        break;
+    }
     }
     j->cpu_ns = thread_cpu_ns() - t0;
     return NULL;

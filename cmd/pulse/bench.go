@@ -130,6 +130,39 @@ func benchCmd() *cobra.Command {
 	hot.Flags().IntVar(&reps, "reps", 5, "repetitions (legs rotated each time)")
 	hot.Flags().BoolVar(&noCallgrind, "no-callgrind", false, "skip instruction counts")
 
+	var linkPairs int
+	var linkMsgs int64
+	var linkEndpoints []int
+	links := &cobra.Command{
+		Use:   "links",
+		Short: "What latency links (ROS_PULSE_LINKS=1) add to a relayed message, a callback and a publish: paired, alternated",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			bin, err := locate.Beside("hotpath", "run `make build`")
+			if err != nil {
+				return err
+			}
+			rows, err := bench.RunLinks(bin, linkEndpoints, linkPairs, linkMsgs, os.Stderr)
+			if err != nil {
+				return err
+			}
+			if err := mkOut(); err != nil {
+				return err
+			}
+			if err := benchFile(out, "links.csv", func(f *os.File) error { return bench.WriteLinksCSV(f, rows) }); err != nil {
+				return err
+			}
+			if err := bench.PlotLinks(rows, filepath.Join(out, "links.png")); err != nil {
+				return err
+			}
+			fmt.Print(bench.LinksTable(rows))
+			return nil
+		},
+	}
+	links.Flags().IntVar(&linkPairs, "pairs", 10, "pairs of processes, links off and on, order alternated")
+	links.Flags().IntSliceVar(&linkEndpoints, "endpoints", []int{1, 64}, "endpoints the thread cycles over")
+	links.Flags().Int64Var(&linkMsgs, "msgs", 2000000, "messages per leg per repetition")
+
 	var trials int
 	var duration time.Duration
 	var graphs, armNames []string
@@ -358,7 +391,7 @@ func benchCmd() *cobra.Command {
 	soak.Flags().DurationVar(&sWarmup, "warmup", 10*time.Minute, "samples before this are warm-up (plotted, not fitted)")
 	soak.Flags().StringVar(&sGraph, "graph", "stress", "the graph being watched")
 
-	c.AddCommand(hot, over, reader, sample, mkdir, viewers, exp, card, soak)
+	c.AddCommand(hot, links, over, reader, sample, mkdir, viewers, exp, card, soak)
 	c.AddCommand(benchROSFarmCmd(&out), benchROSInstrCmd(&out))
 	return c
 }

@@ -95,17 +95,38 @@ RP_COLD static uint32_t resolve_link(uint32_t in, uint32_t out, uint16_t flags)
     return NO_LINK;
 }
 
+/*
+ * The link of (in, out): first the input's hint (the link its callback last
+ * published on, shared by every thread and tagged with the low bits of the
+ * mapping generation, so a reused slot's old link is never taken), then
+ * this thread's small cache, then the table. A pipeline node publishes on
+ * one or two outputs: the hint is right nearly always, and it is on the
+ * line rmw_take's early fetch already brought in.
+ */
 static struct rp_link *link_for(uint32_t in, uint32_t out, uint16_t flags)
 {
     _Atomic uint64_t *lanes = rp_lanes();
+    if (lanes == NULL || g_seg.links == NULL)
+        return NULL;
     uint32_t gen = atomic_load_explicit(&g_hot.gen, memory_order_acquire);
-    __typeof__(tls_links.cache[0]) *c = &tls_links.cache[(in * 31u + out) % LINK_CACHE];
-    if (c->in != in || c->out != out || c->gen != gen || c->lanes != lanes) {
-        if (lanes == NULL || g_seg.links == NULL)
-            return NULL;
-        *c = (__typeof__(*c)){in, out, gen, resolve_link(in, out, flags), lanes};
+    struct rp_ep_hint *h = rp_ep_hint(in);
+    if (h != NULL) {
+        uint32_t v = atomic_load_explicit(&h->link, memory_order_relaxed);
+        uint32_t i = (v & 0xffffu) - 1;
+        if (v >> 16 == (gen & 0xffffu) && i < g_seg.link_capacity) {
+            struct rp_link *l = &g_seg.links[i];
+            if (l->output == out - 1 && l->input == in - 1 && l->flags == flags)
+                return l;
+        }
     }
-    return c->link != NO_LINK ? &g_seg.links[c->link] : NULL;
+    __typeof__(tls_links.cache[0]) *c = &tls_links.cache[(in * 31u + out) % LINK_CACHE];
+    if (c->in != in || c->out != out || c->gen != gen || c->lanes != lanes)
+        *c = (__typeof__(*c)){in, out, gen, resolve_link(in, out, flags), lanes};
+    if (c->link == NO_LINK)
+        return NULL;
+    if (h != NULL && c->link < 0xffffu)
+        atomic_store_explicit(&h->link, (c->link + 1) | (gen << 16), memory_order_relaxed);
+    return &g_seg.links[c->link];
 }
 
 /* CLOCK_REALTIME at monotonic now, through this thread's offset. */

@@ -154,7 +154,7 @@ struct rp_ep_hint {
     _Atomic uint16_t time_bucket;    /* rp_timing.buckets */
     _Atomic uint16_t late_bucket;    /* rp_timing.late_buckets */
     _Atomic uint16_t publisher_gap_bucket; /* rp_gap.buckets of that publisher's gaps */
-    uint32_t unused;                 /* two hints a cache line */
+    _Atomic uint32_t link;           /* links.c: the link its callback last published on (index + 1) | g_hot.gen << 16 */
 };
 _Static_assert(sizeof(struct rp_ep_hint) == 32, "two hints a cache line");
 _Static_assert(RP_TIME_BUCKETS <= 65536 && RP_GAP_BUCKETS <= 65536, "bucket hints fit their fields");
