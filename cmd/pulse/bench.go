@@ -75,6 +75,7 @@ func benchCmd() *cobra.Command {
 		Long: `bench runs the benchmarks of docs/PERFORMANCE.md and writes CSV and PNG files to --out:
 
   pulse bench hotpath    the counting path alone, against the floor and upstream's designs
+  pulse bench links      what latency links add to a relayed message, a callback and a publish
   pulse bench overhead   paired, order-rotated CPU of the stress and flat-out graphs
   pulse bench reader     CPU and RSS of pulse record over synthetic directories
   pulse bench viewers    CPU of pulse record and pulse top (in tmux) watching the stress graph

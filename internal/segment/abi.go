@@ -29,15 +29,16 @@ const (
 	SectionEndpoints      = 2
 	SectionLanes          = 3
 	SectionGaps           = 4
-	SectionLatency        = 5  // receive latency, rp_gap layout (ABI 1.2)
-	SectionTiming         = 6  // callback durations and timer lateness (ABI 1.4)
-	SectionThreads        = 7  // one record per private lane: busy time (ABI 1.4)
-	SectionQoS            = 8  // per endpoint: actual QoS, type, rmw, domain (ABI 1.5)
-	SectionCalls          = 9  // per service or client: requests, answers, durations, open calls (ABI 1.6)
-	SectionLinks          = 10 // which input each callback's publishes came from (ABI 1.9, ROS_PULSE_LINKS=1)
-	LinkMessage           = 1  // rp_link.kind: published while handling that input message
-	LinkClaimed           = 2  // rp_link.state while its writer fills it
-	LinkFlagRclpy         = 1  // rp_link.flags: linked by rclpy's rule (a take to the thread's next take, wait, timer call or service take)
+	SectionLatency        = 5          // receive latency, rp_gap layout (ABI 1.2)
+	SectionTiming         = 6          // callback durations and timer lateness (ABI 1.4)
+	SectionThreads        = 7          // one record per private lane: busy time (ABI 1.4)
+	SectionQoS            = 8          // per endpoint: actual QoS, type, rmw, domain (ABI 1.5)
+	SectionCalls          = 9          // per service or client: requests, answers, durations, open calls (ABI 1.6)
+	SectionLinks          = 10         // which input each callback's publishes came from (ABI 1.9, ROS_PULSE_LINKS=1)
+	LinkMessage           = 1          // rp_link.kind: published while handling that input message
+	LinkClaimed           = 2          // rp_link.state while its writer fills it
+	LinkSharedLane        = 0xffffffff // rp_link.lane of the shared lane's record (atomic adds)
+	LinkFlagRclpy         = 1          // rp_link.flags: linked by rclpy's rule (a take to the thread's next take, wait, timer call or service take)
 	CallRing              = 32
 	CallAnswered          = 1 << 63 // ABI 1.7: in a client's ring entry, an answer taken before its call opened
 	TypeMax               = 128
@@ -186,7 +187,8 @@ type rawLink struct {
 	AgeSumNs         uint64
 	OwnSumNs         uint64
 	Unaged           uint64
-	Reserved         [16]byte
+	Lane             uint32 // its writer's private lane, or LinkSharedLane
+	Reserved         [12]byte
 	AgeBuckets       [TimeBuckets]uint32
 	OwnBuckets       [TimeBuckets]uint32
 }

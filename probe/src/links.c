@@ -13,8 +13,8 @@
  *
  * A publish linked costs one clock read (realtime is monotonic plus an
  * offset this thread re-reads once a second: the two clocks are slewed
- * together, only a step moves the offset), one lookup in an 8-entry
- * thread cache, and the link's sums and buckets.
+ * together, only a step moves the offset), the input's hint, and the link's
+ * sums and buckets: plain adds, each record having one writing lane.
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>
@@ -34,6 +34,8 @@ static __thread struct {
     struct rp_link_input py; /* rclpy: the take open on this thread (armed == RP_LINK_ARMED_PY) */
     uint64_t py_take_ns;     /* ... and when it was taken (CLOCK_MONOTONIC) */
     int64_t real_minus_mono; /* CLOCK_REALTIME - CLOCK_MONOTONIC, read at offset_read_ns */
+    uint32_t lane;                 /* this thread's private lane, or RP_LINK_SHARED_LANE ... */
+    _Atomic uint64_t *lane_lanes;  /* ... in the segment at these lanes */
     uint64_t offset_read_ns;
     struct {
         uint32_t in, out;   /* endpoints (index + 1) */
@@ -64,8 +66,8 @@ static bool never_output(const char *name)
            (n >= sizeof events - 1 && strcmp(name + n - (sizeof events - 1), events) == 0);
 }
 
-/* The link record of (in, out), claimed when new; NO_LINK when the table is full or out never links. */
-RP_COLD static uint32_t resolve_link(uint32_t in, uint32_t out, uint16_t flags)
+/* The link record of (in, out) written by lane, claimed when new; NO_LINK when the table is full or out never links. */
+RP_COLD static uint32_t resolve_link(uint32_t in, uint32_t out, uint16_t flags, uint32_t lane)
 {
     const struct rp_endpoint *pe = &g_seg.endpoints[out - 1];
     if (atomic_load_explicit(&pe->state, memory_order_acquire) != RP_RECORD_READY || never_output(pe->name))
@@ -85,11 +87,12 @@ RP_COLD static uint32_t resolve_link(uint32_t in, uint32_t out, uint16_t flags)
             l->output = out - 1;
             l->input_generation = in_gen;
             l->output_generation = out_gen;
+            l->lane = lane;
             atomic_store_explicit(&l->state, RP_RECORD_READY, memory_order_release);
             return i;
         }
         if (state == RP_RECORD_READY && l->input == in - 1 && l->output == out - 1 && l->flags == flags &&
-            l->input_generation == in_gen && l->output_generation == out_gen)
+            l->lane == lane && l->input_generation == in_gen && l->output_generation == out_gen)
             return i;
     }
     return NO_LINK;
@@ -109,19 +112,24 @@ static struct rp_link *link_for(uint32_t in, uint32_t out, uint16_t flags)
     if (lanes == NULL || g_seg.links == NULL)
         return NULL;
     uint32_t gen = atomic_load_explicit(&g_hot.gen, memory_order_acquire);
+    if (__builtin_expect(tls_links.lane_lanes != lanes, 0)) { /* first link in this segment: which lane writes */
+        int32_t lane = rp_private_lane();
+        tls_links.lane = lane >= 0 ? (uint32_t)lane : RP_LINK_SHARED_LANE;
+        tls_links.lane_lanes = lanes;
+    }
     struct rp_ep_hint *h = rp_ep_hint(in);
     if (h != NULL) {
         uint32_t v = atomic_load_explicit(&h->link, memory_order_relaxed);
         uint32_t i = (v & 0xffffu) - 1;
         if (v >> 16 == (gen & 0xffffu) && i < g_seg.link_capacity) {
             struct rp_link *l = &g_seg.links[i];
-            if (l->output == out - 1 && l->input == in - 1 && l->flags == flags)
+            if (l->output == out - 1 && l->input == in - 1 && l->flags == flags && l->lane == tls_links.lane)
                 return l;
         }
     }
     __typeof__(tls_links.cache[0]) *c = &tls_links.cache[(in * 31u + out) % LINK_CACHE];
     if (c->in != in || c->out != out || c->gen != gen || c->lanes != lanes)
-        *c = (__typeof__(*c)){in, out, gen, resolve_link(in, out, flags), lanes};
+        *c = (__typeof__(*c)){in, out, gen, resolve_link(in, out, flags, tls_links.lane), lanes};
     if (c->link == NO_LINK)
         return NULL;
     if (h != NULL && c->link < 0xffffu)
@@ -140,6 +148,19 @@ static int64_t realtime_at(uint64_t now)
         tls_links.offset_read_ns = now;
     }
     return (int64_t)now + tls_links.real_minus_mono;
+}
+
+/* A linked publish on the shared lane's record (age 0: none): atomic adds. */
+RP_COLD static void add_shared(struct rp_link *l, uint64_t own, uint64_t age)
+{
+    atomic_fetch_add_explicit(&l->own_sum_ns, own, memory_order_relaxed);
+    if (age > 0) {
+        atomic_fetch_add_explicit(&l->age_sum_ns, age, memory_order_relaxed);
+        atomic_fetch_add_explicit(&l->age_buckets[rp_time_bucket(age)], 1, memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&l->unaged, 1, memory_order_relaxed);
+    }
+    atomic_fetch_add_explicit(&l->own_buckets[rp_time_bucket(own)], 1, memory_order_relaxed); /* the count: last */
 }
 
 void rp_link_publish(uint64_t pub_ep, unsigned counter_slot)
@@ -168,13 +189,20 @@ void rp_link_publish(uint64_t pub_ep, unsigned counter_slot)
         return;
     uint64_t now = rp_now_ns();
     uint64_t own = now > start ? now - start : 0;
-    atomic_fetch_add_explicit(&l->own_sum_ns, own, memory_order_relaxed);
     int64_t age = realtime_at(now) - in->source_ns;
-    if (in->source_ns > 0 && age > 0) {
-        atomic_fetch_add_explicit(&l->age_sum_ns, (uint64_t)age, memory_order_relaxed);
-        atomic_fetch_add_explicit(&l->age_buckets[rp_time_bucket((uint64_t)age)], 1, memory_order_relaxed);
-    } else {
-        atomic_fetch_add_explicit(&l->unaged, 1, memory_order_relaxed);
+    if (__builtin_expect(l->lane == RP_LINK_SHARED_LANE, 0)) { /* threads beyond the private lanes share it */
+        add_shared(l, own, in->source_ns > 0 && age > 0 ? (uint64_t)age : 0);
+        return;
     }
-    atomic_fetch_add_explicit(&l->own_buckets[rp_time_bucket(own)], 1, memory_order_relaxed); /* the count: last */
+    /* One writer (this lane's thread): plain adds, published by relaxed stores. */
+#define ADD(field, v) atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + (v), memory_order_relaxed)
+    ADD(l->own_sum_ns, own);
+    if (in->source_ns > 0 && age > 0) {
+        ADD(l->age_sum_ns, (uint64_t)age);
+        ADD(l->age_buckets[rp_time_bucket((uint64_t)age)], 1u);
+    } else {
+        ADD(l->unaged, 1u);
+    }
+    ADD(l->own_buckets[rp_time_bucket(own)], 1u); /* the count: last */
+#undef ADD
 }

@@ -353,13 +353,16 @@ struct rp_calls {
  * not be measured (a source timestamp in the future: another host's clock)
  * counts in own and in unaged only.
  *
- * Records are claimed once per (input, output) pair, in table order: a writer
- * moves state EMPTY -> CLAIMED by compare-and-exchange, fills kind, flags,
- * input, output and their generations, then stores READY (release). Readers
- * skip records that are not READY, and a record whose generations are not
- * the endpoints' current ones belongs to entities that are gone. Two threads
- * may claim the same pair at once: readers add records of one pair together.
- * Multi-writer, every counter atomic, nothing reset.
+ * Records are claimed once per (input, output) pair and writing lane, in
+ * table order: a writer moves state EMPTY -> CLAIMED by compare-and-exchange,
+ * fills kind, flags, input, output, their generations and its lane, then
+ * stores READY (release). A record of a private lane has one writer at a
+ * time (the thread holding that lane), which adds with a plain load and
+ * store; the shared lane's record (lane RP_LINK_SHARED_LANE) takes atomic
+ * adds. Readers skip records that are not READY, and a record whose
+ * generations are not the endpoints' current ones belongs to entities that
+ * are gone; they add the records of one pair together (one per lane that ran
+ * its callback, and two claimed by a race). Nothing is reset.
  */
 #define RP_LINK_FLAG_RCLPY 1u /* linked by rclpy's rule (a take to the thread's next take, wait, timer call or service take): an async callback that awaits is not seen */
 
@@ -378,11 +381,13 @@ struct rp_link {
     RP_ATOMIC(uint64_t) age_sum_ns;
     RP_ATOMIC(uint64_t) own_sum_ns;
     RP_ATOMIC(uint64_t) unaged; /* linked publishes with no age (source timestamp ahead of this clock) */
-    uint8_t reserved[16];
+    uint32_t lane;              /* the private lane of its writer, or RP_LINK_SHARED_LANE */
+    uint8_t reserved[12];
     RP_ATOMIC(uint32_t) age_buckets[RP_TIME_BUCKETS]; /* wrap modulo 2^32: readers diff them */
     RP_ATOMIC(uint32_t) own_buckets[RP_TIME_BUCKETS];
 };
 #define RP_LINK_CLAIMED 2u
+#define RP_LINK_SHARED_LANE UINT32_C(0xffffffff)
 
 /*
  * rp_header.env (ABI 1.5): the process's ROS environment when its segment
