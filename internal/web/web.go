@@ -169,10 +169,15 @@ type Now struct {
 	EdgeHz    []float64 `json:"edge_hz"`
 	EdgeState []string  `json:"edge_state"`
 	EdgeLabel []string  `json:"edge_label"`
-	Warnings  []WarnRow `json:"warnings"`
-	Procs     []ProcRow `json:"procs"`
-	Index     int       `json:"index"` // replay: this frame's place; live: 0
-	Count     int       `json:"count"` // replay: how many; live: 0
+	// EdgeLatency: a publish edge's latency link ("p50 4.2 ms"), "" for
+	// the others; absent without links. Paths: the window's end-to-end
+	// paths (paths.go).
+	EdgeLatency []string  `json:"edge_latency,omitempty"`
+	Paths       []PathRow `json:"paths,omitempty"`
+	Warnings    []WarnRow `json:"warnings"`
+	Procs       []ProcRow `json:"procs"`
+	Index       int       `json:"index"` // replay: this frame's place; live: 0
+	Count       int       `json:"count"` // replay: how many; live: 0
 }
 
 // NodeNow is whether a node's process exited and, where measured, its
@@ -281,6 +286,7 @@ func (b *Builder) Build(w *window.Window, warns []health.Warning, samples map[in
 		now.Topics[i] = r
 	}
 	labelLoss(w, g, now.EdgeLabel)
+	linkEdges(w, g, &now)
 	f := Frame{Shape: b.shape, w: w}
 	if !sameShape(g, b.shape) {
 		shape := shapeOf(g)

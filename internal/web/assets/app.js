@@ -415,7 +415,10 @@ function render(f) {
     ge.dataset.state = cls;
     ge.dataset.hz = hz.toFixed(3);
     ge.children[0].setAttribute("stroke-width", (1 + Math.log10(1 + hz) * 1.5).toFixed(2));
-    const text = edgeText(hz, cls, e), label = ge.children[1];
+    let text = edgeText(hz, cls, e);
+    const lat = e.members.length === 1 && f.edge_latency ? f.edge_latency[e.members[0]] : "";
+    if (lat && !text.includes("\n")) text += "\n" + lat; // a latency link's hop: the input's age at this publish
+    const label = ge.children[1];
     if (label.dataset.text !== text) {
       label.dataset.text = text;
       const [a, b] = text.split("\n");
@@ -429,6 +432,7 @@ function render(f) {
   for (const [k, g] of state.ents) g.classList.toggle("selected", k === state.selected);
 
   renderWarnings(f);
+  renderPaths(f);
   renderDetail();
   const when = new Date(f.ts_ns / 1e6);
   $("status").textContent = `${when.toLocaleTimeString()} · window ${f.window_s.toFixed(2)} s · ${s.nodes.length} nodes, ${s.topics.length} topics`;

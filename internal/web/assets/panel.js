@@ -49,6 +49,26 @@ function renderWarnings(f) {
   }
 }
 
+// renderPaths lists the window's end-to-end paths (issue 47): latency at
+// p50 and p99, the bound, and which hop is not measured; hidden without any.
+function renderPaths(f) {
+  const paths = f.paths || [];
+  $("pathsection").hidden = paths.length === 0;
+  const body = $("paths").tBodies[0];
+  body.replaceChildren();
+  for (const p of paths) {
+    const tr = document.createElement("tr");
+    const ms = (v) => (v === undefined ? "-" : fmt(v, 1));
+    cell(tr, p.name);
+    cell(tr, ms(p.p50_ms));
+    cell(tr, ms(p.p99_ms));
+    cell(tr, p.bound_ms ? fmt(p.bound_ms, 0) : "-");
+    cell(tr, p.missing ? "no link: " + p.missing : p.slow ? "SLOW" : "ok", p.slow || p.missing ? "warn" : "");
+    tr.title = p.topics.join(" → ");
+    body.appendChild(tr);
+  }
+}
+
 // fetchDetail asks the server for the selected entity's detail in the
 // window drawn (one request at a time), then draws it.
 async function fetchDetail() {
