@@ -470,7 +470,7 @@ func renderText(w *window.Window, opt Options) []byte {
 	for i := range w.Calls { // service calls (ABI 1.6)
 		c := &w.Calls[i]
 		fmt.Fprintf(&b, "CALL %s side=%s node=%s pid=%d alive=%s started=%d answered=%d hz=%s evicted=%d unmatched=%d",
-			textName(c.Name), c.Side(), dash(textName(c.Node)), c.Pid, bit(c.Alive), c.Started, c.Answered, hz(c.Hz), c.Evicted, c.Unmatched)
+			textName(c.Name), c.Side(), dash(c.Node), c.Pid, bit(c.Alive), c.Started, c.Answered, hz(c.Hz), c.Evicted, c.Unmatched)
 		if c.Client {
 			fmt.Fprintf(&b, " has_server=%s", bit(c.HasServer))
 		}

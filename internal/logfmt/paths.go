@@ -19,7 +19,7 @@ import (
 
 func linkText(b *strings.Builder, l *window.Link) {
 	fmt.Fprintf(b, "LINK %s to=%s node=%s pid=%d alive=%s rclpy=%s n=%d unaged=%d age_sum_ms=%s age_hist=%s own_sum_ms=%s own_hist=%s\n",
-		textName(l.From), textName(l.To), dash(textName(l.Node)), l.Pid, bit(l.Alive), bit(l.Rclpy), l.N, l.Unaged,
+		textName(l.From), textName(l.To), dash(l.Node), l.Pid, bit(l.Alive), bit(l.Rclpy), l.N, l.Unaged,
 		ms(l.Age.SumMs), histText(l.AgeHist), ms(l.Own.SumMs), histText(l.OwnHist))
 }
 

@@ -24,7 +24,7 @@ func linkWindow() *window.Window {
 	w := &window.Window{TsNs: 1764460800123456789, Seconds: 1, Nodes: []string{"/a", "/b"},
 		Links: []window.Link{
 			mk("/a", "/in", "/mid", 10, false, []window.Bucket{{B: 40, N: 8}, {B: 41, N: 2}}, []window.Bucket{{B: 30, N: 10}}, 31.5, 12),
-			mk("/b", "/mid", "/out", 11, true, []window.Bucket{{B: 48, N: 10}}, []window.Bucket{{B: 45, N: 10}}, 70, 55),
+			mk("/b odd\\name", "/mid", "/out", 11, true, []window.Bucket{{B: 48, N: 10}}, []window.Bucket{{B: 45, N: 10}}, 70, 55),
 		}}
 	paths.Fill(w, []spec.PathRule{{Name: "main", Via: []string{"/in", "/mid", "/out"}, MaxMs: 20},
 		{Name: "side.path", Via: []string{"/in", "/nowhere"}}})
@@ -83,6 +83,18 @@ func TestReadLinksMalformed(t *testing.T) {
 		res := read(t, []byte(data))
 		if res.Malformed != 1 || len(res.Windows) != 1 || len(res.Windows[0].Paths) != 3 {
 			t.Errorf("%q: %s, %d paths", bad, res, len(res.Windows[0].Paths))
+		}
+	}
+}
+
+// A CALL line's node reads back as it was, however odd its name (it was
+// escaped twice: a space came back as "\x20").
+func TestCallNodeReadsBack(t *testing.T) {
+	w := &window.Window{TsNs: 1, Seconds: 1, Calls: []window.Call{{Pid: 7, Node: "/odd node\\x", Name: "/svc", Alive: true, Started: 1}}}
+	for _, f := range []Format{Text, JSONL} {
+		res := read(t, Render(f, w, Options{}))
+		if len(res.Windows) != 1 || len(res.Windows[0].Calls) != 1 || res.Windows[0].Calls[0].Node != "/odd node\\x" {
+			t.Errorf("%s: %s, calls %+v", f, res, res.Windows)
 		}
 	}
 }
