@@ -82,6 +82,20 @@ type dumpSegment struct {
 	CacheMisses uint64         `json:"cache_misses"`
 	Corrupt     int            `json:"corrupt_records"`
 	Env         *segment.Env   `json:"env,omitempty"`
+	Links       []dumpLink     `json:"links,omitempty"` // ABI 1.9, links on
+}
+
+// dumpLink is a latency link's cumulative counts (ABI 1.9): its input and
+// output by topic and the input's node.
+type dumpLink struct {
+	Node     string `json:"node"`
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Rclpy    bool   `json:"rclpy,omitempty"`
+	Count    uint64 `json:"count"`
+	Unaged   uint64 `json:"unaged,omitempty"`
+	AgeSumNs uint64 `json:"age_sum_ns"`
+	OwnSumNs uint64 `json:"own_sum_ns"`
 }
 
 func dumpCmd() *cobra.Command {
@@ -114,6 +128,13 @@ func dumpCmd() *cobra.Command {
 				}
 				for _, n := range s.Nodes {
 					d.Nodes = append(d.Nodes, n.Name)
+				}
+				for _, l := range s.Links {
+					in, out := segment.FindEndpoint(s.Endpoints, l.Input), segment.FindEndpoint(s.Endpoints, l.Output)
+					if in != nil && out != nil {
+						d.Links = append(d.Links, dumpLink{Node: window.NodeOf(s, in), From: in.Name, To: out.Name, Rclpy: l.Rclpy,
+							Count: l.Count, Unaged: l.Unaged, AgeSumNs: l.AgeSumNs, OwnSumNs: l.OwnSumNs})
+					}
 				}
 				for _, e := range s.Endpoints {
 					de := dumpEndpoint{Kind: e.Kind.String(), Name: e.Name, Aux: e.Aux, Retired: e.Retired(), Counts: e.Counts}

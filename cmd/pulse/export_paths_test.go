@@ -78,3 +78,24 @@ func TestExportPaths(t *testing.T) {
 		}
 	}
 }
+
+// pulse dump prints each process's latency links with their cumulative
+// counts (ABI 1.9), by topic and node: the relays of the chain graph.
+func TestDumpLinks(t *testing.T) {
+	graphCmd, segs := startGraph(t, t.TempDir(), "chain", "3", "ROS_PULSE_LINKS=1")
+	defer func() { graphCmd.Process.Signal(os.Interrupt); graphCmd.Wait() }()
+	want := `"node":"/planning/planner","from":"/perception/objects","to":"/planning/trajectory","count":`
+	var out []byte
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		dump := pulseCmd(t, "dump")
+		dump.Env = append(dump.Env, "ROS_PULSE_DIR="+segs)
+		var err error
+		if out, err = dump.Output(); err != nil {
+			t.Fatal(err)
+		}
+		if regexp.MustCompile(regexp.QuoteMeta(want) + `[1-9]`).Match(out) {
+			return
+		}
+	}
+	t.Errorf("pulse dump has no counted link %s…:\n%s", want, out)
+}
