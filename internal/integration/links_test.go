@@ -37,7 +37,8 @@ func chainLinks(distro string) []string {
 // p50 and p99 are the graph's own per-message truth within 10 % or 0.5 ms,
 // it carried exactly the messages the controller relayed, and a named path
 // through the intra-process hop says which hop is not measured. Every count
-// stays exact with links on.
+// stays exact with links on. (Under emulation the quantiles are not judged:
+// they would judge the emulator.)
 func TestPathsChain(t *testing.T) {
 	for _, distro := range []string{"jazzy", "humble"} {
 		t.Run(distro, func(t *testing.T) {
@@ -83,13 +84,15 @@ func TestPathsChain(t *testing.T) {
 			if uint64(len(ages)) != p.N || len(ages) < 50 {
 				t.Errorf("the path carried %d messages; the controller relayed %d", p.N, len(ages))
 			}
+			// Quantiles are timings: under qemu-user the emulator's stalls hit
+			// several hops of one message at once (links and counts are still judged).
 			for _, q := range []struct {
 				name string
 				got  float64
 				at   float64
 			}{{"p50", p.Best.P50Ms, 0.5}, {"p99", p.Best.P99Ms, 0.99}} {
 				want := quantileMs(ages, q.at)
-				if math.Abs(q.got-want) > math.Max(0.1*want, 0.5) {
+				if emulated == "" && math.Abs(q.got-want) > math.Max(0.1*want, 0.5) {
 					t.Errorf("path %s %.3f ms, the graph's own %.3f ms", q.name, q.got, want)
 				}
 			}
