@@ -119,7 +119,7 @@ static struct rp_link *link_for(uint32_t in, uint32_t out, uint16_t flags)
     }
     struct rp_ep_hint *h = rp_ep_hint(in);
     if (h != NULL) {
-        uint32_t v = atomic_load_explicit(&h->link, memory_order_relaxed);
+        uint32_t v = atomic_load_explicit(&h->link, memory_order_acquire); /* its record's fields were written before */
         uint32_t i = (v & 0xffffu) - 1;
         if (v >> 16 == (gen & 0xffffu) && i < g_seg.link_capacity) {
             struct rp_link *l = &g_seg.links[i];
@@ -133,7 +133,7 @@ static struct rp_link *link_for(uint32_t in, uint32_t out, uint16_t flags)
     if (c->link == NO_LINK)
         return NULL;
     if (h != NULL && c->link < 0xffffu)
-        atomic_store_explicit(&h->link, (c->link + 1) | (gen << 16), memory_order_relaxed);
+        atomic_store_explicit(&h->link, (c->link + 1) | (gen << 16), memory_order_release);
     return &g_seg.links[c->link];
 }
 
