@@ -14,7 +14,7 @@ import (
 // a reader rebuilds them from the window's links (window.HopsOf).
 //
 //	LINK from to=… node=… pid=… alive=0|1 rclpy=0|1 n=… unaged=… age_sum_ms=… age_hist=b:n,… own_sum_ms=… own_hist=…
-//	PATH name=… found=0|1 topics=a;b;… measured=0|1 missing=… n=… bound_ms=…
+//	PATH name=… named=0|1 topics=a;b;… measured=0|1 missing=… n=… bound_ms=…
 //	     best_mean_ms=… best_p50_ms=… best_p99_ms=… best_max_ms=… worst_mean_ms=… worst_p50_ms=… worst_p99_ms=… worst_max_ms=…
 
 func linkText(b *strings.Builder, l *window.Link) {
@@ -24,11 +24,7 @@ func linkText(b *strings.Builder, l *window.Link) {
 }
 
 func pathText(b *strings.Builder, p *window.Path) {
-	name := "-"
-	if p.Named {
-		name = p.Name
-	}
-	fmt.Fprintf(b, "PATH name=%s topics=%s measured=%s missing=%s n=%d bound_ms=%s", textName(name),
+	fmt.Fprintf(b, "PATH name=%s named=%s topics=%s measured=%s missing=%s n=%d bound_ms=%s", textName(p.Name), bit(p.Named),
 		textName(strings.Join(p.Topics, ";")), bit(p.Measured), dash(strings.Replace(p.Missing, " -> ", "->", 1)), p.N, ms(p.MaxMs))
 	for _, l := range []struct {
 		side string
@@ -69,7 +65,7 @@ func (b *builder) linkLine(f []string) bool {
 
 // pathLine reads a PATH line's fields after its kind.
 func (b *builder) pathLine(f []string) bool {
-	kv, ok := keyvals(f, "name", "topics", "measured", "missing", "n", "bound_ms")
+	kv, ok := keyvals(f, "name", "named", "topics", "measured", "missing", "n", "bound_ms")
 	if !ok {
 		return false
 	}
@@ -88,12 +84,12 @@ func (b *builder) pathLine(f []string) bool {
 	if m := undash(missing); m != "" {
 		p.Missing = strings.Replace(m, "->", " -> ", 1)
 	}
-	return b.addPath(p, undash(name))
+	return b.addPath(p, name, kv["named"] == "1")
 }
 
-// addPath completes a path read back: its name, and its hops from the
-// window's links (LINK lines come before PATH lines; rebuilt at the end).
-func (b *builder) addPath(p window.Path, name string) bool {
+// addPath completes a path read back (its hops are rebuilt from the
+// window's links at the end: pathHops).
+func (b *builder) addPath(p window.Path, name string, named bool) bool {
 	if len(p.Topics) < 2 {
 		return false
 	}
@@ -102,10 +98,10 @@ func (b *builder) addPath(p window.Path, name string) bool {
 			return false
 		}
 	}
-	p.Name, p.Named = name, name != ""
-	if !p.Named {
-		p.Name = p.Topics[0] + " -> " + p.Topics[len(p.Topics)-1]
+	if name == "" {
+		return false
 	}
+	p.Name, p.Named = name, named
 	b.w.Paths = append(b.w.Paths, p)
 	return true
 }
@@ -261,13 +257,7 @@ func (b *builder) jsonLinks(links []jsonLink, paths []jsonPath) bool {
 		}
 		wp := window.Path{Topics: p.Topics, Measured: p.Measured, Missing: p.Missing, N: p.N, MaxMs: p.BoundMs,
 			Best: window.Latency(p.Best), Worst: window.Latency(p.Worst)}
-		name := ""
-		if p.Named {
-			if name = p.Name; name == "" {
-				return false
-			}
-		}
-		if !b.addPath(wp, name) {
+		if !b.addPath(wp, p.Name, p.Named) {
 			return false
 		}
 	}

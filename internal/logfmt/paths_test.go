@@ -75,9 +75,10 @@ func TestReadLinksMalformed(t *testing.T) {
 		"LINK /in to=/mid node=/a pid=x alive=1 rclpy=0 n=1 unaged=0 age_sum_ms=1 age_hist=40:1 own_sum_ms=1 own_hist=30:1",
 		"LINK /in to=/mid node=/a pid=1 alive=1 rclpy=0 n=1 unaged=2 age_sum_ms=1 age_hist=40:1 own_sum_ms=1 own_hist=30:1",
 		"LINK /in to=/mid node=/a pid=1 alive=1 rclpy=0 n=1 unaged=0 age_sum_ms=1 age_hist=999:1 own_sum_ms=1 own_hist=30:1",
-		"PATH name=x topics=in;out measured=1 missing=- n=1 bound_ms=0 best_mean_ms=1 best_p50_ms=1 best_p99_ms=1 best_max_ms=1 worst_mean_ms=1 worst_p50_ms=1 worst_p99_ms=1 worst_max_ms=1",
-		"PATH name=x topics=/in measured=1 missing=- n=1 bound_ms=0 best_mean_ms=1 best_p50_ms=1 best_p99_ms=1 best_max_ms=1 worst_mean_ms=1 worst_p50_ms=1 worst_p99_ms=1 worst_max_ms=1",
-		"PATH name=x topics=/in;/out measured=1 missing=- n=1",
+		"PATH name=x named=1 topics=in;out measured=1 missing=- n=1 bound_ms=0 best_mean_ms=1 best_p50_ms=1 best_p99_ms=1 best_max_ms=1 worst_mean_ms=1 worst_p50_ms=1 worst_p99_ms=1 worst_max_ms=1",
+		"PATH name=x named=1 topics=/in measured=1 missing=- n=1 bound_ms=0 best_mean_ms=1 best_p50_ms=1 best_p99_ms=1 best_max_ms=1 worst_mean_ms=1 worst_p50_ms=1 worst_p99_ms=1 worst_max_ms=1",
+		"PATH name=x named=1 topics=/in;/out measured=1 missing=- n=1",
+		"PATH name= named=0 topics=/in;/out measured=1 missing=- n=1 bound_ms=0 best_mean_ms=1 best_p50_ms=1 best_p99_ms=1 best_max_ms=1 worst_mean_ms=1 worst_p50_ms=1 worst_p99_ms=1 worst_max_ms=1",
 	} {
 		data := strings.Replace(good, "NODE /a\n", bad+"\nNODE /a\n", 1)
 		res := read(t, []byte(data))

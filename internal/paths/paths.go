@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 
 	"ros2_pulse/internal/spec"
 	"ros2_pulse/internal/window"
@@ -35,9 +36,16 @@ func Of(links []window.Link, rules []spec.PathRule) []window.Path {
 		p.Name, p.Named, p.MaxMs = r.Name, true, r.MaxMs
 		out = append(out, p)
 	}
-	for _, chain := range chains(links) {
+	found := chains(links)
+	ends := map[string]int{}
+	for _, chain := range found {
+		ends[chain[0]+" -> "+chain[len(chain)-1]]++
+	}
+	for _, chain := range found {
 		p := build(chain, links)
-		p.Name = chain[0] + " -> " + chain[len(chain)-1]
+		if p.Name = chain[0] + " -> " + chain[len(chain)-1]; ends[p.Name] > 1 {
+			p.Name = strings.Join(chain, " -> ") // two chains between the same ends: named by their topics
+		}
 		out = append(out, p)
 	}
 	return out

@@ -107,3 +107,18 @@ func TestNamedPaths(t *testing.T) {
 		t.Error("no links, no rules: no paths")
 	}
 }
+
+// Two chains between the same ends are named by all their topics, so every
+// found path's name is its own (the views key rows by name).
+func TestFoundNamesAreUnique(t *testing.T) {
+	b := window.Bucket{B: 20, N: 1}
+	links := []window.Link{link("/x", "/a", "/b", 1, b), link("/y", "/a", "/c", 1, b), link("/z", "/b", "/d", 1, b), link("/w", "/c", "/d", 1, b),
+		link("/v", "/e", "/f", 1, b)}
+	var got []string
+	for _, p := range Of(links, nil) {
+		got = append(got, p.Name)
+	}
+	if want := []string{"/a -> /b -> /d", "/a -> /c -> /d", "/e -> /f"}; !slices.Equal(got, want) {
+		t.Errorf("names %q, want %q", got, want)
+	}
+}
