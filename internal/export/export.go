@@ -72,14 +72,17 @@ type descs struct {
 	serviceSendFailed *prometheus.Desc // ABI 1.8
 }
 
+// desc is the family ros2_pulse_<name>.
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(ns+"_"+name, help, labels, nil)
+}
+
 func newDescs(perTopic bool) descs {
 	msgL, gapL, pubL := endpointLabels, gapEndpoint, []string{"topic", "node", "pid"}
 	if perTopic {
 		msgL, gapL, pubL = topicLabels, gapTopic, []string{"topic"}
 	}
-	d := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(ns+"_"+name, help, labels, nil)
-	}
+	d := desc
 	return descs{
 		messages:    d("messages_total", "Messages published (side=pub, at rcl_publish or rclcpp_intra_publish) or delivered to a callback (side=recv), by transport.", msgL...),
 		published:   d("published_messages_total", "Messages a publisher sent, each once whatever its transports (the larger of its inter and intra counts): what each subscription on this machine should receive, for loss.", pubL...),
@@ -190,10 +193,7 @@ func New(opt Options) (*Collector, error) {
 	}
 	reader := segment.NewReader(opt.Dir)
 	reader.Retain(opt.Retain, true) // its last counts were scraped for Retain; per-topic sums keep them; ended runs go too
-	d := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(ns+"_"+name, help, labels, nil)
-	}
-	return &Collector{opt: opt, d: newDescs(opt.PerTopic), lf: linkDescs(d), started: segment.NowMono(), reader: reader, cpu: r,
+	return &Collector{opt: opt, d: newDescs(opt.PerTopic), lf: linkDescs(), started: segment.NowMono(), reader: reader, cpu: r,
 		seen: map[string]*series{}, gone: map[string]*aggregate{}, pending: map[string]*merged{},
 		empty: segment.EmptyNotice{Msg: opt.Empty}, silentSubs: map[string]silentSub{}}, nil
 }
@@ -371,7 +371,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 	created := func(e *segment.Endpoint) time.Time {
 		return time.Unix(0, int64(s.StartReal+(e.CreatedMono-min(e.CreatedMono, s.StartMono))))
 	}
-	c.links(s, key, pid, preexisting)
+	c.links(s, key, pid, preexisting, created)
 	timerOrd := map[int]int{}
 	hidden := window.IntraDelivered(s) // Humble: publishers whose intra-process publishes no tracepoint sees
 	for i := range s.Endpoints {

@@ -24,8 +24,8 @@ import (
 // is the sum of its hops' means: the recording rules in
 // deploy/prometheus add those up.
 
-func linkDescs(d func(name, help string, labels ...string) *prometheus.Desc) linkFamilies {
-	l := []string{"from", "to", "node", "pid"}
+func linkDescs() linkFamilies {
+	d, l := desc, []string{"from", "to", "node", "pid"}
 	return linkFamilies{
 		age: d("link_age_seconds", "Latency links (ROS_PULSE_LINKS=1): from the source timestamp of a message a callback took on topic from to each publish it made on topic to (the hop's transport plus the node's work; across hosts as good as their clock sync).", l...),
 		own: d("link_own_seconds", "Latency links: from the start of the callback that took a message on from (rclpy: the take) to each publish it made on to: the node's own share.", l...),
@@ -39,8 +39,8 @@ type linkFamilies struct {
 	age, own, pathLatency, pathBound *prometheus.Desc
 }
 
-// links adds a process's link histograms to this scrape.
-func (c *Collector) links(s *segment.Snapshot, key, pid string, preexisting bool) {
+// links adds a process's link histograms to this scrape, created when its input was.
+func (c *Collector) links(s *segment.Snapshot, key, pid string, preexisting bool, created func(*segment.Endpoint) time.Time) {
 	if c.opt.NoHistograms || c.opt.PerTopic {
 		return
 	}
@@ -53,11 +53,10 @@ func (c *Collector) links(s *segment.Snapshot, key, pid string, preexisting bool
 		node := window.NodeOf(s, in)
 		id := key + "#link." + strconv.Itoa(in.Index) + "." + strconv.FormatUint(uint64(in.Generation), 10) + "." +
 			strconv.Itoa(out.Index) + "." + strconv.FormatUint(uint64(out.Generation), 10) + "." + strconv.FormatBool(l.Rclpy)
-		created := time.Unix(0, int64(s.StartReal+(in.CreatedMono-min(in.CreatedMono, s.StartMono))))
 		vals, _ := c.histValues(id+".age", l.AgeBuckets[:], l.AgeSumNs, preexisting)
-		c.mergeTiming(c.lf.age, vals, created, in.Name, out.Name, node, pid)
+		c.mergeTiming(c.lf.age, vals, created(in), in.Name, out.Name, node, pid)
 		vals, _ = c.histValues(id+".own", l.OwnBuckets[:], l.OwnSumNs, preexisting)
-		c.mergeTiming(c.lf.own, vals, created, in.Name, out.Name, node, pid)
+		c.mergeTiming(c.lf.own, vals, created(in), in.Name, out.Name, node, pid)
 	}
 }
 

@@ -60,6 +60,8 @@ var reasonText = map[string]string{
 	NoCallbackTiming:  "its callbacks fire no callback_start/callback_end (rclpy): their durations are not measured",
 	TimingOff:         "its process times no callbacks (ROS_PULSE_TIMING=0, or a probe older than ABI 1.4)",
 	NoCallTiming:      "its process does not time service calls (ROS_PULSE_TIMING=0, or a probe older than ABI 1.6)",
+	NoLinkData:        "no process links its callbacks' inputs to their outputs (run with ROS_PULSE_LINKS=1; pulse run sets it for a spec with paths)",
+	PathNotMeasured:   "a hop of the path linked no message in the window: an intra-process or loaned input, a timer's publish, or no traffic",
 }
 
 // Why explains a cannot_judge verdict in words.

@@ -1,6 +1,8 @@
 package health
 
 import (
+	"slices"
+
 	"ros2_pulse/internal/paths"
 	"ros2_pulse/internal/spec"
 	"ros2_pulse/internal/window"
@@ -16,11 +18,6 @@ const (
 	NoLinkData      = "no_link_data"      // no process here links callbacks (ROS_PULSE_LINKS=1 is off)
 	PathNotMeasured = "path_not_measured" // a hop carried no linked message in the window (Cause: which)
 )
-
-func init() {
-	reasonText[NoLinkData] = "no process links its callbacks' inputs to their outputs (run with ROS_PULSE_LINKS=1; pulse run sets it for a spec with paths)"
-	reasonText[PathNotMeasured] = "a hop of the path linked no message in the window: an intra-process or loaned input, a timer's publish, or no traffic"
-}
 
 // judgePaths judges the spec's bounded paths in w: the window's own path
 // of that name (what the recorder found with this spec), or, for a window
@@ -50,7 +47,7 @@ func judgePaths(rules []spec.PathRule, w *window.Window) []Warning {
 // links when w was recorded without it; nil when w has neither (links off).
 func namedPath(w *window.Window, r spec.PathRule) *window.Path {
 	for i := range w.Paths {
-		if p := &w.Paths[i]; p.Named && p.Name == r.Name && equal(p.Topics, r.Via) {
+		if p := &w.Paths[i]; p.Named && p.Name == r.Name && slices.Equal(p.Topics, r.Via) {
 			return p
 		}
 	}
@@ -59,16 +56,4 @@ func namedPath(w *window.Window, r spec.PathRule) *window.Path {
 	}
 	ps := paths.Of(w.Links, []spec.PathRule{r})
 	return &ps[0]
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -662,16 +662,8 @@ func (b *builder) callLine(f []string) bool {
 		}
 		c.FailKnown = true
 	}
-	if h := kv["hist"]; h != "-" {
-		for _, part := range strings.Split(h, ",") {
-			bs, ns, found := strings.Cut(part, ":")
-			bk, err1 := strconv.Atoi(bs)
-			n, err2 := strconv.ParseUint(ns, 10, 64)
-			if !found || err1 != nil || err2 != nil || bk < 0 || bk >= segment.TimeBuckets {
-				return false
-			}
-			c.Hist = append(c.Hist, window.Bucket{B: bk, N: n})
-		}
+	if c.Hist, ok = readHist(kv["hist"]); !ok {
+		return false
 	}
 	if o := kv["open"]; o != "-" {
 		for _, part := range strings.Split(o, ";") {

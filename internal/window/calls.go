@@ -178,11 +178,7 @@ func callOf(s *segment.Snapshot, e, base *segment.Endpoint, exposure float64, t2
 			acc.add(prev.SumNs, &prev.Buckets, cur.SumNs, &cur.Buckets)
 		}
 		c.Time = acc.stats()
-		for b, n := range acc.delta {
-			if n > 0 {
-				c.Hist = append(c.Hist, Bucket{B: b, N: n})
-			}
-		}
+		c.Hist = sparse(&acc.delta)
 	}
 	if exposure > 0 {
 		c.Hz = float64(c.Started) / exposure
