@@ -10,6 +10,7 @@
 # "skipped" when there is no prefix. Without --short a missing prefix fails.
 # PULSE_ROS_RUN narrows the tests (a go test -run pattern), PULSE_ROS_RMWS the RMWs;
 # PULSE_ROS_PROBE preloads another probe library (the fault build shows the lane fails).
+# PULSE_ROS_LINKS=1 runs every node with latency links on (ROS_PULSE_LINKS=1).
 set -euo pipefail
 short=0
 [[ ${1:-} == --short ]] && short=1
@@ -44,6 +45,7 @@ for rmw in "${rmws[@]}"; do
   echo "test-ros: $distro / $rmw / tracetools $lttng LTTng"
   tag=$rmw
   [[ -n ${PULSE_ROS_PROBE:-} ]] && tag=$tag-probe-$(echo "$PULSE_ROS_PROBE" | sha256sum | cut -c1-8) # another probe's rows apart
+  [[ ${PULSE_ROS_LINKS:-} == 1 ]] && tag=$tag-links # links on: rows apart
   [[ -n $run ]] && tag=$tag-partial # a narrowed run's rows never replace a whole run's
   out=$ws/go-test-$tag.log
   rc=0

@@ -121,6 +121,9 @@ func (l *lane) newRun(t *testing.T, extra ...string) *run {
 	// Inline, not a file: a test's temporary path may hold a comma, which
 	// CYCLONEDDS_URI reads as a list separator.
 	r.extra = append([]string{"CYCLONEDDS_URI=" + cycloneConfig}, r.extra...)
+	if os.Getenv("PULSE_ROS_LINKS") == "1" { // every judgement again with latency links on in every node
+		r.extra = append(r.extra, "ROS_PULSE_LINKS=1")
+	}
 	t.Cleanup(r.stop)
 	return r
 }
