@@ -10,6 +10,9 @@
  * the thread; every publish while armed links that input to its publisher.
  * rclpy, which fires no callback tracepoint: a take opens the input and the
  * thread's next take, rcl_wait, timer call or service take closes it.
+ * Intra-process (Jazzy, Kilted): the ring buffer's enqueue, on the publishing
+ * thread, stamps (buffer, index) with the publish time; its dequeue, on the
+ * executing thread right before callback_start(..., true), is the take.
  *
  * A publish linked costs one clock read (realtime is monotonic plus an
  * offset this thread re-reads once a second: the two clocks are slewed
@@ -24,6 +27,7 @@
 #include "probe_internal.h"
 #include "ros2_pulse/segment.h"
 
+#define EXPORT __attribute__((visibility("default")))
 #define LINK_CACHE 8u
 #define NO_LINK UINT32_MAX
 #define OFFSET_RENEW_NS UINT64_C(1000000000)
@@ -55,6 +59,58 @@ void rp_link_take(uint64_t ep, int64_t source_ns, bool rclpy)
     tls_links.py = (struct rp_link_input){(uint32_t)ep, 0, source_ns};
     tls_links.py_take_ns = rp_now_ns();
     rp_link_tls.armed = RP_LINK_ARMED_PY;
+}
+
+/*
+ * Intra-process stamps: (buffer, index) -> realtime of the enqueue, in a
+ * small open table. rclcpp enqueues and dequeues one buffer under its mutex,
+ * so a dequeue sees its own enqueue's stamp; a slot shared with another
+ * buffer is recognised by its key, and the only race left (two buffers
+ * writing one slot at once) pairs a key with a stamp taken nanoseconds
+ * apart. An entry overwritten before its dequeue (a deep, slow buffer)
+ * leaves that message unaged: no input, never a wrong one.
+ */
+#define INTRA_STAMPS 4096u
+static struct {
+    _Atomic uint64_t key;
+    _Atomic int64_t stamp;
+} g_intra_stamps[INTRA_STAMPS];
+
+static uint64_t intra_key(const void *buffer, uint64_t index)
+{
+    uint64_t k = ((uint64_t)(uintptr_t)buffer ^ (index * UINT64_C(0x9e3779b97f4a7c15))) * UINT64_C(0xff51afd7ed558ccd);
+    return k | 1u; /* never 0, the empty slot's key */
+}
+
+static int64_t realtime_at(uint64_t now);
+
+EXPORT void ros_trace_rclcpp_ring_buffer_enqueue(const void *buffer, const uint64_t index, const uint64_t size,
+                                                 const bool overwritten)
+{
+    if (g_seg.links != NULL && buffer != NULL) {
+        uint64_t key = intra_key(buffer, index);
+        __typeof__(g_intra_stamps[0]) *e = &g_intra_stamps[(key >> 20) % INTRA_STAMPS];
+        atomic_store_explicit(&e->key, 0, memory_order_relaxed);
+        atomic_store_explicit(&e->stamp, realtime_at(rp_now_ns()), memory_order_release);
+        atomic_store_explicit(&e->key, key, memory_order_release);
+    }
+    RP_FORWARD(rclcpp_ring_buffer_enqueue, (const void *, const uint64_t, const uint64_t, const bool),
+               (buffer, index, size, overwritten));
+}
+
+EXPORT void ros_trace_rclcpp_ring_buffer_dequeue(const void *buffer, const uint64_t index, const uint64_t size)
+{
+    if (g_seg.links != NULL && buffer != NULL) {
+        uint64_t key = intra_key(buffer, index);
+        __typeof__(g_intra_stamps[0]) *e = &g_intra_stamps[(key >> 20) % INTRA_STAMPS];
+        int64_t stamp = atomic_load_explicit(&e->stamp, memory_order_acquire);
+        if (atomic_load_explicit(&e->key, memory_order_acquire) == key) {
+            atomic_store_explicit(&e->key, 0, memory_order_relaxed); /* one dequeue per enqueue */
+            rp_link_tls.take_ep = RP_LINK_INTRA_TAKE;
+            rp_link_tls.take_source_ns = stamp;
+        }
+    }
+    RP_FORWARD(rclcpp_ring_buffer_dequeue, (const void *, const uint64_t, const uint64_t), (buffer, index, size));
 }
 
 /* /rosout and /parameter_events are every node's own: never a pipeline's output. */

@@ -252,6 +252,7 @@ struct rp_link_tls {
     int64_t take_source_ns;
 };
 #define RP_LINK_ARMED_PY UINT32_MAX /* an rclpy take is open on this thread (rule 4) */
+#define RP_LINK_INTRA_TAKE UINT32_MAX /* take_ep: a ring buffer's dequeue, for the intra-process callback_start next (rule 5) */
 extern __thread struct rp_link_tls rp_link_tls RP_HIDDEN;
 
 /* A take of a message on subscription endpoint ep (index + 1); rclpy: the
@@ -259,12 +260,13 @@ extern __thread struct rp_link_tls rp_link_tls RP_HIDDEN;
 void rp_link_take(uint64_t ep, int64_t source_ns, bool rclpy) RP_HIDDEN;
 
 /* The input of a callback of endpoint ep starting now (callbacks.c): the take
- * just before it, when it took ep's message and the callback is not an
- * intra-process delivery; the take is consumed either way. */
+ * just before it, when it took ep's message, or, for an intra-process
+ * delivery, the ring buffer's dequeue just before it (stamped at its
+ * enqueue); the take is consumed either way. */
 static inline struct rp_link_input rp_link_start(uint64_t ep, bool is_intra)
 {
     struct rp_link_input in = {0, 0, 0};
-    if (rp_link_tls.take_ep == ep && !is_intra)
+    if (is_intra ? rp_link_tls.take_ep == RP_LINK_INTRA_TAKE : rp_link_tls.take_ep == ep)
         in = (struct rp_link_input){(uint32_t)ep, 0, rp_link_tls.take_source_ns};
     rp_link_tls.take_ep = 0;
     return in;

@@ -83,6 +83,7 @@ struct msg {
     int32_t proc;
     int32_t pub;
     int32_t intra; /* published by an intra-process-enabled publisher */
+    uint32_t ring; /* intra-process: its ring buffer index, which the enqueue and the dequeue both name */
     int64_t origin_real_ns; /* its chain's first publish (relay=): src_real_ns unless relayed */
 };
 
@@ -118,6 +119,7 @@ struct sub_rt {
     size_t scratch_size;
     uint64_t received; /* samples that reached this reader, for drop= */
     _Atomic uint64_t callbacks; /* for throws= */
+    _Atomic uint64_t ring_writes; /* intra-process enqueues: rclcpp's ring buffer's write index */
     int truth;
 };
 
@@ -639,7 +641,7 @@ static void publish_from(int i, int64_t origin)
     struct pub_rt *p = &pubs_rt[i];
     struct g_node *gn = &G.nodes[gp->node];
     int64_t now_real = (int64_t)now_ns(CLOCK_REALTIME);
-    struct msg m = {now_real, atomic_fetch_add(&p->seq, 1) + 1, self_proc, i, gn->intra, origin != 0 ? origin : now_real};
+    struct msg m = {now_real, atomic_fetch_add(&p->seq, 1) + 1, self_proc, i, gn->intra, 0, origin != 0 ? origin : now_real};
     if (origin != 0) /* a relay's publish: its message's age since its chain began, the path's truth */
         truth_age(__atomic_load_n(&p->truth, __ATOMIC_ACQUIRE), (uint64_t)(now_real - origin));
     if (p->scratch != NULL) /* the serialization work of a large message */
@@ -663,8 +665,9 @@ static void publish_from(int i, int64_t origin)
             if (strcmp(G.subs[s].topic, topic) != 0 || !same_proc_intra(gp, &G.subs[s]) || G.subs[s].deaf ||
                 !middleware_matches(gp, &G.subs[s]))
                 continue;
+            m.ring = (uint32_t)((atomic_fetch_add(&subs_rt[s].ring_writes, 1) + 1) % 10); /* depth 10 */
             if (jazzy)
-                ros_trace_rclcpp_ring_buffer_enqueue(subs_rt[s].ipc_sub + 0x80, m.seq % 10, 1, false);
+                ros_trace_rclcpp_ring_buffer_enqueue(subs_rt[s].ipc_sub + 0x80, m.ring, 1, false);
             ssize_t w = write(subs_rt[s].pipe[1], &m, sizeof m);
             (void)w;
         }
@@ -818,7 +821,7 @@ static void deliver_intra(int s, const struct msg *m)
     spend_msgcost();
     struct sub_rt *r = &subs_rt[s];
     if (jazzy)
-        ros_trace_rclcpp_ring_buffer_dequeue(r->ipc_sub + 0x80, 0, 1);
+        ros_trace_rclcpp_ring_buffer_dequeue(r->ipc_sub + 0x80, m->ring, 0);
     const char *cb = r->ipc_sub + 0x40;
     uint64_t t0 = now_ns(CLOCK_MONOTONIC);
     ros_trace_callback_start(cb, true);
