@@ -39,6 +39,10 @@ type Endpoint struct {
 	Late      Durations `json:"late"`
 	RoundTrip Durations `json:"round_trip"`
 	StampsNs  []int64   `json:"stamps_ns"` // with --stamps (rclcpp): each message's CLOCK_MONOTONIC time
+	// A --relay's publisher, per message relayed: its age at the publish
+	// since its input's publisher sent it, and since its chain began (realtime ns).
+	AgesNs     []int64 `json:"ages_ns"`
+	PathAgesNs []int64 `json:"path_ages_ns"`
 }
 
 // Between counts the messages stamped in [from, to] (CLOCK_MONOTONIC ns).
@@ -86,7 +90,7 @@ func ParseTruth(b []byte) (*Truth, error) {
 		return nil, fmt.Errorf("a test node's truth with CPU %v s", t.CPU)
 	}
 	for _, e := range t.Endpoints {
-		if e.Kind == "" || e.Node == "" || e.Failed < -1 || e.LastNs < e.FirstNs {
+		if e.Kind == "" || e.Node == "" || e.Failed < -1 || e.LastNs < e.FirstNs || len(e.AgesNs) != len(e.PathAgesNs) {
 			return nil, fmt.Errorf("a malformed endpoint: %+v", e)
 		}
 	}

@@ -4,7 +4,11 @@
 // truth (truth.hpp), written as JSON at exit (--truth FILE).
 //
 //   --name N --nodes K --namespace NS --intra --multi THREADS --reentrant --best-effort --depth D
-//   --pub TOPIC,HZ[,BYTES[,COUNT[,TYPE]]] (TYPE string or int32)   --sub TOPIC[,WORK_MS]   --timer HZ[,WORK_MS]
+//   --pub TOPIC,HZ[,BYTES[,COUNT[,TYPE]]] (TYPE string, int32, or stamped: a string that starts a chain)
+//   --sub TOPIC[,WORK_MS]   --timer HZ[,WORK_MS]
+//   --relay IN,OUT[,WORK_MS]: a subscription to IN whose callback works, then publishes the message on OUT
+//     (a pipeline node); each relayed message's age since its input's publish and since its chain began
+//     is in the truth (ages_ns, path_ages_ns)
 //   --server SERVICE[,WORK_MS]        --client SERVICE,HZ[,COUNT]   --exit-when-sent
 //   --action-server ACTION[,WORK_MS]  --action-client ACTION,HZ[,COUNT]
 //   --duration S   --truth FILE   --stamps (every message's time in the truth)
@@ -20,6 +24,7 @@
 // it did.
 #include <rcl/service.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -53,10 +58,10 @@ namespace
 struct Entities
 {
   std::string name, ns;
-  std::vector<std::vector<std::string>> pubs, subs, timers, servers, clients, action_servers, action_clients;
+  std::vector<std::vector<std::string>> pubs, subs, relays, timers, servers, clients, action_servers, action_clients;
   bool empty() const
   {
-    return pubs.empty() && subs.empty() && timers.empty() && servers.empty() && clients.empty() &&
+    return pubs.empty() && subs.empty() && relays.empty() && timers.empty() && servers.empty() && clients.empty() &&
            action_servers.empty() && action_clients.empty();
   }
 };
@@ -120,7 +125,9 @@ Options parse(const std::vector<std::string> & args)
       o.exit_when_sent = true;
     } else if (a == "--node") {o.named.push_back(named_node(value()));} else if (a == "--pub") {
       cur().pubs.push_back(split(value()));
-    } else if (a == "--sub") {cur().subs.push_back(split(value()));} else if (a == "--timer") {
+    } else if (a == "--sub") {cur().subs.push_back(split(value()));} else if (a == "--relay") {
+      cur().relays.push_back(split(value()));
+    } else if (a == "--timer") {
       cur().timers.push_back(split(value()));
     } else if (a == "--server") {cur().servers.push_back(split(value()));} else if (a == "--client") {
       cur().clients.push_back(split(value()));
@@ -179,6 +186,7 @@ public:
     if (o.reentrant) {group_ = create_callback_group(rclcpp::CallbackGroupType::Reentrant);}
     for (auto & f : has.pubs) {add_publisher(f, qos);}
     for (auto & f : has.subs) {add_subscription(f, qos);}
+    for (auto & f : has.relays) {add_relay(f, qos);}
     for (auto & f : has.timers) {add_timer(f);}
     for (auto & f : has.servers) {add_server(f);}
     for (auto & f : has.clients) {add_client(f, o.exit_when_sent);}
@@ -199,18 +207,24 @@ private:
       add_int_publisher(f, qos);
       return;
     }
-    if (f.size() > 4 && f[4] != "string") {usage("a publisher's type is string or int32");}
+    bool stamped = f.size() > 4 && f[4] == "stamped";
+    if (f.size() > 4 && f[4] != "string" && !stamped) {usage("a publisher's type is string, int32 or stamped");}
     auto pub = create_publisher<std_msgs::msg::String>(f.at(0), qos);
     Endpoint & e = truth_.add("publisher", get_fully_qualified_name(), pub->get_topic_name());
     e.keep_stamps = stamps_;
     size_t bytes = static_cast<size_t>(field(f, 2, 16));
     uint64_t count = static_cast<uint64_t>(field(f, 3, 0));
     if (count > 0) {finish_.pending++;}
+    if (stamped) {bytes = std::max(bytes, kStampsLen);}
     size_t wire = serialized_size<std_msgs::msg::String>([bytes](auto & m) {m.data.assign(bytes, 'x');});
     auto timer = std::make_shared<rclcpp::TimerBase::SharedPtr>();
-    *timer = create_wall_timer(period_of(field(f, 1, 10)), [this, pub, &e, bytes, count, timer, wire]() {
+    *timer = create_wall_timer(period_of(field(f, 1, 10)), [this, pub, &e, bytes, count, timer, wire, stamped]() {
           std_msgs::msg::String msg;
           msg.data.assign(bytes, 'x');
+          if (stamped) {
+            int64_t t = pulse_testnodes::real_ns();
+            write_stamps(msg.data, t, t);
+          }
           pub->publish(msg);
           e.counted();
           e.bytes += wire;
@@ -265,6 +279,45 @@ private:
           e.callback.add(now_ns() - t0);
         }, options);
     e.name = sub->get_topic_name();
+    subs_.push_back(sub);
+  }
+
+  // A chain's message starts with two realtime stamps, fixed width: when its
+  // chain began and when this hop's publisher sent it.
+  static constexpr size_t kStampsLen = 40;
+  static void write_stamps(std::string & data, int64_t origin, int64_t sent)
+  {
+    char head[kStampsLen + 1];
+    std::snprintf(head, sizeof head, "%019lld %019lld ", static_cast<long long>(origin), static_cast<long long>(sent));
+    data.replace(0, kStampsLen, head, kStampsLen);
+  }
+
+  // A pipeline node: takes IN, works, publishes the same message on OUT with
+  // its own send stamp; its truth is each message's age at that publish.
+  void add_relay(const std::vector<std::string> & f, const rclcpp::QoS & qos)
+  {
+    double ms = field(f, 2, 0);
+    Endpoint & in = truth_.add("subscription", get_fully_qualified_name(), "");
+    auto pub = create_publisher<std_msgs::msg::String>(f.at(1), qos);
+    Endpoint & out = truth_.add("publisher", get_fully_qualified_name(), pub->get_topic_name());
+    rclcpp::SubscriptionOptions options;
+    options.callback_group = group_;
+    auto sub = create_subscription<std_msgs::msg::String>(f.at(0), qos,
+        [&in, &out, pub, ms](std_msgs::msg::String::ConstSharedPtr msg) {
+          int64_t t0 = now_ns();
+          in.counted();
+          long long origin = 0, sent = 0;
+          bool chained = std::sscanf(msg->data.c_str(), "%lld %lld", &origin, &sent) == 2;
+          work(ms);
+          std_msgs::msg::String next = *msg;
+          int64_t t = pulse_testnodes::real_ns();
+          if (chained) {write_stamps(next.data, origin, t);}
+          pub->publish(next);
+          out.counted();
+          if (chained) {out.aged(t - sent, t - origin);}
+          in.callback.add(now_ns() - t0);
+        }, options);
+    in.name = sub->get_topic_name();
     subs_.push_back(sub);
   }
 

@@ -69,11 +69,18 @@ void Truth::write(const std::string & path, const std::string & lang)
         ",\"round_trip\":" << e.round_trip.json() << ",\"stamps_ns\":[";
       {
         std::lock_guard<std::mutex> slock(e.stamps_mu);
-        for (size_t i = 0; i < e.stamps.size(); i++) {
-          o << (i ? "," : "") << e.stamps[i];
-        }
+        auto list = [&o](const char * name, const std::vector<int64_t> & v) {
+            o << name;
+            for (size_t i = 0; i < v.size(); i++) {
+              o << (i ? "," : "") << v[i];
+            }
+            o << "]";
+          };
+        list("", e.stamps);
+        list(",\"ages_ns\":[", e.ages);
+        list(",\"path_ages_ns\":[", e.path_ages);
       }
-      o << "]}";
+      o << "}";
       first = false;
     }
   }

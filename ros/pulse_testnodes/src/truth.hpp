@@ -21,6 +21,13 @@ inline int64_t now_ns()
     std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// CLOCK_REALTIME ns: the clock DDS source timestamps are taken on.
+inline int64_t real_ns()
+{
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+    std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 // Durations a node measured itself: count, sum and max, in ns.
 struct Durations
 {
@@ -46,6 +53,16 @@ struct Endpoint
   bool keep_stamps = false;  // --stamps: every message's time, for tests that judge one window
   std::mutex stamps_mu;
   std::vector<int64_t> stamps;
+  // --relay's publisher, per message relayed: its age at the publish since
+  // the input left its publisher (the hop: transport and the node's work),
+  // and since its chain's first publish (the path so far), realtime ns.
+  std::vector<int64_t> ages, path_ages;
+  void aged(int64_t hop, int64_t path)
+  {
+    std::lock_guard<std::mutex> lock(stamps_mu);
+    ages.push_back(hop);
+    path_ages.push_back(path);
+  }
   void counted()  // one message published or received, now
   {
     int64_t t = now_ns();
