@@ -37,6 +37,9 @@ type Tracetools struct {
 	Err     error
 }
 
+// sinceIron are the probe's hooks whose tracepoints Humble's tracetools lacks.
+var sinceIron = []string{"ros_trace_rclcpp_intra_publish", "ros_trace_rclcpp_ring_buffer_enqueue", "ros_trace_rclcpp_ring_buffer_dequeue"}
+
 // InspectTracetools reads the dynamic symbol table of path.
 func InspectTracetools(path string) Tracetools {
 	t := Tracetools{Path: path}
@@ -58,18 +61,19 @@ func InspectTracetools(path string) Tracetools {
 		}
 	}
 	t.Symbols = len(have)
-	// Humble has one function per tracepoint; the enabled_/do_ pairs and
-	// rclcpp_intra_publish came with Iron and Jazzy. A hook is missing only
-	// where this library's distro has it.
+	// Humble has one function per tracepoint; the enabled_/do_ pairs, and
+	// the intra-process publish and ring buffer tracepoints, came with Iron
+	// and Jazzy. A hook is missing only where this library's distro has it.
 	guarded := false
 	for name := range have {
 		guarded = guarded || strings.HasPrefix(name, "ros_trace_enabled_")
 	}
 	for _, name := range probe.Exports() {
-		if !strings.HasPrefix(name, "ros_trace_") || have[name] || name == "ros_trace_rclcpp_intra_publish" {
+		if !strings.HasPrefix(name, "ros_trace_") || have[name] {
 			continue
 		}
-		if !guarded && (strings.HasPrefix(name, "ros_trace_enabled_") || strings.HasPrefix(name, "ros_trace_do_")) {
+		if !guarded && (strings.HasPrefix(name, "ros_trace_enabled_") || strings.HasPrefix(name, "ros_trace_do_") ||
+			slices.Contains(sinceIron, name)) {
 			continue
 		}
 		t.Missing = append(t.Missing, name)

@@ -16,7 +16,8 @@ func TestParseTruth(t *testing.T) {
 	}
 	for _, bad := range []string{``, `{}`, `{"pid":1,"lang":"go"}`, `{"pid":-1,"lang":"rclpy"}`,
 		strings.Replace(sampleTruth, `"first_ns":1000000000`, `"first_ns":9000000000`, 1),
-		strings.Replace(sampleTruth, `"failed":0`, `"failed":-2`, 1), `{"pid":1,"lang":"rclpy","endpoints":[{}]}`} {
+		strings.Replace(sampleTruth, `"failed":0`, `"failed":-2`, 1),
+		strings.Replace(sampleTruth, `"failed":0`, `"failed":0,"ages_ns":[1,2],"path_ages_ns":[3]`, 1), `{"pid":1,"lang":"rclpy","endpoints":[{}]}`} {
 		if _, err := ParseTruth([]byte(bad)); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
