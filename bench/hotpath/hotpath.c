@@ -59,6 +59,8 @@ void ros_trace_rcl_subscription_init(const void *, const void *, const void *, c
 void ros_trace_rclcpp_subscription_init(const void *, const void *);
 void ros_trace_rclcpp_subscription_callback_added(const void *, const void *);
 void ros_trace_rcl_publish(const void *, const void *);
+void ros_trace_rclcpp_intra_publish(const void *, const void *);
+void ros_trace_rclcpp_ring_buffer_enqueue(const void *, const uint64_t, const uint64_t, const bool);
 void ros_trace_callback_start(const void *, const bool);
 void ros_trace_callback_end(const void *);
 void ros_trace_rmw_take(const void *, const void *, int64_t, const bool);
@@ -178,10 +180,11 @@ static void leg_tls256(const void *handle, const struct endpoint *unused)
 /* ------------------------------------------------------------ legs */
 
 enum leg_id { L_FLOOR, L_PLAIN, L_OLD, L_TLS1, L_TLS256, L_NONE, L_PROBE, L_PROBE_CB, L_PROBE_TAKE, L_PROBE_TAKE_CPP,
-              L_NONE_PAIR, L_PROBE_CB_PAIR, L_NULL_PAIR, L_NONE_SRV, L_PROBE_SRV, L_NONE_CLI, L_PROBE_CLI, L_PROBE_RELAY, L_PROBE_TAKE_CB, L_COUNT };
+              L_NONE_PAIR, L_PROBE_CB_PAIR, L_NULL_PAIR, L_NONE_SRV, L_PROBE_SRV, L_NONE_CLI, L_PROBE_CLI, L_PROBE_RELAY, L_PROBE_TAKE_CB, L_PROBE_INTRA, L_COUNT };
 static const char *const leg_names[L_COUNT] = {"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb",
                                                "probe_take", "probe_take_cpp", "none_pair", "probe_cb_pair", "null_pair",
-                                               "none_srv", "probe_srv", "none_cli", "probe_cli", "probe_relay", "probe_take_cb"};
+                                               "none_srv", "probe_srv", "none_cli", "probe_cli", "probe_relay", "probe_take_cb",
+                                               "probe_intra"};
 
 /* librcl's own service calls (the stand-in's), for the none_* legs; the probe's are the linked symbols */
 static rp_rcl_take_request_with_info_fn librcl_take_request;
@@ -289,6 +292,10 @@ static void *worker(void *arg)
     case L_NONE_CLI:
     case L_PROBE_CLI:
         call_legs(j, s, msg);
+        break;
+    case L_PROBE_INTRA: /* an intra-process publish outside callbacks and its ring buffer enqueue (Jazzy) */
+        LOOP(ros_trace_rclcpp_intra_publish(s->handles + e * STRIDE, msg);
+             ros_trace_rclcpp_ring_buffer_enqueue(s->callbacks + e * STRIDE, (uint64_t)i % 10, 1, false));
         break;
     case L_PROBE_RELAY: /* a pipeline node's message: taken, its callback publishes on, ends (issue 47's links) */
     case L_PROBE_TAKE_CB: { /* the same without the publish: what links add to a callback */

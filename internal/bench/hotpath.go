@@ -19,7 +19,8 @@ import (
 var HotpathLegs = []string{"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb", "probe_take", "probe_take_cpp", "probe_gap", "probe_cb_gap", "probe_take_lat", "probe_take_cpp_lat",
 	"none_pair", "null_pair", "probe_cb_pair", "probe_cb_pair_untimed", "probe_untimed",
 	"none_srv", "probe_srv", "srv_added", "none_cli", "probe_cli", "cli_added",
-	"probe_relay", "probe_take_cb"} // a relayed message and its callback alone: what pulse bench links compares with links on
+	"probe_relay", "probe_take_cb", // a relayed message and its callback alone: what pulse bench links compares with links on
+	"probe_intra"} // an intra-process publish outside callbacks with its ring buffer enqueue
 
 // addedLegs are paired differences, repetition by repetition: what the
 // probe's wrappers add to one service call (two rcl functions) on each side.

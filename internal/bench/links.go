@@ -13,8 +13,10 @@ import (
 
 // LinksLegs are the hot-path legs whose cost latency links change (issue
 // 47): a relayed message (take, callback start, a publish inside it, end),
-// the same callback without the publish, and a publish outside callbacks.
-var LinksLegs = []string{"probe_relay", "probe_take_cb", "probe"}
+// the same callback without the publish, a publish outside callbacks, and
+// an intra-process publish outside callbacks with its ring buffer enqueue
+// (which links on stamps: rule 5).
+var LinksLegs = []string{"probe_relay", "probe_take_cb", "probe", "probe_intra"}
 
 // LinksRow is one leg at one shape, links off against on.
 type LinksRow struct {
