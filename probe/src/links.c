@@ -67,8 +67,11 @@ void rp_link_take(uint64_t ep, int64_t source_ns, bool rclpy)
  * so a dequeue sees its own enqueue's stamp; a slot shared with another
  * buffer is recognised by its key, and the only race left (two buffers
  * writing one slot at once) pairs a key with a stamp taken nanoseconds
- * apart. An entry overwritten before its dequeue (a deep, slow buffer)
- * leaves that message unaged: no input, never a wrong one.
+ * apart (the writer clears the key before its release store of the
+ * stamp, so a reader that sees a new stamp never sees the old key). An
+ * entry overwritten before its dequeue (a slot another buffer took) leaves
+ * that message's callback without an input: it links nothing, never a
+ * wrong one.
  */
 #define INTRA_STAMPS 4096u
 static struct {
