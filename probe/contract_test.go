@@ -7,7 +7,7 @@ import (
 
 func TestExportsReadFromTheVersionScript(t *testing.T) {
 	got := Exports()
-	if len(got) != 34 {
+	if len(got) != 36 {
 		t.Fatalf("%d exports: %v", len(got), got)
 	}
 	seen := map[string]bool{}
@@ -20,7 +20,7 @@ func TestExportsReadFromTheVersionScript(t *testing.T) {
 		}
 		seen[s] = true
 	}
-	for _, must := range []string{"ros_trace_rcl_publish", "ros_trace_callback_start", "ros_trace_rclcpp_intra_publish", "ros_trace_rmw_take",
+	for _, must := range []string{"ros_trace_rcl_publish", "ros_trace_callback_start", "ros_trace_rclcpp_intra_publish", "ros_trace_rclcpp_ring_buffer_enqueue", "ros_trace_rclcpp_ring_buffer_dequeue", "ros_trace_rmw_take",
 		"rcl_publish_loaned_message", "rcl_publish_serialized_message", "ros_trace_callback_end", "rcl_timer_call", "rcl_timer_call_with_info", "rcl_publisher_init", "rcl_subscription_init",
 		"ros_trace_rcl_client_init", "rcl_take_request", "rcl_send_response", "rcl_send_request", "rcl_take_response_with_info",
 		"_ZN10tracetools6detail15demangle_symbolEPKc", "_ZN10tracetools6detail18get_symbol_funcptrEPv"} {
