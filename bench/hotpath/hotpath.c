@@ -61,6 +61,9 @@ void ros_trace_rclcpp_subscription_callback_added(const void *, const void *);
 void ros_trace_rcl_publish(const void *, const void *);
 void ros_trace_rclcpp_intra_publish(const void *, const void *);
 void ros_trace_rclcpp_ring_buffer_enqueue(const void *, const uint64_t, const uint64_t, const bool);
+void ros_trace_rcl_timer_init(const void *, int64_t);
+void ros_trace_rclcpp_timer_callback_added(const void *, const void *);
+void ros_trace_rclcpp_timer_link_node(const void *, const void *);
 void ros_trace_callback_start(const void *, const bool);
 void ros_trace_callback_end(const void *);
 void ros_trace_rmw_take(const void *, const void *, int64_t, const bool);
@@ -85,6 +88,8 @@ struct thread_set {
     char *rmw_py, *rmw_cpp;     /* n rmw subscription handles at STRIDE: rclpy-style and rclcpp */
     void **services, **clients; /* n rcl service and client handles (impl: the stand-in's loopback) */
     struct endpoint **eps;      /* for the re-implemented legs */
+    char *outs, *out_impls;     /* n more publishers at STRIDE: a timer's outputs (topic ".../out") */
+    char *timers, *timer_impls; /* n rcl timer handles at STRIDE, their callbacks after the subscriptions' */
     _Atomic uint64_t floor_ctr; /* the floor leg's counter */
     uint64_t plain_ctr;
     char pad[64];
@@ -180,11 +185,11 @@ static void leg_tls256(const void *handle, const struct endpoint *unused)
 /* ------------------------------------------------------------ legs */
 
 enum leg_id { L_FLOOR, L_PLAIN, L_OLD, L_TLS1, L_TLS256, L_NONE, L_PROBE, L_PROBE_CB, L_PROBE_TAKE, L_PROBE_TAKE_CPP,
-              L_NONE_PAIR, L_PROBE_CB_PAIR, L_NULL_PAIR, L_NONE_SRV, L_PROBE_SRV, L_NONE_CLI, L_PROBE_CLI, L_PROBE_RELAY, L_PROBE_TAKE_CB, L_PROBE_INTRA, L_COUNT };
+              L_NONE_PAIR, L_PROBE_CB_PAIR, L_NULL_PAIR, L_NONE_SRV, L_PROBE_SRV, L_NONE_CLI, L_PROBE_CLI, L_PROBE_RELAY, L_PROBE_TAKE_CB, L_PROBE_INTRA, L_PROBE_TIMER_PUB, L_COUNT };
 static const char *const leg_names[L_COUNT] = {"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb",
                                                "probe_take", "probe_take_cpp", "none_pair", "probe_cb_pair", "null_pair",
                                                "none_srv", "probe_srv", "none_cli", "probe_cli", "probe_relay", "probe_take_cb",
-                                               "probe_intra"};
+                                               "probe_intra", "probe_timer_pub"};
 
 /* librcl's own service calls (the stand-in's), for the none_* legs; the probe's are the linked symbols */
 static rp_rcl_take_request_with_info_fn librcl_take_request;
@@ -297,6 +302,17 @@ static void *worker(void *arg)
         LOOP(ros_trace_rclcpp_intra_publish(s->handles + e * STRIDE, msg);
              ros_trace_rclcpp_ring_buffer_enqueue(s->callbacks + e * STRIDE, (uint64_t)i % 10, 1, false));
         break;
+    case L_PROBE_TIMER_PUB: { /* a timer callback that publishes, its node's subscriptions having taken a message (rule 3) */
+        for (int e = 0; e < s->n; e++) {
+            ros_trace_rmw_take(s->rmw_cpp + e * STRIDE, msg, 1, true);
+            ros_trace_callback_start(s->callbacks + e * STRIDE, false);
+            ros_trace_callback_end(s->callbacks + e * STRIDE);
+        }
+        char *tcb = s->callbacks + (size_t)s->n * STRIDE;
+        LOOP(ros_trace_callback_start(tcb + e * STRIDE, false); ros_trace_rcl_publish(s->outs + e * STRIDE, msg);
+             ros_trace_callback_end(tcb + e * STRIDE));
+        break;
+    }
     case L_PROBE_RELAY: /* a pipeline node's message: taken, its callback publishes on, ends (issue 47's links) */
     case L_PROBE_TAKE_CB: { /* the same without the publish: what links add to a callback */
         struct timespec now;
@@ -353,6 +369,10 @@ static void setup(int threads, int endpoints)
         s->rmw_py = aligned_alloc(64, (size_t)endpoints * STRIDE);
         s->rmw_cpp = aligned_alloc(64, (size_t)endpoints * STRIDE);
         s->eps = calloc((size_t)endpoints, sizeof *s->eps);
+        s->outs = aligned_alloc(64, (size_t)endpoints * STRIDE);
+        s->out_impls = aligned_alloc(64, (size_t)endpoints * STRIDE);
+        s->timers = aligned_alloc(64, (size_t)endpoints * STRIDE);
+        s->timer_impls = aligned_alloc(64, (size_t)endpoints * STRIDE);
         s->services = calloc((size_t)endpoints, sizeof *s->services);
         s->clients = calloc((size_t)endpoints, sizeof *s->clients);
         for (int e = 0; e < endpoints; e++) {
@@ -369,9 +389,28 @@ static void setup(int threads, int endpoints)
             void **rcl_sub = malloc(2 * sizeof(void *));
             rcl_sub[0] = malloc(48);
             void *rclcpp_sub = malloc(256);
-            ros_trace_rcl_subscription_init(rcl_sub, node, s->rmw_cpp + e * STRIDE, ep->topic, 10);
+            /* its own node (the first 64: the node table's room) for the subscription and the
+             * timer: a timer samples its node's subscriptions, and a robot's node has a few */
+            char *own = node;
+            if (e < 64) {
+                own = malloc(64);
+                char name[48];
+                snprintf(name, sizeof name, "hotpath_t%d_e%d", t, e);
+                ros_trace_rcl_node_init(own, NULL, name, "/");
+            }
+            ros_trace_rcl_subscription_init(rcl_sub, own, s->rmw_cpp + e * STRIDE, ep->topic, 10);
             ros_trace_rclcpp_subscription_init(rcl_sub, rclcpp_sub);
             ros_trace_rclcpp_subscription_callback_added(rclcpp_sub, cb);
+            /* a timer of the node, publishing on its own publisher (topic .../out) */
+            char *out = s->outs + e * STRIDE, *th = s->timers + e * STRIDE;
+            *(void **)out = s->out_impls + e * STRIDE;
+            *(void **)th = s->timer_impls + e * STRIDE;
+            char out_topic[96];
+            snprintf(out_topic, sizeof out_topic, "%s/out", ep->topic);
+            ros_trace_rcl_publisher_init(out, node, NULL, out_topic, 10);
+            ros_trace_rcl_timer_init(th, 100000000);
+            ros_trace_rclcpp_timer_callback_added(th, s->callbacks + (size_t)(endpoints + e) * STRIDE);
+            ros_trace_rclcpp_timer_link_node(th, own);
             /* an rclpy subscription: rcl only, counted at rmw_take */
             void **py_sub = malloc(2 * sizeof(void *));
             py_sub[0] = malloc(48);

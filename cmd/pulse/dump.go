@@ -92,6 +92,7 @@ type dumpLink struct {
 	From     string `json:"from"`
 	To       string `json:"to"`
 	Rclpy    bool   `json:"rclpy,omitempty"`
+	Sampled  bool   `json:"sampled,omitempty"`
 	Count    uint64 `json:"count"`
 	Unaged   uint64 `json:"unaged,omitempty"`
 	AgeSumNs uint64 `json:"age_sum_ns"`
@@ -133,7 +134,7 @@ func dumpCmd() *cobra.Command {
 					in, out := segment.FindEndpoint(s.Endpoints, l.Input), segment.FindEndpoint(s.Endpoints, l.Output)
 					if in != nil && out != nil {
 						d.Links = append(d.Links, dumpLink{Node: window.NodeOf(s, in), From: in.Name, To: out.Name, Rclpy: l.Rclpy,
-							Count: l.Count, Unaged: l.Unaged, AgeSumNs: l.AgeSumNs, OwnSumNs: l.OwnSumNs})
+							Sampled: l.Sampled, Count: l.Count, Unaged: l.Unaged, AgeSumNs: l.AgeSumNs, OwnSumNs: l.OwnSumNs})
 					}
 				}
 				for _, e := range s.Endpoints {

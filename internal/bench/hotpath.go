@@ -20,7 +20,8 @@ var HotpathLegs = []string{"floor", "plain", "old", "tls1", "tls256", "none", "p
 	"none_pair", "null_pair", "probe_cb_pair", "probe_cb_pair_untimed", "probe_untimed",
 	"none_srv", "probe_srv", "srv_added", "none_cli", "probe_cli", "cli_added",
 	"probe_relay", "probe_take_cb", // a relayed message and its callback alone: what pulse bench links compares with links on
-	"probe_intra"} // an intra-process publish outside callbacks with its ring buffer enqueue
+	"probe_intra",     // an intra-process publish outside callbacks with its ring buffer enqueue
+	"probe_timer_pub"} // a timer callback that publishes, its node's subscription having taken a message
 
 // addedLegs are paired differences, repetition by repetition: what the
 // probe's wrappers add to one service call (two rcl functions) on each side.

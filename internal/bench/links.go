@@ -15,8 +15,9 @@ import (
 // 47): a relayed message (take, callback start, a publish inside it, end),
 // the same callback without the publish, a publish outside callbacks, and
 // an intra-process publish outside callbacks with its ring buffer enqueue
-// (which links on stamps: rule 5).
-var LinksLegs = []string{"probe_relay", "probe_take_cb", "probe", "probe_intra"}
+// (which links on stamps: rule 5), and a timer callback that publishes in
+// a node whose subscription took a message (a sampled link: rule 3).
+var LinksLegs = []string{"probe_relay", "probe_take_cb", "probe", "probe_intra", "probe_timer_pub"}
 
 // LinksRow is one leg at one shape, links off against on.
 type LinksRow struct {

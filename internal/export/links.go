@@ -47,8 +47,8 @@ func (c *Collector) links(s *segment.Snapshot, key, pid string, preexisting bool
 	for i := range s.Links {
 		l := &s.Links[i]
 		in, out := segment.FindEndpoint(s.Endpoints, l.Input), segment.FindEndpoint(s.Endpoints, l.Output)
-		if in == nil || out == nil {
-			continue
+		if in == nil || out == nil || l.Sampled {
+			continue // a timer's sampled link: in the paths' worst case, not in the message links' histograms
 		}
 		node := window.NodeOf(s, in)
 		id := key + "#link." + strconv.Itoa(in.Index) + "." + strconv.FormatUint(uint64(in.Generation), 10) + "." +

@@ -23,6 +23,7 @@ func chainExpect(distro string) map[string]expect {
 		"/perception/objects":        {pubInter: 10, recvInter: 10},
 		"/planning/trajectory":       {pubInter: 10, recvInter: 10},
 		"/control/cmd_vel":           {pubInter: 10, recvInter: 10},
+		"/control/status":            {pubInter: 4},
 		"/sensing/image":             {pubInter: 30, recvInter: 30},
 		"/perception/camera_objects": {pubIntra: intraSeen(distro, 30), recvIntra: 30},
 		"/perception/camera_tracks":  {pubInter: 30, recvInter: 30},

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"ros2_pulse/internal/graphfile"
 	"ros2_pulse/internal/paths"
 	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/simtruth"
@@ -19,7 +20,8 @@ import (
 // one). The camera tracker's input comes intra-process, linked on Jazzy
 // through the ring buffer's enqueue and dequeue (design note 0032, rule 5);
 // Humble fires nothing for an intra-process publish or delivery, so neither
-// end of that hop links there.
+// end of that hop links there. The monitor's timer samples the trajectories
+// (rule 3).
 func chainLinks(distro string) []string {
 	var out []string
 	for _, r := range relays {
@@ -28,6 +30,7 @@ func chainLinks(distro string) []string {
 		}
 		out = append(out, r.node+" "+r.in+" -> "+r.out)
 	}
+	out = append(out, "/control/monitor /planning/trajectory -> /control/status (sampled)")
 	slices.Sort(out)
 	return out
 }
@@ -43,7 +46,7 @@ func chainLinks(distro string) []string {
 func TestPathsChain(t *testing.T) {
 	for _, distro := range []string{"jazzy", "humble"} {
 		t.Run(distro, func(t *testing.T) {
-			g := sim(t, "chain", distro, 8*time.Second, "ROS_PULSE_LINKS=1")
+			g := sim(t, "chain", distro, 12*time.Second, "ROS_PULSE_LINKS=1")
 			rec := newRecorder(t, g.dir, time.Second, window.Options{})
 			ws := record(t, g, rec, time.Second)
 			g.wait()
@@ -82,7 +85,68 @@ func TestPathsChain(t *testing.T) {
 				t.Fatalf("lidar path %v, want %v", p.Topics, want)
 			}
 			judgePath(t, p, relayAges(truth, "/control/controller", "/control/cmd_vel"))
+			judgeSampled(t, ws, truth, ps)
 		})
+	}
+}
+
+// judgeSampled holds the monitor's sampled link to its node's own truth:
+// the same publishes, best-case (latest trajectory) and worst-case (first
+// trajectory since the previous status) ages' p50 and p99 within 10 % or
+// 0.5 ms; a path named through it adds exactly that worst-minus-best to
+// its mean, and no path is found through it.
+func judgeSampled(t *testing.T, ws []*window.Window, truth *simtruth.Snapshot, found []window.Path) {
+	t.Helper()
+	var link *window.Link
+	links := mergeLinks(ws)
+	for i := range links {
+		if links[i].Sampled {
+			link = &links[i]
+		}
+	}
+	if link == nil {
+		t.Fatal("no sampled link")
+	}
+	var best, worst []uint64
+	for k, ages := range truth.SampledBest {
+		if k.Node == "/control/monitor" && k.Topic == "/control/status" {
+			best, worst = slices.Sorted(slices.Values(ages)), slices.Sorted(slices.Values(truth.SampledWorst[k]))
+		}
+	}
+	if uint64(len(best)) != link.N || len(best) < 20 || len(worst) != len(best) {
+		t.Fatalf("sampled link: pulse linked %d publishes; the monitor's truth has %d best and %d worst", link.N, len(best), len(worst))
+	}
+	if quantileMs(worst, 0.5) <= quantileMs(best, 0.5) {
+		t.Errorf("the monitor's own worst case (p50 %.2f ms) is no later than its best (%.2f): the graph proves nothing",
+			quantileMs(worst, 0.5), quantileMs(best, 0.5))
+	}
+	for _, c := range []struct {
+		name  string
+		got   window.Durations
+		truth []uint64
+	}{{"best", link.Age, best}, {"worst", link.Worst, worst}} {
+		for _, q := range []struct {
+			name    string
+			got, at float64
+		}{{"p50", c.got.P50Ms, 0.5}, {"p99", c.got.P99Ms, 0.99}} {
+			if want := quantileMs(c.truth, q.at); emulated == "" && math.Abs(q.got-want) > math.Max(0.1*want, 0.5) {
+				t.Errorf("sampled link %s %s %.3f ms, the monitor's own %.3f ms", c.name, q.name, q.got, want)
+			}
+		}
+		t.Logf("sampled link %s: p50 %.2f p99 %.2f ms; truth p50 %.2f p99 %.2f", c.name, c.got.P50Ms, c.got.P99Ms,
+			quantileMs(c.truth, 0.5), quantileMs(c.truth, 0.99))
+	}
+	for _, p := range found {
+		if slices.Contains(p.Topics, "/control/status") {
+			t.Errorf("path %s found through a sampled link", p.Name)
+		}
+	}
+	via := []string{"/sensing/points", "/perception/filtered", "/perception/objects", "/planning/trajectory", "/control/status"}
+	p := paths.Of(links, []spec.PathRule{{Name: "status", Via: via}})[0]
+	if !p.Measured || !p.Hops[3].Sampled || math.Abs((p.Worst.MeanMs-p.Best.MeanMs)-(link.Worst.MeanMs-link.Age.MeanMs)) > 1e-6 ||
+		p.Worst.MaxMs <= p.Best.MaxMs {
+		t.Errorf("named path through the sampled link: measured %v, best %+v, worst %+v; the link's worst-best %.3f ms",
+			p.Measured, p.Best, p.Worst, link.Worst.MeanMs-link.Age.MeanMs)
 	}
 }
 
@@ -117,15 +181,22 @@ func judgePath(t *testing.T, p window.Path, ages []uint64) {
 		p.Best.P50Ms, p.Best.P99Ms, p.Best.MaxMs, p.N, quantileMs(ages, 0.5), quantileMs(ages, 0.99), quantileMs(ages, 1))
 }
 
-// No link is ever made where no callback publishes what it took: the demo,
-// stress and robot graphs have no relay, so links on finds none, and every
-// count stays exact.
+// No message link is ever made where no callback publishes what it took:
+// the demo, stress and robot graphs have no relay, so links on finds none.
+// Their timers that publish in nodes with subscriptions are sampled links
+// (rule 3), and each one found is such a node's: an rclcpp node with a
+// subscription to its input and a timer-driven publisher of its output,
+// never its own echo. Every count stays exact.
 func TestLinksNoneFalse(t *testing.T) {
 	for _, c := range []struct {
 		graph string
 		want  map[string]expect
 	}{{"demo", demoExpect("jazzy")}, {"stress", stressExpect("jazzy")}, {"robot", robotExpect("jazzy")}} {
 		t.Run(c.graph, func(t *testing.T) {
+			gf, err := graphfile.ReadFile("../../sim/graphs/" + c.graph + ".graph")
+			if err != nil {
+				t.Fatal(err)
+			}
 			g := sim(t, c.graph, "jazzy", 6*time.Second, "ROS_PULSE_LINKS=1")
 			rec := newRecorder(t, g.dir, 2*time.Second, window.Options{})
 			ws := record(t, g, rec, 2*time.Second)
@@ -133,8 +204,19 @@ func TestLinksNoneFalse(t *testing.T) {
 			for _, p := range accuracyProblems(t, g, ws, c.want) {
 				t.Error(p)
 			}
-			if got := foundLinks(ws); len(got) != 0 {
-				t.Errorf("links where no callback relays: %v", got)
+			sampled := 0
+			for _, l := range mergeLinks(ws) {
+				switch {
+				case !l.Sampled:
+					t.Errorf("a message link where no callback relays: %s %s -> %s", l.Node, l.From, l.To)
+				case l.From == l.To || !samples(gf, l.Node, l.From, l.To):
+					t.Errorf("a sampled link the graph has no timer for: %s %s -> %s", l.Node, l.From, l.To)
+				default:
+					sampled++
+				}
+			}
+			if sampled == 0 {
+				t.Error("no sampled link: the graph's timers that publish beside subscriptions were not seen")
 			}
 			if final := scan(t, g.dir); !slices.ContainsFunc(final.Snapshots, func(s *segment.Snapshot) bool { return s.LinksOn }) {
 				t.Error("no segment has a links section: ROS_PULSE_LINKS=1 did not reach the probe")
@@ -143,12 +225,32 @@ func TestLinksNoneFalse(t *testing.T) {
 	}
 }
 
+// samples says whether node is an rclcpp node of the graph that subscribes
+// to from and publishes to from a timer (a pub without its own thread).
+func samples(g *graphfile.Graph, node, from, to string) bool {
+	for _, p := range g.Procs {
+		for _, n := range p.Nodes {
+			if n.FQN != node || n.Py {
+				continue
+			}
+			subs := slices.ContainsFunc(n.Subs, func(s graphfile.Sub) bool { return s.Topic == from })
+			pubs := slices.ContainsFunc(n.Pubs, func(p graphfile.Pub) bool { return p.Topic == to && !slices.Contains(p.Opts, "thread") })
+			return subs && pubs
+		}
+	}
+	return false
+}
+
 // foundLinks lists every link that carried a message in any window, as "node from -> to".
 func foundLinks(ws []*window.Window) []string {
 	var out []string
 	for _, w := range ws {
 		for _, l := range w.Links {
-			if s := l.Node + " " + l.From + " -> " + l.To; l.N > 0 && !slices.Contains(out, s) {
+			s := l.Node + " " + l.From + " -> " + l.To
+			if l.Sampled {
+				s += " (sampled)"
+			}
+			if l.N > 0 && !slices.Contains(out, s) {
 				out = append(out, s)
 			}
 		}

@@ -14,13 +14,18 @@ import (
 // a reader rebuilds them from the window's links (window.HopsOf).
 //
 //	LINK from to=… node=… pid=… alive=0|1 rclpy=0|1 n=… unaged=… age_sum_ms=… age_hist=b:n,… own_sum_ms=… own_hist=…
+//	     [sampled=1 worst_sum_ms=… worst_hist=…]   (a timer's sampled link only: rule 3)
 //	PATH name=… named=0|1 topics=a;b;… measured=0|1 missing=… n=… bound_ms=…
 //	     best_mean_ms=… best_p50_ms=… best_p99_ms=… best_max_ms=… worst_mean_ms=… worst_p50_ms=… worst_p99_ms=… worst_max_ms=…
 
 func linkText(b *strings.Builder, l *window.Link) {
-	fmt.Fprintf(b, "LINK %s to=%s node=%s pid=%d alive=%s rclpy=%s n=%d unaged=%d age_sum_ms=%s age_hist=%s own_sum_ms=%s own_hist=%s\n",
+	fmt.Fprintf(b, "LINK %s to=%s node=%s pid=%d alive=%s rclpy=%s n=%d unaged=%d age_sum_ms=%s age_hist=%s own_sum_ms=%s own_hist=%s",
 		textName(l.From), textName(l.To), dash(l.Node), l.Pid, bit(l.Alive), bit(l.Rclpy), l.N, l.Unaged,
 		ms(l.Age.SumMs), histText(l.AgeHist), ms(l.Own.SumMs), histText(l.OwnHist))
+	if l.Sampled {
+		fmt.Fprintf(b, " sampled=1 worst_sum_ms=%s worst_hist=%s", ms(l.Worst.SumMs), histText(l.WorstHist))
+	}
+	b.WriteByte('\n')
 }
 
 func pathText(b *strings.Builder, p *window.Path) {
@@ -57,9 +62,18 @@ func (b *builder) linkLine(f []string) bool {
 	if !ok || !ok2 || !ok3 || !ok4 || !ok5 || err1 != nil || err2 != nil || err3 != nil || unaged > n {
 		return false
 	}
-	b.w.Links = append(b.w.Links, window.Link{Pid: pid, Node: undash(node), From: from, To: to, Alive: kv["alive"] == "1",
+	l := window.Link{Pid: pid, Node: undash(node), From: from, To: to, Alive: kv["alive"] == "1",
 		Rclpy: kv["rclpy"] == "1", N: n, Unaged: unaged, AgeHist: age, OwnHist: own,
-		Age: window.HistStats(age, sums[0]), Own: window.HistStats(own, sums[1])})
+		Age: window.HistStats(age, sums[0]), Own: window.HistStats(own, sums[1])}
+	if kv["sampled"] == "1" {
+		sum, ok := number(kv["worst_sum_ms"])
+		worst, ok2 := readHist(kv["worst_hist"])
+		if !ok || !ok2 || sum < 0 {
+			return false
+		}
+		l.Sampled, l.WorstHist, l.Worst = true, worst, window.HistStats(worst, sum)
+	}
+	b.w.Links = append(b.w.Links, l)
 	return true
 }
 
@@ -153,6 +167,10 @@ func linksJSON(b *strings.Builder, w *window.Window) {
 		histJSON(b, l.AgeHist)
 		fmt.Fprintf(b, `,"own_sum_ms":%s,"own_mean_ms":%s,"own_hist":`, ms(l.Own.SumMs), ms(l.Own.MeanMs))
 		histJSON(b, l.OwnHist)
+		if l.Sampled {
+			fmt.Fprintf(b, `,"sampled":true,"worst_sum_ms":%s,"worst_p99_ms":%s,"worst_hist":`, ms(l.Worst.SumMs), ms(l.Worst.P99Ms))
+			histJSON(b, l.WorstHist)
+		}
 		b.WriteByte('}')
 	}
 	b.WriteString(`],"paths":[`)
@@ -211,6 +229,10 @@ type jsonLink struct {
 	AgeHist  []window.Bucket `json:"age_hist"`
 	OwnSumMs float64         `json:"own_sum_ms"`
 	OwnHist  []window.Bucket `json:"own_hist"`
+	// A timer's sampled link (rule 3): the worst case's ages.
+	Sampled    bool            `json:"sampled"`
+	WorstSumMs float64         `json:"worst_sum_ms"`
+	WorstHist  []window.Bucket `json:"worst_hist"`
 }
 
 type jsonLatency struct {
@@ -235,10 +257,10 @@ type jsonPath struct {
 // jsonLinks reads a jsonl window's links and paths.
 func (b *builder) jsonLinks(links []jsonLink, paths []jsonPath) bool {
 	for _, l := range links {
-		if l.From == "" || l.To == "" || l.Unaged > l.N || l.AgeSumMs < 0 || l.OwnSumMs < 0 {
+		if l.From == "" || l.To == "" || l.Unaged > l.N || l.AgeSumMs < 0 || l.OwnSumMs < 0 || l.WorstSumMs < 0 {
 			return false
 		}
-		for _, h := range [][]window.Bucket{l.AgeHist, l.OwnHist} {
+		for _, h := range [][]window.Bucket{l.AgeHist, l.OwnHist, l.WorstHist} {
 			for _, x := range h {
 				if x.B < 0 || x.B >= segment.TimeBuckets {
 					return false
@@ -248,6 +270,10 @@ func (b *builder) jsonLinks(links []jsonLink, paths []jsonPath) bool {
 		b.w.Links = append(b.w.Links, window.Link{Pid: l.Pid, Node: l.Node, From: l.From, To: l.To, Alive: l.Alive, Rclpy: l.Rclpy,
 			N: l.N, Unaged: l.Unaged, AgeHist: l.AgeHist, OwnHist: l.OwnHist,
 			Age: window.HistStats(l.AgeHist, l.AgeSumMs), Own: window.HistStats(l.OwnHist, l.OwnSumMs)})
+		if l.Sampled {
+			wl := &b.w.Links[len(b.w.Links)-1]
+			wl.Sampled, wl.WorstHist, wl.Worst = true, l.WorstHist, window.HistStats(l.WorstHist, l.WorstSumMs)
+		}
 	}
 	for _, p := range paths {
 		for _, v := range []float64{p.BoundMs, p.Best.MeanMs, p.Best.P50Ms, p.Best.P99Ms, p.Best.MaxMs, p.Worst.MeanMs, p.Worst.P50Ms, p.Worst.P99Ms, p.Worst.MaxMs} {

@@ -11,7 +11,9 @@ import (
 )
 
 // linkWindow is a window of a three-topic chain: two links (one rclpy), a
-// found path and a named one, and a named path through a hop nobody links.
+// found path and a named one, a named path through a hop nobody links, and
+// a timer's sampled link on to /cmd (a named path through it has a worst
+// case beyond its best; no path is found through it).
 func linkWindow() *window.Window {
 	mk := func(node, from, to string, pid int, rclpy bool, age, own []window.Bucket, ageSum, ownSum float64) window.Link {
 		l := window.Link{Pid: pid, Node: node, From: from, To: to, Rclpy: rclpy, Alive: true, AgeHist: age, OwnHist: own}
@@ -26,8 +28,12 @@ func linkWindow() *window.Window {
 			mk("/a", "/in", "/mid", 10, false, []window.Bucket{{B: 40, N: 8}, {B: 41, N: 2}}, []window.Bucket{{B: 30, N: 10}}, 31.5, 12),
 			mk("/b odd\\name", "/mid", "/out", 11, true, []window.Bucket{{B: 48, N: 10}}, []window.Bucket{{B: 45, N: 10}}, 70, 55),
 		}}
+	timer := mk("/c", "/out", "/cmd", 12, false, []window.Bucket{{B: 50, N: 10}}, []window.Bucket{{B: 20, N: 10}}, 100, 3)
+	timer.Sampled, timer.WorstHist = true, []window.Bucket{{B: 50, N: 4}, {B: 60, N: 6}}
+	timer.Worst = window.HistStats(timer.WorstHist, 190)
+	w.Links = append(w.Links, timer)
 	paths.Fill(w, []spec.PathRule{{Name: "main", Via: []string{"/in", "/mid", "/out"}, MaxMs: 20},
-		{Name: "side.path", Via: []string{"/in", "/nowhere"}}})
+		{Name: "side.path", Via: []string{"/in", "/nowhere"}}, {Name: "to_cmd", Via: []string{"/in", "/mid", "/out", "/cmd"}}})
 	return w
 }
 
@@ -36,8 +42,13 @@ func linkWindow() *window.Window {
 // hops rebuilt from the links.
 func TestReadLinksAndPaths(t *testing.T) {
 	w := linkWindow()
-	if len(w.Paths) != 3 || !w.Paths[0].Measured || w.Paths[1].Measured || w.Paths[2].Name != "/in -> /out" {
+	if len(w.Paths) != 4 || !w.Paths[0].Measured || w.Paths[1].Measured || w.Paths[3].Name != "/in -> /out" {
 		t.Fatalf("fixture paths %+v", w.Paths)
+	}
+	if p := w.Paths[2]; !p.Measured || !p.Hops[2].Sampled || p.Worst.P50Ms <= p.Best.P50Ms || p.Worst.MaxMs <= p.Best.MaxMs ||
+		w.Paths[0].Worst != w.Paths[0].Best {
+		t.Fatalf("a path through a sampled link: best %+v worst %+v; without one worst %+v = best %+v",
+			p.Best, p.Worst, w.Paths[0].Worst, w.Paths[0].Best)
 	}
 	for _, f := range []Format{Text, JSONL} {
 		res := read(t, Render(f, w, Options{}))
@@ -75,6 +86,8 @@ func TestReadLinksMalformed(t *testing.T) {
 		"LINK /in to=/mid node=/a pid=x alive=1 rclpy=0 n=1 unaged=0 age_sum_ms=1 age_hist=40:1 own_sum_ms=1 own_hist=30:1",
 		"LINK /in to=/mid node=/a pid=1 alive=1 rclpy=0 n=1 unaged=2 age_sum_ms=1 age_hist=40:1 own_sum_ms=1 own_hist=30:1",
 		"LINK /in to=/mid node=/a pid=1 alive=1 rclpy=0 n=1 unaged=0 age_sum_ms=1 age_hist=999:1 own_sum_ms=1 own_hist=30:1",
+		"LINK /in to=/mid node=/a pid=1 alive=1 rclpy=0 n=1 unaged=0 age_sum_ms=1 age_hist=40:1 own_sum_ms=1 own_hist=30:1 sampled=1 worst_sum_ms=1",
+		"LINK /in to=/mid node=/a pid=1 alive=1 rclpy=0 n=1 unaged=0 age_sum_ms=1 age_hist=40:1 own_sum_ms=1 own_hist=30:1 sampled=1 worst_sum_ms=-1 worst_hist=40:1",
 		"PATH name=x named=1 topics=in;out measured=1 missing=- n=1 bound_ms=0 best_mean_ms=1 best_p50_ms=1 best_p99_ms=1 best_max_ms=1 worst_mean_ms=1 worst_p50_ms=1 worst_p99_ms=1 worst_max_ms=1",
 		"PATH name=x named=1 topics=/in measured=1 missing=- n=1 bound_ms=0 best_mean_ms=1 best_p50_ms=1 best_p99_ms=1 best_max_ms=1 worst_mean_ms=1 worst_p50_ms=1 worst_p99_ms=1 worst_max_ms=1",
 		"PATH name=x named=1 topics=/in;/out measured=1 missing=- n=1",
@@ -82,7 +95,7 @@ func TestReadLinksMalformed(t *testing.T) {
 	} {
 		data := strings.Replace(good, "NODE /a\n", bad+"\nNODE /a\n", 1)
 		res := read(t, []byte(data))
-		if res.Malformed != 1 || len(res.Windows) != 1 || len(res.Windows[0].Paths) != 3 {
+		if res.Malformed != 1 || len(res.Windows) != 1 || len(res.Windows[0].Paths) != 4 {
 			t.Errorf("%q: %s, %d paths", bad, res, len(res.Windows[0].Paths))
 		}
 	}

@@ -36,13 +36,17 @@ func Of(links []window.Link, rules []spec.PathRule) []window.Path {
 		p.Name, p.Named, p.MaxMs = r.Name, true, r.MaxMs
 		out = append(out, p)
 	}
-	found := chains(links)
+	// Paths are found through message links only: a timer's sampled link
+	// says only that its node had that input, which a node publishing
+	// diagnostics on a timer has too; a named path may go through one.
+	messages := slices.DeleteFunc(slices.Clone(links), func(l window.Link) bool { return l.Sampled })
+	found := chains(messages)
 	ends := map[string]int{}
 	for _, chain := range found {
 		ends[chain[0]+" -> "+chain[len(chain)-1]]++
 	}
 	for _, chain := range found {
-		p := build(chain, links)
+		p := build(chain, messages)
 		if p.Name = chain[0] + " -> " + chain[len(chain)-1]; ends[p.Name] > 1 {
 			p.Name = strings.Join(chain, " -> ") // two chains between the same ends: named by their topics
 		}
@@ -103,27 +107,37 @@ func chains(links []window.Link) [][]string {
 // latency when every hop carried messages.
 func build(topics []string, links []window.Link) window.Path {
 	p := window.Path{Topics: topics, Measured: true, Hops: window.HopsOf(topics, links)}
-	dists := make([][]point, 0, len(p.Hops))
+	best := make([][]point, 0, len(p.Hops))
+	worst := make([][]point, 0, len(p.Hops))
+	sampled := false
 	for _, h := range p.Hops {
 		if !h.Measured {
 			p.Measured, p.Missing = false, h.From+" -> "+h.To
 			return p
 		}
-		dists = append(dists, distribution(h.AgeHist, h.Age.MeanMs))
+		best = append(best, distribution(h.AgeHist, h.Age.MeanMs))
+		worst = append(worst, distribution(h.WorstHist, h.Worst.MeanMs))
+		sampled = sampled || h.Sampled
 	}
 	p.N = p.Hops[len(p.Hops)-1].N
-	p.Best = latency(dists)
+	p.Best = latency(best)
 	for _, h := range p.Hops {
-		p.Best.MaxMs += topBound(&h)
+		p.Best.MaxMs += topBound(h.Age)
 	}
-	p.Worst = p.Best // no sampled links yet: the worst case waits nowhere more
+	p.Worst = p.Best // without sampled links the worst case waits nowhere more
+	if sampled {
+		p.Worst = latency(worst)
+		for _, h := range p.Hops {
+			p.Worst.MaxMs += topBound(h.Worst)
+		}
+	}
 	return p
 }
 
-// topBound is the upper bound of a hop's highest age bucket, ms: no message
+// topBound is the upper bound of a hop's highest bucket of d, ms: no message
 // of the window took longer on it.
-func topBound(h *window.Hop) float64 {
-	return h.Age.MaxMs * 1.125 // MaxMs is its bucket's lower bound or the mean; a bucket spans 1/8 of its lower bound
+func topBound(d window.Durations) float64 {
+	return d.MaxMs * 1.125 // MaxMs is its bucket's lower bound or the mean; a bucket spans 1/8 of its lower bound
 }
 
 // point is one value of a latency distribution and its probability.

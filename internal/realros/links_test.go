@@ -27,7 +27,9 @@ var chainVia = []string{"/chain/points", "/chain/filtered", "/chain/objects", "/
 // lidar sent it: p50 and p99 within 10 % or 0.5 ms, a max no message
 // exceeded. Humble fires nothing for an intra-process publish or delivery:
 // there the detector's and planner's links are not seen, and the path says
-// which hop is not measured.
+// which hop is not measured. A monitor's timer samples the commands (a
+// sampled link, rule 3): its best and worst cases agree with the ages the
+// monitor kept at each publish.
 func TestLatencyLinks(t *testing.T) {
 	l := setup(t)
 	r := l.newRun(t, "ROS_PULSE_LINKS=1")
@@ -37,16 +39,23 @@ func TestLatencyLinks(t *testing.T) {
 	first := r.node("chain_a", "cpp", "", "--multi", "2", "--duration", "9",
 		"--node", "/chain/lidar", "--pub", "/chain/points,20,1000,0,stamped",
 		"--node", "/chain/filter", "--relay", "/chain/points,/chain/filtered,2",
-		"--node", "/chain/base", "--sub", "/chain/cmd")
+		"--node", "/chain/base", "--sub", "/chain/cmd",
+		"--node", "/chain/monitor", "--sample", "/chain/cmd,/chain/status,4")
 	r.waitAll(60 * time.Second)
 	truth := map[string]*Endpoint{} // node's relay publisher, by node
+	var monitor *Endpoint           // the sampling timer's publisher
 	for _, p := range []*proc{first, second} {
 		tr := r.truth(p)
 		for i := range tr.Endpoints {
 			if e := &tr.Endpoints[i]; e.Kind == "publisher" && len(e.AgesNs) > 0 {
 				truth[e.Node] = e
+			} else if e.Kind == "publisher" && len(e.SampledBestNs) > 0 {
+				monitor = e
 			}
 		}
+	}
+	if monitor == nil {
+		t.Fatal("the monitor sampled nothing: the test proves nothing")
 	}
 	if len(truth) != 3 {
 		t.Fatalf("relays with truth: %d, want the filter, detector and planner", len(truth))
@@ -56,13 +65,16 @@ func TestLatencyLinks(t *testing.T) {
 	for i := range links {
 		links[i].Alive = true // the run as one window: every hop that ever linked
 	}
-	want := []string{"/chain/filter /chain/points -> /chain/filtered"}
+	want := []string{"/chain/filter /chain/points -> /chain/filtered", "/chain/monitor /chain/cmd -> /chain/status (sampled)"}
 	if !l.humble() {
 		want = append(want, "/chain/detector /chain/filtered -> /chain/objects", "/chain/planner /chain/objects -> /chain/cmd")
 	}
 	var got []string
 	for _, k := range links {
-		if k.N > 0 {
+		if k.N > 0 && k.Sampled {
+			got = append(got, k.Node+" "+k.From+" -> "+k.To+" (sampled)")
+			judgeSampled(t, &k, monitor)
+		} else if k.N > 0 {
 			got = append(got, k.Node+" "+k.From+" -> "+k.To)
 		}
 	}
@@ -73,7 +85,7 @@ func TestLatencyLinks(t *testing.T) {
 	}
 	for _, k := range links {
 		e := truth[k.Node]
-		if e == nil || k.N == 0 {
+		if e == nil || k.N == 0 || k.Sampled {
 			continue
 		}
 		if k.N != uint64(len(e.AgesNs)) || k.Rclpy {
@@ -112,6 +124,34 @@ func TestLatencyLinks(t *testing.T) {
 	}
 	table(t, "end-to-end path (intra-process hop)", fmt.Sprintf("p50 %.2f p99 %.2f max %.2f ms", p.Best.P50Ms, p.Best.P99Ms, p.Best.MaxMs),
 		fmt.Sprintf("p50 %.2f p99 %.2f max %.2f ms", quantileNs(ages, 0.5), quantileNs(ages, 0.99), quantileNs(ages, 1)))
+}
+
+// judgeSampled holds a sampled link to the monitor's own ages at each of
+// its publishes: the same publishes, best case (its input's latest
+// message) and worst case (the first since its previous publish) p50 and
+// p99 within 10 % or 0.5 ms.
+func judgeSampled(t *testing.T, k *window.Link, monitor *Endpoint) {
+	t.Helper()
+	if k.N != uint64(len(monitor.SampledBestNs)) {
+		t.Errorf("sampled link: pulse linked %d publishes; the monitor sampled %d", k.N, len(monitor.SampledBestNs))
+	}
+	for _, c := range []struct {
+		name  string
+		got   window.Durations
+		truth []int64
+	}{{"best", k.Age, sortedNs(monitor.SampledBestNs)}, {"worst", k.Worst, sortedNs(monitor.SampledWorstNs)}} {
+		for _, q := range []struct {
+			name    string
+			got, at float64
+		}{{"p50", c.got.P50Ms, 0.5}, {"p99", c.got.P99Ms, 0.99}} {
+			if want := quantileNs(c.truth, q.at); math.Abs(q.got-want) > math.Max(0.1*want, 0.5) {
+				t.Errorf("sampled link %s %s %.3f ms, the monitor's own %.3f ms", c.name, q.name, q.got, want)
+			}
+		}
+		table(t, "sampled link ("+c.name+" case): "+k.Node+" "+k.From+" -> "+k.To,
+			fmt.Sprintf("%d, p50 %.2f p99 %.2f ms", k.N, c.got.P50Ms, c.got.P99Ms),
+			fmt.Sprintf("%d, p50 %.2f p99 %.2f ms", len(c.truth), quantileNs(c.truth, 0.5), quantileNs(c.truth, 0.99)))
+	}
 }
 
 func meanMs(ns []int64) float64 {

@@ -43,6 +43,10 @@ type Endpoint struct {
 	// since its input's publisher sent it, and since its chain began (realtime ns).
 	AgesNs     []int64 `json:"ages_ns"`
 	PathAgesNs []int64 `json:"path_ages_ns"`
+	// A --sample's publisher, per publish: the age of its input's latest
+	// message and of the first since its previous publish (realtime ns).
+	SampledBestNs  []int64 `json:"sampled_best_ns"`
+	SampledWorstNs []int64 `json:"sampled_worst_ns"`
 }
 
 // Between counts the messages stamped in [from, to] (CLOCK_MONOTONIC ns).
@@ -90,7 +94,8 @@ func ParseTruth(b []byte) (*Truth, error) {
 		return nil, fmt.Errorf("a test node's truth with CPU %v s", t.CPU)
 	}
 	for _, e := range t.Endpoints {
-		if e.Kind == "" || e.Node == "" || e.Failed < -1 || e.LastNs < e.FirstNs || len(e.AgesNs) != len(e.PathAgesNs) {
+		if e.Kind == "" || e.Node == "" || e.Failed < -1 || e.LastNs < e.FirstNs || len(e.AgesNs) != len(e.PathAgesNs) ||
+			len(e.SampledBestNs) != len(e.SampledWorstNs) {
 			return nil, fmt.Errorf("a malformed endpoint: %+v", e)
 		}
 	}

@@ -36,6 +36,7 @@ const (
 	SectionCalls          = 9          // per service or client: requests, answers, durations, open calls (ABI 1.6)
 	SectionLinks          = 10         // which input each callback's publishes came from (ABI 1.9, ROS_PULSE_LINKS=1)
 	LinkMessage           = 1          // rp_link.kind: published while handling that input message
+	LinkSampled           = 2          // rp_link.kind: published by a timer of the input's node, from its latest message (rule 3)
 	LinkClaimed           = 2          // rp_link.state while its writer fills it
 	LinkSharedLane        = 0xffffffff // rp_link.lane of the shared lane's record (atomic adds)
 	LinkFlagRclpy         = 1          // rp_link.flags: linked by rclpy's rule (a take to the thread's next take, wait, timer call or service take)
@@ -188,9 +189,11 @@ type rawLink struct {
 	OwnSumNs         uint64
 	Unaged           uint64
 	Lane             uint32 // its writer's private lane, or LinkSharedLane
-	Reserved         [12]byte
+	Reserved         [4]byte
+	WorstSumNs       uint64 // LinkSampled: ages from each cycle's first message
 	AgeBuckets       [TimeBuckets]uint32
 	OwnBuckets       [TimeBuckets]uint32
+	WorstBuckets     [TimeBuckets]uint32 // LinkSampled
 }
 
 // rawGap mirrors struct rp_gap (present only when the process runs with gap tracking).

@@ -129,7 +129,7 @@ func TestABIMatchesC(t *testing.T) {
 		"RP_ENV_STATIC_PEERS": EnvStaticPeers, "RP_ENV_CYCLONEDDS_URI": EnvCycloneDDSURI,
 		"RP_ENV_FASTDDS_PROFILE": EnvFastDDSProfile, "RP_ENV_ZENOH_CONFIG": EnvZenohConfig, "RP_ENV_TRUNCATED": EnvTruncated,
 		"RP_SECTION_CALLS": SectionCalls, "RP_CALL_RING": CallRing, "RP_CALL_ANSWERED": CallAnswered, "RP_KIND_CLIENT": KindClient,
-		"RP_SECTION_LINKS": SectionLinks, "RP_LINK_MESSAGE": LinkMessage, "RP_LINK_CLAIMED": LinkClaimed, "RP_LINK_FLAG_RCLPY": LinkFlagRclpy, "RP_LINK_SHARED_LANE": LinkSharedLane,
+		"RP_SECTION_LINKS": SectionLinks, "RP_LINK_MESSAGE": LinkMessage, "RP_LINK_SAMPLED": LinkSampled, "RP_LINK_CLAIMED": LinkClaimed, "RP_LINK_FLAG_RCLPY": LinkFlagRclpy, "RP_LINK_SHARED_LANE": LinkSharedLane,
 	}
 	for name, v := range consts {
 		gv, ok := goConsts[name]

@@ -11,18 +11,25 @@ import (
 // threads may claim one at once) are added together. Counts are monotonic;
 // bucket counts wrap modulo 2^32 (readers diff them).
 type Link struct {
-	Input, Output int    // endpoint indices (Endpoint.Index) of the subscription and the publisher
-	Rclpy         bool   // linked by rclpy's rule: the publishes after a take on its thread, until its next take, wait, timer call or service take
-	Count         uint64 // linked publishes: the sum of OwnBuckets
-	Unaged        uint64 // of them, with no age (the input's source timestamp was ahead of this host's clock)
-	AgeSumNs      uint64
-	OwnSumNs      uint64
+	Input, Output int  // endpoint indices (Endpoint.Index) of the subscription and the publisher
+	Rclpy         bool // linked by rclpy's rule: the publishes after a take on its thread, until its next take, wait, timer call or service take
+	// Sampled: a timer of the input's node published from the input's
+	// latest message (CARET's use_latest_message); AgeBuckets then hold the
+	// best case (the latest message's age), WorstBuckets the worst (the age
+	// of the first message since the previous sample).
+	Sampled  bool
+	Count    uint64 // linked publishes: the sum of OwnBuckets
+	Unaged   uint64 // of them, with no age (the input's source timestamp was ahead of this host's clock)
+	AgeSumNs uint64
+	OwnSumNs uint64
 	// AgeBuckets: from the input message's source timestamp to the publish
 	// (CLOCK_REALTIME; its transport and the node's work). OwnBuckets: from
 	// the callback's start (rclpy: the take) to the publish, the node's own
 	// share. Both in the TimeBuckets scheme.
-	AgeBuckets [TimeBuckets]uint32
-	OwnBuckets [TimeBuckets]uint32
+	AgeBuckets   [TimeBuckets]uint32
+	OwnBuckets   [TimeBuckets]uint32
+	WorstSumNs   uint64
+	WorstBuckets [TimeBuckets]uint32 // Sampled only
 }
 
 // readLinks reads every READY link whose two endpoints are still the
@@ -51,14 +58,16 @@ func readLinks(mem []byte, sec *rawSection, snap *Snapshot) []Link {
 		in, outp := int(r.Input), int(r.Output)
 		ei, ok1 := eps[in]
 		eo, ok2 := eps[outp]
-		if r.Kind != LinkMessage || !ok1 || !ok2 || ei.gen != r.InputGeneration || eo.gen != r.OutputGeneration ||
-			ei.kind != KindSubscription || eo.kind != KindPublisher {
+		if r.Kind != LinkMessage && r.Kind != LinkSampled || !ok1 || !ok2 || ei.gen != r.InputGeneration ||
+			eo.gen != r.OutputGeneration || ei.kind != KindSubscription || eo.kind != KindPublisher {
 			continue // a later kind, entities gone, or a record that does not hold what it says
 		}
-		rclpy := r.Flags&LinkFlagRclpy != 0
-		k := slices.IndexFunc(out, func(l Link) bool { return l.Input == in && l.Output == outp && l.Rclpy == rclpy })
+		rclpy, sampled := r.Flags&LinkFlagRclpy != 0, r.Kind == LinkSampled
+		k := slices.IndexFunc(out, func(l Link) bool {
+			return l.Input == in && l.Output == outp && l.Rclpy == rclpy && l.Sampled == sampled
+		})
 		if k < 0 {
-			out = append(out, Link{Input: in, Output: outp, Rclpy: rclpy})
+			out = append(out, Link{Input: in, Output: outp, Rclpy: rclpy, Sampled: sampled})
 			k = len(out) - 1
 		}
 		l := &out[k]
@@ -70,6 +79,12 @@ func readLinks(mem []byte, sec *rawSection, snap *Snapshot) []Link {
 			l.OwnBuckets[b] += own
 			l.AgeBuckets[b] += load32(&r.AgeBuckets[b])
 			l.Count += uint64(own)
+		}
+		if sampled {
+			l.WorstSumNs += load64(&r.WorstSumNs)
+			for b := range l.WorstBuckets {
+				l.WorstBuckets[b] += load32(&r.WorstBuckets[b])
+			}
 		}
 	}
 	return out

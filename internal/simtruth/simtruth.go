@@ -96,6 +96,11 @@ type Snapshot struct {
 	// when its relay published it (ns, in publish order per process), by
 	// the relay's publisher: a path's per-message truth (truth.h truth_age).
 	Ages map[Key][]uint64
+	// SampledBest and SampledWorst: each publish of a timer whose node's
+	// subscription had run for messages (a sampled link, issue 47 rule 3),
+	// by the timer's publisher: the age of the latest of them and of the
+	// first since the timer's previous publish (ns, truth.h truth_sampled).
+	SampledBest, SampledWorst map[Key][]uint64
 }
 
 // Get returns the counts of a key (zero when absent: nothing happened yet).
@@ -128,7 +133,8 @@ func Read(dir string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Snapshot{Counts: map[Key][4]uint64{}, Lang: map[Key]string{}, Timing: map[Key]Timing{}, Ages: map[Key][]uint64{}}
+	s := &Snapshot{Counts: map[Key][4]uint64{}, Lang: map[Key]string{}, Timing: map[Key]Timing{}, Ages: map[Key][]uint64{},
+		SampledBest: map[Key][]uint64{}, SampledWorst: map[Key][]uint64{}}
 	for _, path := range paths {
 		if err := s.readFile(path); err != nil {
 			return nil, err
@@ -215,8 +221,9 @@ func (s *Snapshot) readFile(path string) error {
 }
 
 // readAges reads a process's ages file (absent: it relayed nothing):
-// records of {slot u32, 0 u32, age u64}; a record being appended (short)
-// is left for the next read.
+// records of {slot u32, tag u32, age u64} (tag 0 a relayed message's age,
+// 1 and 2 a sampled publish's best and worst); a record being appended
+// (short) is left for the next read.
 func (s *Snapshot) readAges(path string, slots []Key) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -224,9 +231,18 @@ func (s *Snapshot) readAges(path string, slots []Key) {
 	}
 	le := binary.NativeEndian
 	for ; len(data) >= 16; data = data[16:] {
-		if slot := int(le.Uint32(data)); slot < len(slots) {
-			k := slots[slot]
-			s.Ages[k] = append(s.Ages[k], le.Uint64(data[8:]))
+		slot, tag, age := int(le.Uint32(data)), le.Uint32(data[4:]), le.Uint64(data[8:])
+		if slot >= len(slots) {
+			continue
+		}
+		k := slots[slot]
+		switch tag {
+		case 0:
+			s.Ages[k] = append(s.Ages[k], age)
+		case 1:
+			s.SampledBest[k] = append(s.SampledBest[k], age)
+		case 2:
+			s.SampledWorst[k] = append(s.SampledWorst[k], age)
 		}
 	}
 }

@@ -118,12 +118,14 @@ func pathFocus(f *Frame, name string, w int) []string {
 			node := h.Node
 			if node == "" {
 				node = "(no link)"
+			} else if h.Sampled { // a timer's publish from the latest input: its worst case is the path's worst
+				node += " (sampled)"
 			}
 			out = append(out, cell(" "+h.From+" -> "+h.To, max(24, w-62), false)+cell(node, 22, false)+cell(fmt.Sprint(h.N), 8, true)+
 				cell(msText(p50), 10, true)+cell(msText(p99), 10, true)+cell(msText(own), 10, true))
 		}
 		if !p.Measured {
-			out = append(out, styleWarn.Render(cell(" not measured: hop "+p.Missing+" linked no message (an intra-process or loaned input, a timer's publish, or no traffic)", w, false)))
+			out = append(out, styleWarn.Render(cell(" not measured: hop "+p.Missing+" linked no message (a loaned input, Humble's intra-process, an rclpy timer, or no traffic)", w, false)))
 		}
 		for _, wn := range f.Warns {
 			if wn.Topic == name && (wn.Kind == health.PathSlow || wn.Kind == health.CannotJudge && wn.Metric == "path") {

@@ -55,6 +55,11 @@ func linkEdges(w *window.Window, g *graph.Graph, now *Now) {
 		if now.EdgeLatency == nil {
 			now.EdgeLatency = make([]string, len(g.Edges))
 		}
+		if l.Sampled { // a timer's publish from the latest input: in the label, the picture keeps message links
+			now.EdgeLabel[k] += "\nsampled from " + l.From + ": latest's age p50 " + ms1(l.Age.P50Ms) + " ms, worst case p99 " +
+				ms1(l.Worst.P99Ms) + " ms"
+			continue
+		}
 		if now.EdgeLatency[k] == "" { // a node relaying two inputs onto one topic: the first on the picture, both in the label
 			now.EdgeLatency[k] = "p50 " + ms1(l.Age.P50Ms) + " ms"
 		}

@@ -38,9 +38,13 @@ type Hop struct {
 	N        uint64
 	Age      Durations // source timestamp of From's message to To's publish
 	Own      Durations // the node's own share: its callback's start to the publish
-	Sampled  bool      // a sampled link (its worst case adds waiting)
+	Sampled  bool      // a sampled link carried it: its worst case (Worst) adds the cycle's waiting
 	Measured bool      // a link carried messages with an age in the window
 	AgeHist  []Bucket  // Age by bucket (its links' added): what a path's latency adds up
+	// The worst case: a sampled link's ages from its cycle's first message,
+	// a message link's own ages (equal to Age without sampled links).
+	Worst     Durations
+	WorstHist []Bucket
 }
 
 // HopsOf is the hops of a path through topics, from a window's links: each
@@ -50,7 +54,7 @@ func HopsOf(topics []string, links []Link) []Hop {
 	hops := make([]Hop, 0, max(len(topics)-1, 0))
 	for i := 0; i+1 < len(topics); i++ {
 		h := Hop{From: topics[i], To: topics[i+1]}
-		var ageSum, ownSum float64
+		var ageSum, ownSum, worstSum float64
 		var own []Bucket
 		var nodes []string
 		var unaged uint64
@@ -68,10 +72,19 @@ func HopsOf(topics []string, links []Link) []Hop {
 			ownSum += l.Own.SumMs
 			h.AgeHist = addBuckets(h.AgeHist, l.AgeHist)
 			own = addBuckets(own, l.OwnHist)
+			if l.Sampled {
+				h.Sampled = true
+				worstSum += l.Worst.SumMs
+				h.WorstHist = addBuckets(h.WorstHist, l.WorstHist)
+			} else {
+				worstSum += l.Age.SumMs
+				h.WorstHist = addBuckets(h.WorstHist, l.AgeHist)
+			}
 		}
 		h.Node = strings.Join(nodes, ", ")
 		h.Measured = h.N > unaged
 		h.Age, h.Own = HistStats(h.AgeHist, ageSum), HistStats(own, ownSum)
+		h.Worst = HistStats(h.WorstHist, worstSum)
 		hops = append(hops, h)
 	}
 	return hops

@@ -354,8 +354,12 @@ RP_HOT void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now,
     if (UNLIKELY(rp_link_tls.take_ep != 0)) { /* links on, and a take before this start */
         in = rp_link_start(ep, is_intra);
         if (in.ep != 0)
-            rp_link_tls.armed = tls_cb.depth + 1;
+            rp_link_input_seen(in.ep, in.source_ns);
     }
+    if (UNLIKELY(in.ep == 0 && g_seg.links != NULL)) /* links on: a timer samples its node's latest inputs */
+        in = rp_link_sampled_start(ep);
+    if (in.ep != 0)
+        rp_link_tls.armed = tls_cb.depth + 1;
     tls_stack[tls_cb.depth++] = (struct open_callback){callback, now, t, in};
     /* timing_end's lines (the sum and the period, the likely duration's
      * bucket), fetched again while the callback runs: between two messages a

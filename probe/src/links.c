@@ -28,9 +28,12 @@
 #include "ros2_pulse/segment.h"
 
 #define EXPORT __attribute__((visibility("default")))
-#define LINK_CACHE 8u
+#define LINK_CACHE 8u     /* message links: the input's hint finds nearly all, this the rest */
+#define SAMPLED_CACHE 64u /* sampled links: no hint, and a timer links each input of its node */
 #define NO_LINK UINT32_MAX
 #define OFFSET_RENEW_NS UINT64_C(1000000000)
+#define SAMPLED_INPUTS 4096u /* endpoints (by index) whose latest message a timer may sample */
+#define SAMPLER_INPUTS 8u    /* a node's subscriptions one timer samples */
 
 __thread struct rp_link_tls rp_link_tls;
 
@@ -45,8 +48,18 @@ static __thread struct {
         uint32_t in, out;   /* endpoints (index + 1) */
         uint32_t gen;       /* g_hot.gen when resolved: any mapping change (a slot reused) re-resolves */
         uint32_t link;      /* index in g_seg.links, or NO_LINK: never linked (not an output, table full) */
+        uint16_t kind;      /* rp_link_kind: a message link and a sampled one of one pair are two records */
         _Atomic uint64_t *lanes; /* the segment it belongs to (a fork child has its own) */
-    } cache[LINK_CACHE];
+    } cache[LINK_CACHE + SAMPLED_CACHE]; /* message links', then sampled links' */
+    /* The open timer callback's sampled inputs (rule 3), read at its start. */
+    uint32_t nsampled, sampler; /* ... and the timer (index + 1) */
+    struct sampled_input {
+        uint32_t ep;         /* the subscription (index + 1) */
+        uint8_t slot;        /* its place in the timer's g_samplers entry (its link hint's) */
+        bool consumed;       /* its cycle's first message was cleared by a publish of this callback */
+        int64_t latest_ns;   /* source timestamp of its latest message taken before the timer started */
+        int64_t first_ns;    /* ... and of the first taken since its previous sample (latest_ns: only one) */
+    } sampled[SAMPLER_INPUTS];
 } tls_links;
 
 void rp_link_take(uint64_t ep, int64_t source_ns, bool rclpy)
@@ -116,8 +129,8 @@ EXPORT void ros_trace_rclcpp_ring_buffer_dequeue(const void *buffer, const uint6
     RP_FORWARD(rclcpp_ring_buffer_dequeue, (const void *, const uint64_t, const uint64_t), (buffer, index, size));
 }
 
-/* /rosout and /parameter_events are every node's own: never a pipeline's output. */
-static bool never_output(const char *name)
+/* /rosout and /parameter_events are every node's own: never a pipeline's input or output. */
+static bool never_linked(const char *name)
 {
     size_t n = strnlen(name, RP_NAME_MAX);
     static const char events[] = "/parameter_events";
@@ -126,11 +139,13 @@ static bool never_output(const char *name)
 }
 
 /* The link record of (in, out) written by lane, claimed when new; NO_LINK when the table is full or out never links. */
-RP_COLD static uint32_t resolve_link(uint32_t in, uint32_t out, uint16_t flags, uint32_t lane)
+RP_COLD static uint32_t resolve_link(uint32_t in, uint32_t out, uint16_t kind, uint16_t flags, uint32_t lane)
 {
     const struct rp_endpoint *pe = &g_seg.endpoints[out - 1];
-    if (atomic_load_explicit(&pe->state, memory_order_acquire) != RP_RECORD_READY || never_output(pe->name))
+    if (atomic_load_explicit(&pe->state, memory_order_acquire) != RP_RECORD_READY || never_linked(pe->name))
         return NO_LINK;
+    if (kind == RP_LINK_SAMPLED && strncmp(pe->name, g_seg.endpoints[in - 1].name, RP_NAME_MAX) == 0)
+        return NO_LINK; /* a timer publishing what its node also takes: its own echo, not a pipeline */
     uint32_t in_gen = atomic_load_explicit(&g_seg.endpoints[in - 1].generation, memory_order_relaxed);
     uint32_t out_gen = atomic_load_explicit(&pe->generation, memory_order_relaxed);
     for (uint32_t i = 0; i < g_seg.link_capacity; i++) {
@@ -140,7 +155,7 @@ RP_COLD static uint32_t resolve_link(uint32_t in, uint32_t out, uint16_t flags, 
             if (!atomic_compare_exchange_strong_explicit(&l->state, &state, RP_LINK_CLAIMED, memory_order_acq_rel,
                                                          memory_order_acquire))
                 continue; /* another thread claimed it first: it is not ours, whatever it links */
-            l->kind = RP_LINK_MESSAGE;
+            l->kind = kind;
             l->flags = flags;
             l->input = in - 1;
             l->output = out - 1;
@@ -150,7 +165,7 @@ RP_COLD static uint32_t resolve_link(uint32_t in, uint32_t out, uint16_t flags, 
             atomic_store_explicit(&l->state, RP_RECORD_READY, memory_order_release);
             return i;
         }
-        if (state == RP_RECORD_READY && l->input == in - 1 && l->output == out - 1 && l->flags == flags &&
+        if (state == RP_RECORD_READY && l->input == in - 1 && l->output == out - 1 && l->kind == kind && l->flags == flags &&
             l->lane == lane && l->input_generation == in_gen && l->output_generation == out_gen)
             return i;
     }
@@ -158,14 +173,14 @@ RP_COLD static uint32_t resolve_link(uint32_t in, uint32_t out, uint16_t flags, 
 }
 
 /*
- * The link of (in, out): first the input's hint (the link its callback last
+ * The link of (in, out, kind): first its hint (a message link's: the link its callback last
  * published on, shared by every thread and tagged with the low bits of the
  * mapping generation, so a reused slot's old link is never taken), then
  * this thread's small cache, then the table. A pipeline node publishes on
  * one or two outputs: the hint is right nearly always, and it is on the
  * line rmw_take's early fetch already brought in.
  */
-static struct rp_link *link_for(uint32_t in, uint32_t out, uint16_t flags)
+static struct rp_link *link_for(uint32_t in, uint32_t out, uint16_t kind, uint16_t flags, _Atomic uint32_t *hint)
 {
     _Atomic uint64_t *lanes = rp_lanes();
     if (lanes == NULL || g_seg.links == NULL)
@@ -176,23 +191,24 @@ static struct rp_link *link_for(uint32_t in, uint32_t out, uint16_t flags)
         tls_links.lane = lane >= 0 ? (uint32_t)lane : RP_LINK_SHARED_LANE;
         tls_links.lane_lanes = lanes;
     }
-    struct rp_ep_hint *h = rp_ep_hint(in);
-    if (h != NULL) {
-        uint32_t v = atomic_load_explicit(&h->link, memory_order_acquire); /* its record's fields were written before */
+    if (hint != NULL) {
+        uint32_t v = atomic_load_explicit(hint, memory_order_acquire); /* its record's fields were written before */
         uint32_t i = (v & 0xffffu) - 1;
         if (v >> 16 == (gen & 0xffffu) && i < g_seg.link_capacity) {
             struct rp_link *l = &g_seg.links[i];
-            if (l->output == out - 1 && l->input == in - 1 && l->flags == flags && l->lane == tls_links.lane)
+            if (l->output == out - 1 && l->input == in - 1 && l->kind == kind && l->flags == flags && l->lane == tls_links.lane)
                 return l;
         }
     }
-    __typeof__(tls_links.cache[0]) *c = &tls_links.cache[(in * 31u + out) % LINK_CACHE];
-    if (c->in != in || c->out != out || c->gen != gen || c->lanes != lanes)
-        *c = (__typeof__(*c)){in, out, gen, resolve_link(in, out, flags, tls_links.lane), lanes};
+    uint32_t hash = in * 31u + out;
+    __typeof__(tls_links.cache[0]) *c =
+        &tls_links.cache[kind == RP_LINK_MESSAGE ? hash % LINK_CACHE : LINK_CACHE + hash % SAMPLED_CACHE];
+    if (c->in != in || c->out != out || c->gen != gen || c->kind != kind || c->lanes != lanes)
+        *c = (__typeof__(*c)){in, out, gen, resolve_link(in, out, kind, flags, tls_links.lane), kind, lanes};
     if (c->link == NO_LINK)
         return NULL;
-    if (h != NULL && c->link < 0xffffu)
-        atomic_store_explicit(&h->link, (c->link + 1) | (gen << 16), memory_order_release);
+    if (hint != NULL && c->link < 0xffffu)
+        atomic_store_explicit(hint, (c->link + 1) | (gen << 16), memory_order_release);
     return &g_seg.links[c->link];
 }
 
@@ -209,8 +225,87 @@ static int64_t realtime_at(uint64_t now)
     return (int64_t)now + tls_links.real_minus_mono;
 }
 
-/* A linked publish on the shared lane's record (age 0: none): atomic adds. */
-RP_COLD static void add_shared(struct rp_link *l, uint64_t own, uint64_t age)
+/*
+ * Sampled links (rule 3, CARET's use_latest_message). Each subscription's
+ * latest message (its source timestamp) and the first since a timer last
+ * sampled it, by endpoint index, in process memory: a subscription callback
+ * that starts with an input writes them (plain stores: its racing sample
+ * can only lose one cycle's first message, and worst then reads as the
+ * latest's age). A timer's callback_start reads them for its node's
+ * subscriptions into its thread's state; its first publish that links an
+ * input ends that input's cycle.
+ */
+static struct {
+    _Atomic int64_t latest_ns, first_ns;
+} g_inputs[SAMPLED_INPUTS];
+
+/* A timer's node's subscriptions (index + 1), resolved once per mapping generation. */
+static struct {
+    _Atomic uint32_t gen; /* g_hot.gen + 1 when resolved; 0: not yet */
+    _Atomic uint32_t n;
+    _Atomic uint32_t eps[SAMPLER_INPUTS];
+    _Atomic uint32_t link[SAMPLER_INPUTS]; /* the link each input's last sampled publish used, as rp_ep_hint.link */
+} g_samplers[SAMPLED_INPUTS];
+
+void rp_link_input_seen(uint32_t ep, int64_t source_ns)
+{
+    if (ep - 1 >= SAMPLED_INPUTS || source_ns <= 0)
+        return;
+    atomic_store_explicit(&g_inputs[ep - 1].latest_ns, source_ns, memory_order_relaxed);
+    if (atomic_load_explicit(&g_inputs[ep - 1].first_ns, memory_order_relaxed) == 0)
+        atomic_store_explicit(&g_inputs[ep - 1].first_ns, source_ns, memory_order_relaxed);
+}
+
+/* A sample ends the input's cycle, unless a newer cycle began meanwhile. */
+static void sampled_consume(uint32_t ep, int64_t first_ns)
+{
+    if (atomic_load_explicit(&g_inputs[ep - 1].first_ns, memory_order_relaxed) == first_ns)
+        atomic_store_explicit(&g_inputs[ep - 1].first_ns, 0, memory_order_relaxed);
+}
+
+RP_COLD static void resolve_sampler(uint32_t timer, uint32_t gen)
+{
+    __typeof__(g_samplers[0]) *s = &g_samplers[timer - 1];
+    uint32_t node = atomic_load_explicit(&g_seg.endpoints[timer - 1].node_index, memory_order_relaxed);
+    uint32_t n = 0;
+    uint32_t count = atomic_load_explicit(&g_seg.header->endpoint_count, memory_order_acquire);
+    for (uint32_t i = 0; i < count && i < g_seg.header->endpoint_capacity && n < SAMPLER_INPUTS; i++) {
+        const struct rp_endpoint *e = &g_seg.endpoints[i];
+        if (atomic_load_explicit(&e->state, memory_order_acquire) == RP_RECORD_READY && e->kind == RP_KIND_SUBSCRIPTION &&
+            atomic_load_explicit(&e->node_index, memory_order_relaxed) == node && !never_linked(e->name))
+            atomic_store_explicit(&s->eps[n++], i + 1, memory_order_relaxed);
+    }
+    atomic_store_explicit(&s->n, n, memory_order_relaxed);
+    if (node != RP_NO_NODE) /* a timer not yet given its node is resolved again next time */
+        atomic_store_explicit(&s->gen, gen + 1, memory_order_release);
+}
+
+struct rp_link_input rp_link_sampled_start(uint64_t ep)
+{
+    struct rp_link_input none = {0, 0, 0};
+    if (ep - 1 >= SAMPLED_INPUTS || g_seg.endpoints[ep - 1].kind != RP_KIND_TIMER)
+        return none;
+    uint32_t gen = atomic_load_explicit(&g_hot.gen, memory_order_acquire);
+    __typeof__(g_samplers[0]) *s = &g_samplers[ep - 1];
+    if (atomic_load_explicit(&s->gen, memory_order_acquire) != gen + 1)
+        resolve_sampler((uint32_t)ep, gen);
+    uint32_t n = atomic_load_explicit(&s->n, memory_order_relaxed), k = 0;
+    for (uint32_t i = 0; i < n && i < SAMPLER_INPUTS; i++) {
+        uint32_t in = atomic_load_explicit(&s->eps[i], memory_order_relaxed);
+        if (in - 1 >= SAMPLED_INPUTS)
+            continue;
+        int64_t latest = atomic_load_explicit(&g_inputs[in - 1].latest_ns, memory_order_relaxed);
+        int64_t first = atomic_load_explicit(&g_inputs[in - 1].first_ns, memory_order_relaxed);
+        if (latest > 0)
+            tls_links.sampled[k++] = (struct sampled_input){in, (uint8_t)i, false, latest, first > 0 && first < latest ? first : latest};
+    }
+    tls_links.nsampled = k;
+    tls_links.sampler = (uint32_t)ep;
+    return k > 0 ? (struct rp_link_input){RP_LINK_SAMPLED_FRAME, 0, 0} : none;
+}
+
+/* A linked publish on the shared lane's record (age 0: none; worst 0: a message link's): atomic adds. */
+RP_COLD static void add_shared(struct rp_link *l, uint64_t own, uint64_t age, uint64_t worst)
 {
     atomic_fetch_add_explicit(&l->own_sum_ns, own, memory_order_relaxed);
     if (age > 0) {
@@ -219,7 +314,64 @@ RP_COLD static void add_shared(struct rp_link *l, uint64_t own, uint64_t age)
     } else {
         atomic_fetch_add_explicit(&l->unaged, 1, memory_order_relaxed);
     }
+    if (worst > 0) {
+        atomic_fetch_add_explicit(&l->worst_sum_ns, worst, memory_order_relaxed);
+        atomic_fetch_add_explicit(&l->worst_buckets[rp_time_bucket(worst)], 1, memory_order_relaxed);
+    }
     atomic_fetch_add_explicit(&l->own_buckets[rp_time_bucket(own)], 1, memory_order_relaxed); /* the count: last */
+}
+
+/* One linked publish: own share, age (0: none) and, for a sampled link, the worst case's age. */
+static void add_link(struct rp_link *l, uint64_t own, uint64_t age, uint64_t worst)
+{
+    if (__builtin_expect(l->lane == RP_LINK_SHARED_LANE, 0)) { /* threads beyond the private lanes share it */
+        add_shared(l, own, age, worst);
+        return;
+    }
+    /* One writer (this lane's thread): plain adds, published by relaxed stores. */
+#define ADD(field, v) atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + (v), memory_order_relaxed)
+    ADD(l->own_sum_ns, own);
+    if (age > 0) {
+        ADD(l->age_sum_ns, age);
+        ADD(l->age_buckets[rp_time_bucket(age)], 1u);
+    } else {
+        ADD(l->unaged, 1u);
+    }
+    if (worst > 0) {
+        ADD(l->worst_sum_ns, worst);
+        ADD(l->worst_buckets[rp_time_bucket(worst)], 1u);
+    }
+    ADD(l->own_buckets[rp_time_bucket(own)], 1u); /* the count: last */
+#undef ADD
+}
+
+/* The age at realtime now of a message sent at source_ns; 0: none (unknown, or ahead of this clock). */
+static uint64_t age_of(int64_t now_real, int64_t source_ns)
+{
+    return source_ns > 0 && now_real > source_ns ? (uint64_t)(now_real - source_ns) : 0;
+}
+
+/* A publish inside a timer callback (rule 3): every sampled input of its node links to it. */
+static void link_sampled(uint32_t out, uint64_t start)
+{
+    uint64_t now = 0;
+    int64_t real = 0;
+    for (uint32_t i = 0; i < tls_links.nsampled; i++) {
+        struct sampled_input *si = &tls_links.sampled[i];
+        struct rp_link *l = link_for(si->ep, out, RP_LINK_SAMPLED, 0, &g_samplers[tls_links.sampler - 1].link[si->slot]);
+        if (l == NULL)
+            continue;
+        if (now == 0) {
+            now = rp_now_ns();
+            real = realtime_at(now);
+        }
+        uint64_t age = age_of(real, si->latest_ns), worst = age_of(real, si->first_ns);
+        add_link(l, now > start ? now - start : 0, age, age > 0 ? (worst > age ? worst : age) : 0);
+        if (!si->consumed) { /* this sample ends the input's cycle: its next message starts the next one */
+            si->consumed = true;
+            sampled_consume(si->ep, si->first_ns);
+        }
+    }
 }
 
 void rp_link_publish(uint64_t pub_ep, unsigned counter_slot)
@@ -243,25 +395,14 @@ void rp_link_publish(uint64_t pub_ep, unsigned counter_slot)
         in->last_intra_out = 0;
         return;
     }
-    struct rp_link *l = link_for(in->ep, (uint32_t)pub_ep, flags);
+    if (in->ep == RP_LINK_SAMPLED_FRAME) {
+        link_sampled((uint32_t)pub_ep, start);
+        return;
+    }
+    struct rp_ep_hint *h = rp_ep_hint(in->ep);
+    struct rp_link *l = link_for(in->ep, (uint32_t)pub_ep, RP_LINK_MESSAGE, flags, h != NULL ? &h->link : NULL);
     if (l == NULL)
         return;
     uint64_t now = rp_now_ns();
-    uint64_t own = now > start ? now - start : 0;
-    int64_t age = realtime_at(now) - in->source_ns;
-    if (__builtin_expect(l->lane == RP_LINK_SHARED_LANE, 0)) { /* threads beyond the private lanes share it */
-        add_shared(l, own, in->source_ns > 0 && age > 0 ? (uint64_t)age : 0);
-        return;
-    }
-    /* One writer (this lane's thread): plain adds, published by relaxed stores. */
-#define ADD(field, v) atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + (v), memory_order_relaxed)
-    ADD(l->own_sum_ns, own);
-    if (in->source_ns > 0 && age > 0) {
-        ADD(l->age_sum_ns, (uint64_t)age);
-        ADD(l->age_buckets[rp_time_bucket((uint64_t)age)], 1u);
-    } else {
-        ADD(l->unaged, 1u);
-    }
-    ADD(l->own_buckets[rp_time_bucket(own)], 1u); /* the count: last */
-#undef ADD
+    add_link(l, now > start ? now - start : 0, age_of(realtime_at(now), in->source_ns), 0);
 }

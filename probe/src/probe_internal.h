@@ -272,6 +272,16 @@ static inline struct rp_link_input rp_link_start(uint64_t ep, bool is_intra)
     return in;
 }
 
+/* A subscription callback of endpoint ep started with its message (sent at
+ * source_ns): its node's timers sample it from now on (rule 3). */
+void rp_link_input_seen(uint32_t ep, int64_t source_ns) RP_HIDDEN;
+
+/* The frame input of a callback of endpoint ep that started without an
+ * input: for a timer whose node's subscriptions took messages, a sampled
+ * frame (its inputs in the thread's state); else none. */
+#define RP_LINK_SAMPLED_FRAME UINT32_MAX /* rp_link_input.ep of a timer callback that samples (rule 3) */
+struct rp_link_input rp_link_sampled_start(uint64_t ep) RP_HIDDEN;
+
 /* A publish on publisher endpoint pub_ep (index + 1) while rp_link_tls.armed. */
 void rp_link_publish(uint64_t pub_ep, unsigned counter_slot) RP_HIDDEN;
 

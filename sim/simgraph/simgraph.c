@@ -120,6 +120,9 @@ struct sub_rt {
     uint64_t received; /* samples that reached this reader, for drop= */
     _Atomic uint64_t callbacks; /* for throws= */
     _Atomic uint64_t ring_writes; /* intra-process enqueues: rclcpp's ring buffer's write index */
+    /* rclcpp: the source timestamps of the latest message its callback ran for, and of the first
+     * since a timer of its node last published (a sampled link's truth, issue 47 rule 3) */
+    _Atomic int64_t latest_src, first_src;
     int truth;
 };
 
@@ -721,6 +724,43 @@ static void aged(int truth, const struct msg *m)
     truth_e2e(truth, age > 0 ? (uint64_t)age : 0);
 }
 
+/* An rclcpp callback ran for a message sent at src: its node's timers sample it. */
+static void seen(struct sub_rt *r, int64_t src)
+{
+    if (r->truth < 0)
+        return;
+    atomic_store(&r->latest_src, src);
+    int64_t none = 0;
+    atomic_compare_exchange_strong(&r->first_src, &none, src);
+}
+
+/* A timer of an rclcpp node published on publisher p: the truth of its sampled links, from each of
+ * its node's subscriptions that ran for a message (the probe's rule 3). */
+static void sampled_truth(int node, int p)
+{
+    int slot = __atomic_load_n(&pubs_rt[p].truth, __ATOMIC_ACQUIRE);
+    if (slot < 0)
+        return;
+    int64_t now = (int64_t)now_ns(CLOCK_REALTIME);
+    for (int s = 0; s < G.nsubs; s++) {
+        if (G.subs[s].node != node || strcmp(G.subs[s].topic, "/parameter_events") == 0)
+            continue; /* the TimeSource's subscription: every node's own, never a pipeline's input */
+        int64_t latest = atomic_load(&subs_rt[s].latest_src);
+        if (latest <= 0 || latest >= now)
+            continue;
+        int64_t first = atomic_load(&subs_rt[s].first_src);
+        truth_sampled(slot, (uint64_t)(now - latest), (uint64_t)(now - (first > 0 && first < latest ? first : latest)));
+    }
+}
+
+/* A timer callback that published ends its node's subscriptions' cycles. */
+static void sampled_end(int node)
+{
+    for (int s = 0; s < G.nsubs; s++)
+        if (G.subs[s].node == node)
+            atomic_store(&subs_rt[s].first_src, 0);
+}
+
 /* The end of a relay='s callback work: the message published on, inside the
  * callback, as a pipeline's node does. */
 static void relay(int s, const struct msg *m)
@@ -790,6 +830,7 @@ static void deliver_socket(int s, const struct msg *m)
     ros_trace_callback_start(cb, false);
     truth_inc(truth, TC_SUB_INTER);
     aged(truth, m);
+    seen(r, m->src_real_ns - (int64_t)(gs->delay_ms * 1e6));
     if (gs->cost_ms > 0) /* a slow callback: the socket queue fills and drops what it cannot hold */
         sleep_until(t0 + (uint64_t)(gs->cost_ms * 1e6));
     relay(s, m);
@@ -827,6 +868,8 @@ static void deliver_intra(int s, const struct msg *m)
     ros_trace_callback_start(cb, true);
     truth_inc(r->truth, TC_SUB_INTRA);
     aged(r->truth, m);
+    if (jazzy) /* the probe stamps the enqueue; Humble shows nothing of an intra-process delivery */
+        seen(r, m->src_real_ns);
     if (G.subs[s].cost_ms > 0)
         sleep_until(t0 + (uint64_t)(G.subs[s].cost_ms * 1e6));
     relay(s, m);
@@ -861,10 +904,18 @@ static void fire_timer(int t)
         ros_trace_callback_start(tr->callback, false);
     }
     truth_inc(tr->truth, TC_FIRES);
-    if (tr->pub >= 0)
+    if (tr->pub >= 0) {
         publish(tr->pub);
-    for (int i = 0; i < tr->nmore; i++)
+        if (!py)
+            sampled_truth(tr->node, tr->pub);
+    }
+    for (int i = 0; i < tr->nmore; i++) {
         publish(tr->more_pubs[i]);
+        if (!py)
+            sampled_truth(tr->node, tr->more_pubs[i]);
+    }
+    if (!py && (tr->pub >= 0 || tr->nmore > 0))
+        sampled_end(tr->node);
     if (tr->node_log >= 0)
         publish_rosout(tr->node_log);
     if (tr->client >= 0)

@@ -155,7 +155,7 @@ void truth_call(int slot, uint64_t d_ns) { truth_late(slot, d_ns); } /* the same
 
 void truth_e2e(int slot, uint64_t age_ns) { truth_late(slot, age_ns); } /* the same fields (truth.h) */
 
-void truth_age(int slot, uint64_t age_ns)
+static void age_record(int slot, uint32_t tag, uint64_t age_ns)
 {
     if (slot < 0 || recs == NULL)
         return;
@@ -177,11 +177,19 @@ void truth_age(int slot, uint64_t age_ns)
         }
     }
     struct {
-        uint32_t slot, zero;
+        uint32_t slot, tag;
         uint64_t age;
-    } rec = {(uint32_t)slot, 0, age_ns};
+    } rec = {(uint32_t)slot, tag, age_ns};
     ssize_t w = write(fd, &rec, sizeof rec); /* O_APPEND: one record a write, never interleaved */
     (void)w;
+}
+
+void truth_age(int slot, uint64_t age_ns) { age_record(slot, AGE_RELAYED, age_ns); }
+
+void truth_sampled(int slot, uint64_t best_ns, uint64_t worst_ns)
+{
+    age_record(slot, AGE_SAMPLED_BEST, best_ns);
+    age_record(slot, AGE_SAMPLED_WORST, worst_ns);
 }
 
 void truth_publish_at(int slot, _Atomic uint64_t *last, uint64_t now)

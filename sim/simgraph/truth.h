@@ -94,9 +94,14 @@ void truth_call(int slot, uint64_t d_ns);
 /* One message delivered to slot's subscription age_ns after its chain's first publish (relay=). */
 void truth_e2e(int slot, uint64_t age_ns);
 /* One relayed message published by slot's publisher age_ns after its chain's first publish (relay=):
- * appended to DIR/ages-<pid>.bin as {uint32 slot, uint32 0, uint64 age_ns}, one write each, so the
- * tests read each message's end-to-end latency, not only its sum (issue 47: p50 and p99). */
+ * appended to DIR/ages-<pid>.bin as {uint32 slot, uint32 tag, uint64 age_ns}, one write each, so the
+ * tests read each message's end-to-end latency, not only its sum (issue 47: p50 and p99). Tag 0. */
 void truth_age(int slot, uint64_t age_ns);
+enum { AGE_RELAYED = 0, AGE_SAMPLED_BEST = 1, AGE_SAMPLED_WORST = 2 };
+/* A timer's publish on slot's publisher while its node's subscription had taken messages (a sampled
+ * link, issue 47 rule 3): the age of the latest of them (tag 1) and of the first since the timer's
+ * previous publish (tag 2), from their source timestamps; records as truth_age's. */
+void truth_sampled(int slot, uint64_t best_ns, uint64_t worst_ns);
 /* A publish at now (the graph's clock): its gap after the latest publish before it, read from *last
  * (any thread); a publish whose clock read is older than *last's spans no gap, as the probe's. */
 void truth_publish_at(int slot, _Atomic uint64_t *last, uint64_t now);

@@ -366,8 +366,20 @@ struct rp_calls {
  */
 #define RP_LINK_FLAG_RCLPY 1u /* linked by rclpy's rule (a take to the thread's next take, wait, timer call or service take): an async callback that awaits is not seen */
 
+/*
+ * A sampled link (kind RP_LINK_SAMPLED, CARET's use_latest_message): a
+ * timer callback of a node published on output while that node's
+ * subscription input had taken messages. age is from the latest message
+ * taken before the timer's callback started (the best case); worst from
+ * the first message taken since the previous sample of that input (the
+ * worst case: the longest any input of the cycle waited), equal to age when
+ * only one arrived. A message link's worst fields stay zero (worst = age).
+ * Readers of a 1.9 segment whose stride is below worst_buckets' end read
+ * no worst buckets.
+ */
 enum rp_link_kind {
     RP_LINK_MESSAGE = 1, /* the publish was made while handling that input message */
+    RP_LINK_SAMPLED = 2, /* the publish was made by a timer of the input's node, from its latest message */
 };
 
 struct rp_link {
@@ -382,9 +394,11 @@ struct rp_link {
     RP_ATOMIC(uint64_t) own_sum_ns;
     RP_ATOMIC(uint64_t) unaged; /* linked publishes with no age (source timestamp ahead of this clock) */
     uint32_t lane;              /* the private lane of its writer, or RP_LINK_SHARED_LANE */
-    uint8_t reserved[12];
+    uint8_t reserved[4];
+    RP_ATOMIC(uint64_t) worst_sum_ns; /* RP_LINK_SAMPLED: the worst case's ages (see above) */
     RP_ATOMIC(uint32_t) age_buckets[RP_TIME_BUCKETS]; /* wrap modulo 2^32: readers diff them */
     RP_ATOMIC(uint32_t) own_buckets[RP_TIME_BUCKETS];
+    RP_ATOMIC(uint32_t) worst_buckets[RP_TIME_BUCKETS]; /* RP_LINK_SAMPLED: by age from the cycle's first message */
 };
 #define RP_LINK_CLAIMED 2u
 #define RP_LINK_SHARED_LANE UINT32_C(0xffffffff)
@@ -492,7 +506,7 @@ _Static_assert(sizeof(struct rp_timing) == 48 + 8 * RP_TIME_BUCKETS + RP_SYMBOL_
 _Static_assert(sizeof(struct rp_thread) == 128, "rp_thread size");
 _Static_assert(sizeof(struct rp_qos) == 256, "rp_qos size");
 _Static_assert(sizeof(struct rp_env) == 352, "rp_env size");
-_Static_assert(sizeof(struct rp_link) == 64 + 8 * RP_TIME_BUCKETS, "rp_link size");
+_Static_assert(sizeof(struct rp_link) == 64 + 12 * RP_TIME_BUCKETS, "rp_link size");
 _Static_assert(sizeof(struct rp_calls) == 64 + 4 * RP_TIME_BUCKETS + 16 * RP_CALL_RING + 32, "rp_calls size");
 #endif
 

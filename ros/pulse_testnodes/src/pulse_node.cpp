@@ -9,6 +9,9 @@
 //   --relay IN,OUT[,WORK_MS]: a subscription to IN whose callback works, then publishes the message on OUT
 //     (a pipeline node); each relayed message's age since its input's publish and since its chain began
 //     is in the truth (ages_ns, path_ages_ns)
+//   --sample IN,OUT,HZ: a subscription to IN and a timer that publishes on OUT from the latest message
+//     (CARET's use_latest_message); each publish's age from the latest IN message's send and from the
+//     first one's since the previous publish is in the truth (sampled_best_ns, sampled_worst_ns)
 //   --server SERVICE[,WORK_MS]        --client SERVICE,HZ[,COUNT]   --exit-when-sent
 //   --action-server ACTION[,WORK_MS]  --action-client ACTION,HZ[,COUNT]
 //   --duration S   --truth FILE   --stamps (every message's time in the truth)
@@ -58,10 +61,10 @@ namespace
 struct Entities
 {
   std::string name, ns;
-  std::vector<std::vector<std::string>> pubs, subs, relays, timers, servers, clients, action_servers, action_clients;
+  std::vector<std::vector<std::string>> pubs, subs, relays, samplers, timers, servers, clients, action_servers, action_clients;
   bool empty() const
   {
-    return pubs.empty() && subs.empty() && relays.empty() && timers.empty() && servers.empty() && clients.empty() &&
+    return pubs.empty() && subs.empty() && relays.empty() && samplers.empty() && timers.empty() && servers.empty() && clients.empty() &&
            action_servers.empty() && action_clients.empty();
   }
 };
@@ -127,6 +130,8 @@ Options parse(const std::vector<std::string> & args)
       cur().pubs.push_back(split(value()));
     } else if (a == "--sub") {cur().subs.push_back(split(value()));} else if (a == "--relay") {
       cur().relays.push_back(split(value()));
+    } else if (a == "--sample") {
+      cur().samplers.push_back(split(value()));
     } else if (a == "--timer") {
       cur().timers.push_back(split(value()));
     } else if (a == "--server") {cur().servers.push_back(split(value()));} else if (a == "--client") {
@@ -187,6 +192,7 @@ public:
     for (auto & f : has.pubs) {add_publisher(f, qos);}
     for (auto & f : has.subs) {add_subscription(f, qos);}
     for (auto & f : has.relays) {add_relay(f, qos);}
+    for (auto & f : has.samplers) {add_sampler(f, qos);}
     for (auto & f : has.timers) {add_timer(f);}
     for (auto & f : has.servers) {add_server(f);}
     for (auto & f : has.clients) {add_client(f, o.exit_when_sent);}
@@ -319,6 +325,42 @@ private:
         }, options);
     in.name = sub->get_topic_name();
     subs_.push_back(sub);
+  }
+
+  // A node that samples: its subscription keeps the latest message's send
+  // stamp and the first one's since the timer last published; its timer
+  // publishes on OUT and keeps both ages at that publish.
+  void add_sampler(const std::vector<std::string> & f, const rclcpp::QoS & qos)
+  {
+    Endpoint & in = truth_.add("subscription", get_fully_qualified_name(), "");
+    auto pub = create_publisher<std_msgs::msg::String>(f.at(1), qos);
+    Endpoint & out = truth_.add("publisher", get_fully_qualified_name(), pub->get_topic_name());
+    auto latest = std::make_shared<std::atomic<int64_t>>(0), first = std::make_shared<std::atomic<int64_t>>(0);
+    auto sub = create_subscription<std_msgs::msg::String>(f.at(0), qos,
+        [&in, latest, first](std_msgs::msg::String::ConstSharedPtr msg) {
+          in.counted();
+          long long origin = 0, sent = 0;
+          if (std::sscanf(msg->data.c_str(), "%lld %lld", &origin, &sent) == 2) {
+            *latest = sent;
+            int64_t none = 0;
+            first->compare_exchange_strong(none, sent);
+          }
+        });
+    in.name = sub->get_topic_name();
+    subs_.push_back(sub);
+    stoppable_.push_back(create_wall_timer(period_of(field(f, 2, 4)), [pub, &out, latest, first]() {
+        std_msgs::msg::String msg;
+        msg.data.assign(kStampsLen, 'x');
+        int64_t t = pulse_testnodes::real_ns();
+        write_stamps(msg.data, t, t);
+        pub->publish(msg);
+        out.counted();
+        int64_t last = latest->load();
+        if (last > 0) {
+          int64_t f0 = first->exchange(0);
+          out.sampled(t - last, t - (f0 > 0 ? f0 : last));
+        }
+      }));
   }
 
   void add_timer(const std::vector<std::string> & f)

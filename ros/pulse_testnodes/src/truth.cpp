@@ -79,6 +79,8 @@ void Truth::write(const std::string & path, const std::string & lang)
         list("", e.stamps);
         list(",\"ages_ns\":[", e.ages);
         list(",\"path_ages_ns\":[", e.path_ages);
+        list(",\"sampled_best_ns\":[", e.sampled_best);
+        list(",\"sampled_worst_ns\":[", e.sampled_worst);
       }
       o << "}";
       first = false;

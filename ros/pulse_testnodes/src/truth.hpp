@@ -57,6 +57,15 @@ struct Endpoint
   // the input left its publisher (the hop: transport and the node's work),
   // and since its chain's first publish (the path so far), realtime ns.
   std::vector<int64_t> ages, path_ages;
+  // --sample's publisher, per publish: the age of its input's latest
+  // message and of the first since its previous publish (realtime ns).
+  std::vector<int64_t> sampled_best, sampled_worst;
+  void sampled(int64_t best, int64_t worst)
+  {
+    std::lock_guard<std::mutex> lock(stamps_mu);
+    sampled_best.push_back(best);
+    sampled_worst.push_back(worst);
+  }
   void aged(int64_t hop, int64_t path)
   {
     std::lock_guard<std::mutex> lock(stamps_mu);
