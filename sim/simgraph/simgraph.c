@@ -724,10 +724,11 @@ static void aged(int truth, const struct msg *m)
     truth_e2e(truth, age > 0 ? (uint64_t)age : 0);
 }
 
-/* An rclcpp callback ran for a message sent at src: its node's timers sample it. */
-static void seen(struct sub_rt *r, int64_t src)
+/* An rclcpp callback ran for a message sent at src: its node's timers sample it (truth: the
+ * subscription's slot as its deliverer read it, under the lock a re-creation takes). */
+static void seen(struct sub_rt *r, int truth, int64_t src)
 {
-    if (r->truth < 0)
+    if (truth < 0)
         return;
     atomic_store(&r->latest_src, src);
     int64_t none = 0;
@@ -830,7 +831,7 @@ static void deliver_socket(int s, const struct msg *m)
     ros_trace_callback_start(cb, false);
     truth_inc(truth, TC_SUB_INTER);
     aged(truth, m);
-    seen(r, m->src_real_ns - (int64_t)(gs->delay_ms * 1e6));
+    seen(r, truth, m->src_real_ns - (int64_t)(gs->delay_ms * 1e6));
     if (gs->cost_ms > 0) /* a slow callback: the socket queue fills and drops what it cannot hold */
         sleep_until(t0 + (uint64_t)(gs->cost_ms * 1e6));
     relay(s, m);
@@ -869,7 +870,7 @@ static void deliver_intra(int s, const struct msg *m)
     truth_inc(r->truth, TC_SUB_INTRA);
     aged(r->truth, m);
     if (jazzy) /* the probe stamps the enqueue; Humble shows nothing of an intra-process delivery */
-        seen(r, m->src_real_ns);
+        seen(r, r->truth, m->src_real_ns);
     if (G.subs[s].cost_ms > 0)
         sleep_until(t0 + (uint64_t)(G.subs[s].cost_ms * 1e6));
     relay(s, m);
