@@ -144,7 +144,9 @@ func record(t *testing.T, g *graph, rec *recorder.Recorder, period time.Duration
 
 func newRecorder(t *testing.T, dir string, period time.Duration, opt window.Options) *recorder.Recorder {
 	t.Helper()
-	rec, err := recorder.New(dir, recorder.Options{Period: period, Window: opt, Retain: -1})
+	// FromStart: the graph is already running (under qemu-user the baseline
+	// scan can come after its first calls and its short-lived processes).
+	rec, err := recorder.New(dir, recorder.Options{Period: period, Window: opt, Retain: -1, FromStart: true})
 	if err != nil {
 		t.Fatal(err)
 	}

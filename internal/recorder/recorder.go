@@ -27,6 +27,10 @@ type Options struct {
 	Format logfmt.Format
 	Log    logfmt.Options
 	Window window.Options
+	// FromStart: the first window counts every process from its start, as
+	// if the baseline were taken before any existed (a recorder started
+	// beside processes already running, that wants their whole run).
+	FromStart bool
 	// Retain is how long an exited process stays in the windows after a
 	// reader first saw it exited; then the reader leaves its segment out and
 	// removes it (and ended runs' directories with it). Negative: never.
@@ -107,6 +111,9 @@ func New(dir string, opt Options) (*Recorder, error) {
 	}
 	r.report(scan)
 	r.prev = scan
+	if opt.FromStart {
+		r.prev = nil
+	}
 	if opt.Detail > 0 && opt.Out != nil {
 		r.detailPrev, r.detailAt = scan, time.Now()
 		r.detailScratch.ReuseWindows = true // rendered at once, kept by nobody
