@@ -210,6 +210,8 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                     n->py = true;
                 else if (strcmp(tok[i], "loop") == 0)
                     n->loop = true;
+                else if (strcmp(tok[i], "samples") == 0)
+                    n->samples = true;
                 else if (strcmp(tok[i], "lang=cpp") != 0)
                     FAIL("unknown node option '%s'", tok[i]);
             }

@@ -50,6 +50,7 @@ struct g_node {
     bool py;
     bool intra;
     bool loop;     /* loop: one timer publishes all of its publishers of one rate, as a node's main loop does */
+    bool samples;  /* samples: its timers' publishes keep their sampled-link truth (two records each) */
     double log_hz;
     int churn_timers;              /* churn timers N: rclpy's spin_once(timeout) makes and frees an rcl timer N times */
     int churn_pubs, churn_msgs;    /* churn pubs TOPIC N MSGS: N publishers made, used for MSGS messages, freed */

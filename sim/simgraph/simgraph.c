@@ -93,6 +93,7 @@ struct node_rt {
     char *scratch;
     char fq[2 * G_NAME];
     int rosout_truth, churn_truth; /* truth.h slots */
+    int *inputs, ninputs; /* its subscriptions a timer of it samples (not the TimeSource's /parameter_events) */
 };
 
 struct pub_rt {
@@ -740,12 +741,11 @@ static void seen(struct sub_rt *r, int truth, int64_t src)
 static void sampled_truth(int node, int p)
 {
     int slot = __atomic_load_n(&pubs_rt[p].truth, __ATOMIC_ACQUIRE);
-    if (slot < 0)
+    if (slot < 0 || nodes_rt[node].ninputs == 0)
         return;
     int64_t now = (int64_t)now_ns(CLOCK_REALTIME);
-    for (int s = 0; s < G.nsubs; s++) {
-        if (G.subs[s].node != node || strcmp(G.subs[s].topic, "/parameter_events") == 0)
-            continue; /* the TimeSource's subscription: every node's own, never a pipeline's input */
+    for (int i = 0; i < nodes_rt[node].ninputs; i++) {
+        int s = nodes_rt[node].inputs[i];
         int64_t latest = atomic_load(&subs_rt[s].latest_src);
         if (latest <= 0 || latest >= now)
             continue;
@@ -757,9 +757,25 @@ static void sampled_truth(int node, int p)
 /* A timer callback that published ends its node's subscriptions' cycles. */
 static void sampled_end(int node)
 {
-    for (int s = 0; s < G.nsubs; s++)
-        if (G.subs[s].node == node)
-            atomic_store(&subs_rt[s].first_src, 0);
+    for (int i = 0; i < nodes_rt[node].ninputs; i++)
+        atomic_store(&subs_rt[nodes_rt[node].inputs[i]].first_src, 0);
+}
+
+/* Each sampling node's inputs (node option samples), once before its threads start: a timer's
+ * publish visits only its own, and nodes without the option write no sampled truth (two
+ * records a publish: under qemu-user the robot graph's many timers were slowed enough to
+ * deliver late). */
+static void find_inputs(int proc)
+{
+    for (int s = 0; s < G.nsubs; s++) {
+        struct node_rt *n = &nodes_rt[G.subs[s].node];
+        if (G.nodes[G.subs[s].node].proc != proc || !G.nodes[G.subs[s].node].samples ||
+            strcmp(G.subs[s].topic, "/parameter_events") == 0)
+            continue; /* the TimeSource's subscription: every node's own, never a pipeline's input */
+        if (n->inputs == NULL)
+            n->inputs = xalloc((size_t)G.nsubs * sizeof *n->inputs);
+        n->inputs[n->ninputs++] = s;
+    }
 }
 
 /* The end of a relay='s callback work: the message published on, inside the
@@ -1276,6 +1292,7 @@ static void on_signal(int sig)
 static int run_process(int proc, int64_t duration_ns)
 {
     self_proc = proc;
+    find_inputs(proc);
     struct g_proc *gp = &G.procs[proc];
     truth_open(truth_arg, gp->name);
     jazzy = ros_trace_enabled_rcl_init != NULL;
