@@ -92,8 +92,8 @@ func TestPathsChain(t *testing.T) {
 
 // judgeSampled holds the monitor's sampled link to its node's own truth:
 // the same publishes, best-case (latest trajectory) and worst-case (first
-// trajectory since the previous status) ages' p50 and p99 within 10 % or
-// 0.5 ms; a path named through it adds exactly that worst-minus-best to
+// trajectory since the previous status) ages' p50 and p90 within a
+// bucket's width, 12.5 % (of ~48 publishes, the p99 is the max); a path named through it adds exactly that worst-minus-best to
 // its mean, and no path is found through it.
 func judgeSampled(t *testing.T, ws []*window.Window, truth *simtruth.Snapshot, found []window.Path) {
 	t.Helper()
@@ -128,13 +128,14 @@ func judgeSampled(t *testing.T, ws []*window.Window, truth *simtruth.Snapshot, f
 		for _, q := range []struct {
 			name    string
 			got, at float64
-		}{{"p50", c.got.P50Ms, 0.5}, {"p99", c.got.P99Ms, 0.99}} {
-			if want := quantileMs(c.truth, q.at); emulated == "" && math.Abs(q.got-want) > math.Max(0.1*want, 0.5) {
+		}{{"p50", c.got.P50Ms, 0.5}, {"p90", c.got.P90Ms, 0.9}} { // ~48 samples: their p99 is their max
+			// one link's quantile is its bucket's: within a bucket's width (1/8 of its lower bound)
+			if want := quantileMs(c.truth, q.at); emulated == "" && math.Abs(q.got-want) > math.Max(0.125*want, 0.5) {
 				t.Errorf("sampled link %s %s %.3f ms, the monitor's own %.3f ms", c.name, q.name, q.got, want)
 			}
 		}
-		t.Logf("sampled link %s: p50 %.2f p99 %.2f ms; truth p50 %.2f p99 %.2f", c.name, c.got.P50Ms, c.got.P99Ms,
-			quantileMs(c.truth, 0.5), quantileMs(c.truth, 0.99))
+		t.Logf("sampled link %s: p50 %.2f p90 %.2f ms; truth p50 %.2f p90 %.2f", c.name, c.got.P50Ms, c.got.P90Ms,
+			quantileMs(c.truth, 0.5), quantileMs(c.truth, 0.9))
 	}
 	for _, p := range found {
 		if slices.Contains(p.Topics, "/control/status") {
