@@ -725,11 +725,13 @@ static void aged(int truth, const struct msg *m)
     truth_e2e(truth, age > 0 ? (uint64_t)age : 0);
 }
 
-/* An rclcpp callback ran for a message sent at src: its node's timers sample it (truth: the
- * subscription's slot as its deliverer read it, under the lock a re-creation takes). */
-static void seen(struct sub_rt *r, int truth, int64_t src)
+/* An rclcpp callback of subscription s ran for a message sent at src: its node's timers sample
+ * it, when the node keeps sampled truth (truth: the subscription's slot as its deliverer read it,
+ * under the lock a re-creation takes). */
+static void seen(int s, int truth, int64_t src)
 {
-    if (truth < 0)
+    struct sub_rt *r = &subs_rt[s];
+    if (truth < 0 || !G.nodes[G.subs[s].node].samples)
         return;
     atomic_store(&r->latest_src, src);
     int64_t none = 0;
@@ -847,7 +849,7 @@ static void deliver_socket(int s, const struct msg *m)
     ros_trace_callback_start(cb, false);
     truth_inc(truth, TC_SUB_INTER);
     aged(truth, m);
-    seen(r, truth, m->src_real_ns - (int64_t)(gs->delay_ms * 1e6));
+    seen(s, truth, m->src_real_ns - (int64_t)(gs->delay_ms * 1e6));
     if (gs->cost_ms > 0) /* a slow callback: the socket queue fills and drops what it cannot hold */
         sleep_until(t0 + (uint64_t)(gs->cost_ms * 1e6));
     relay(s, m);
@@ -886,7 +888,7 @@ static void deliver_intra(int s, const struct msg *m)
     truth_inc(r->truth, TC_SUB_INTRA);
     aged(r->truth, m);
     if (jazzy) /* the probe stamps the enqueue; Humble shows nothing of an intra-process delivery */
-        seen(r, r->truth, m->src_real_ns);
+        seen(s, r->truth, m->src_real_ns);
     if (G.subs[s].cost_ms > 0)
         sleep_until(t0 + (uint64_t)(G.subs[s].cost_ms * 1e6));
     relay(s, m);
