@@ -108,7 +108,6 @@ func chains(links []window.Link) [][]string {
 func build(topics []string, links []window.Link) window.Path {
 	p := window.Path{Topics: topics, Measured: true, Hops: window.HopsOf(topics, links)}
 	best := make([][]point, 0, len(p.Hops))
-	worst := make([][]point, 0, len(p.Hops))
 	sampled := false
 	for _, h := range p.Hops {
 		if !h.Measured {
@@ -116,7 +115,6 @@ func build(topics []string, links []window.Link) window.Path {
 			return p
 		}
 		best = append(best, distribution(h.AgeHist, h.Age.MeanMs))
-		worst = append(worst, distribution(h.WorstHist, h.Worst.MeanMs))
 		sampled = sampled || h.Sampled
 	}
 	p.N = p.Hops[len(p.Hops)-1].N
@@ -126,6 +124,10 @@ func build(topics []string, links []window.Link) window.Path {
 	}
 	p.Worst = p.Best // without sampled links the worst case waits nowhere more
 	if sampled {
+		worst := make([][]point, 0, len(p.Hops))
+		for _, h := range p.Hops {
+			worst = append(worst, distribution(h.WorstHist, h.Worst.MeanMs))
+		}
 		p.Worst = latency(worst)
 		for _, h := range p.Hops {
 			p.Worst.MaxMs += topBound(h.Worst)
