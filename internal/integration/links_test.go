@@ -38,8 +38,8 @@ func chainLinks(distro string) []string {
 // The stand-in's pipeline with links on: the links are found exactly, the
 // paths from the lidar to /control/cmd_vel and (on Jazzy, through its
 // intra-process hop) from the camera to its tracks are found from them,
-// their latencies' p50 and p99 are the graph's own per-message truth within
-// 10 % or 0.5 ms, and they carried exactly the messages their last relay
+// their latencies' mean, p50 and p99 are the graph's own per-message truth
+// (within 5, 10 and 25 %; see judgePath), and they carried exactly the messages their last relay
 // relayed. On Humble the camera's path says which hop is not measured.
 // Every count stays exact with links on. (Under emulation the quantiles are
 // not judged: they would judge the emulator.)
@@ -152,8 +152,8 @@ func judgeSampled(t *testing.T, ws []*window.Window, truth *simtruth.Snapshot, f
 }
 
 // judgePath holds a measured path to its last relay's per-message ages
-// (sorted): the same messages, p50 and p99 within 10 % or 0.5 ms, and a max
-// no message exceeded.
+// (sorted): the same messages, mean, p50 and p99 within 5, 10 and 25 % (or
+// 0.5 ms), and a max no message exceeded.
 func judgePath(t *testing.T, p window.Path, ages []uint64) {
 	t.Helper()
 	if !p.Measured {
@@ -165,21 +165,25 @@ func judgePath(t *testing.T, p window.Path, ages []uint64) {
 	}
 	// Quantiles are timings: under qemu-user the emulator's stalls hit
 	// several hops of one message at once (links and counts are still judged).
+	// A path's mean is the sum of its hops' means whatever their correlation,
+	// so it is held to 5 %. Its quantiles come from convolving independent
+	// hops (design note 0032): a stall that delays several hops of one message
+	// (CI's busy cores) widens the true tail beyond the model, so the p99 is
+	// held to 25 % and the p50 to 10 %.
 	for _, q := range []struct {
-		name string
-		got  float64
-		at   float64
-	}{{"p50", p.Best.P50Ms, 0.5}, {"p99", p.Best.P99Ms, 0.99}} {
-		want := quantileMs(ages, q.at)
-		if emulated == "" && math.Abs(q.got-want) > math.Max(0.1*want, 0.5) {
-			t.Errorf("path %s %s %.3f ms, the graph's own %.3f ms", p.Name, q.name, q.got, want)
+		name     string
+		got, tol float64
+		want     float64
+	}{{"mean", p.Best.MeanMs, 0.05, meanMs(ages)}, {"p50", p.Best.P50Ms, 0.1, quantileMs(ages, 0.5)}, {"p99", p.Best.P99Ms, 0.25, quantileMs(ages, 0.99)}} {
+		if emulated == "" && math.Abs(q.got-q.want) > math.Max(q.tol*q.want, 0.5) {
+			t.Errorf("path %s %s %.3f ms, the graph's own %.3f ms", p.Name, q.name, q.got, q.want)
 		}
 	}
 	if top := quantileMs(ages, 1); p.Best.MaxMs < top {
 		t.Errorf("path %s max %.3f ms is below the graph's oldest message, %.3f ms", p.Name, p.Best.MaxMs, top)
 	}
-	t.Logf("path %s: p50 %.2f p99 %.2f max %.2f ms over %d messages; truth p50 %.2f p99 %.2f max %.2f", p.Name,
-		p.Best.P50Ms, p.Best.P99Ms, p.Best.MaxMs, p.N, quantileMs(ages, 0.5), quantileMs(ages, 0.99), quantileMs(ages, 1))
+	t.Logf("path %s: mean %.2f p50 %.2f p99 %.2f max %.2f ms over %d messages; truth mean %.2f p50 %.2f p99 %.2f max %.2f", p.Name,
+		p.Best.MeanMs, p.Best.P50Ms, p.Best.P99Ms, p.Best.MaxMs, p.N, meanMs(ages), quantileMs(ages, 0.5), quantileMs(ages, 0.99), quantileMs(ages, 1))
 }
 
 // No message link is ever made where no callback publishes what it took:
@@ -292,6 +296,15 @@ func quantileMs(sorted []uint64, q float64) float64 {
 	}
 	i := int(math.Ceil(q*float64(len(sorted)))) - 1
 	return float64(sorted[max(i, 0)]) / 1e6
+}
+
+// meanMs is the mean of ages (ns), in ms.
+func meanMs(ages []uint64) float64 {
+	var sum float64
+	for _, a := range ages {
+		sum += float64(a)
+	}
+	return sum / float64(len(ages)) / 1e6
 }
 
 func pathNames(ps []window.Path) string {
