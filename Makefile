@@ -12,7 +12,7 @@ VERSION ?= $(shell cat VERSION)
 
 CWARN   := -std=c11 -Wall -Wextra -Werror
 PROBE_CFLAGS := $(CWARN) -O2 -g -fPIC -fvisibility=hidden -ftls-model=initial-exec -Iprobe/include
-PROBE_SRC := probe/src/probe.c probe/src/callbacks.c probe/src/qos.c probe/src/services.c probe/src/links.c probe/src/symbols.c probe/src/segment_writer.c
+PROBE_SRC := probe/src/probe.c probe/src/callbacks.c probe/src/qos.c probe/src/services.c probe/src/links.c probe/src/bytes.c probe/src/symbols.c probe/src/segment_writer.c
 PROBE_HDR := $(wildcard probe/src/*.h probe/include/ros2_pulse/*.h)
 SIM_CFLAGS := $(CWARN) -Wno-unused-parameter -O2 -g -Iprobe/include -Isim/simgraph -Isim/rcl
 DISTROS := humble jazzy kilted

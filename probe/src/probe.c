@@ -168,6 +168,9 @@ static inline struct tls_slot *tls_ways(uintptr_t key)
  * 8-byte aligned): 0 = this thread's private lane, 1 = the shared lane.
  */
 #define SHARED_LANE_BIT ((uintptr_t)1)
+/* A KEY_PUB slot of a publisher whose messages vary in size, sampled when bytes are on (bytes.c): the fast path leaves it to count_publish */
+#define SIZED_BIT ((uintptr_t)2)
+#define TAG_BITS (SHARED_LANE_BIT | SIZED_BIT)
 
 static inline void bump(uintptr_t tagged)
 {
@@ -179,11 +182,16 @@ static inline void bump(uintptr_t tagged)
     if (atomic_fetch_add_explicit(&fault_n, 1, memory_order_relaxed) % RP_FAULT_DROP_EVERY == 0)
         return;
 #endif
-    _Atomic uint64_t *c = (_Atomic uint64_t *)(tagged & ~SHARED_LANE_BIT);
+    _Atomic uint64_t *c = (_Atomic uint64_t *)(tagged & ~TAG_BITS);
     if (UNLIKELY(tagged & SHARED_LANE_BIT))
         atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
     else /* single writer: a plain increment, published with a relaxed store */
         atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+static inline uint64_t read_counter(uintptr_t tagged)
+{
+    return atomic_load_explicit((_Atomic uint64_t *)(tagged & ~TAG_BITS), memory_order_relaxed);
 }
 
 /* ---------------------------------------------------------------- forwarding */
@@ -306,6 +314,8 @@ static bool ensure_segment_locked(void)
         g_ep_hints = calloc(g_seg.header->endpoint_capacity, sizeof *g_ep_hints);
         g_ep_hints_len = g_ep_hints != NULL ? g_seg.header->endpoint_capacity : 0;
     }
+    if (g_seg.bytes != NULL)
+        rp_bytes_init(g_seg.header->endpoint_capacity, g_cfg.bytes_every);
     atomic_store_explicit(&g_lanes, g_seg.lanes, memory_order_release);
     atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);
     if (!g_cfg.quiet)
@@ -514,12 +524,13 @@ RP_COLD static struct tls_slot *resolve_slow(uintptr_t handle, unsigned kind, ui
         _Atomic uint64_t *lane = thread_lane();
         if (lane != NULL) {
             if (counted)
-                counters = (uintptr_t)(lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT) | (tls_lane_shared ? SHARED_LANE_BIT : 0);
+                counters = (uintptr_t)(lane + (ep - 1) * RP_COUNTERS_PER_ENDPOINT) | (tls_lane_shared ? SHARED_LANE_BIT : 0) |
+                           (kind == KEY_PUB && rp_bytes_sampled(ep) ? SIZED_BIT : 0);
             else
                 next_ep = (uint32_t)ep;
             if (kind != KEY_TAKE)
                 gap = g_seg.gaps != NULL ? &g_seg.gaps[ep - 1] : NULL; /* thread_lane() published g_seg */
-            else if (g_seg.gaps != NULL || g_seg.latency != NULL || g_seg.links != NULL)
+            else if (g_seg.gaps != NULL || g_seg.latency != NULL || g_seg.links != NULL || rp_bytes_sampled(ep))
                 gap = (struct rp_gap *)(uintptr_t)ep; /* a take slot holds the endpoint: its opt-in work may apply */
         }
     }
@@ -597,9 +608,11 @@ static void record_latency(struct rp_gap *g, int64_t source_ns)
     atomic_fetch_add_explicit(&g->buckets[rp_gap_bucket(d)], 1, memory_order_relaxed);
 }
 
-/* The opt-in work of a take: gap tracking when counted here, latency for all, and the input a callback links from. */
-static void take_extras(uintptr_t ep, bool counted, int64_t source_ns)
+/* The opt-in work of a take: gap tracking when counted here, latency for all, the input a callback links from, a size sample. */
+static void take_extras(uintptr_t ep, bool counted, int64_t source_ns, const void *message)
 {
+    if (g_seg.bytes != NULL && rp_bytes_sampled(ep))
+        rp_bytes_take(ep, message);
     if (counted && g_seg.gaps != NULL)
         record_gap(&g_seg.gaps[ep - 1], KEY_TAKE, RP_SLOT_INTER, NULL);
     if (g_seg.latency != NULL && source_ns > 0)
@@ -636,7 +649,7 @@ static inline uint64_t count_hit(struct tls_slot *hit, unsigned kind, unsigned c
 /* Endpoint (index + 1) of a resolved slot: its counters' offset in this thread's lane. */
 static inline uint64_t slot_endpoint(const struct tls_slot *hit)
 {
-    return ((hit->counters & ~SHARED_LANE_BIT) - (uintptr_t)tls_lane) / (RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t)) + 1;
+    return ((hit->counters & ~TAG_BITS) - (uintptr_t)tls_lane) / (RP_COUNTERS_PER_ENDPOINT * sizeof(uint64_t)) + 1;
 }
 
 /*
@@ -644,11 +657,15 @@ static inline uint64_t slot_endpoint(const struct tls_slot *hit)
  * that callback's next early fetch. The whole path, for what the fast path
  * below leaves: a cache miss, gap tracking, a hint to write.
  */
-static __attribute__((noinline)) void count_publish(uintptr_t handle, unsigned counter_slot)
+static __attribute__((noinline)) void count_publish(uintptr_t handle, unsigned counter_slot, const void *message)
 {
     struct tls_slot *hit = lookup(handle, KEY_PUB);
     if (hit->counters != 0) {
         count_hit(hit, KEY_PUB, counter_slot);
+        /* one in RP_BYTES_EVERY of this thread's publishes (its first among them) is sized */
+        if (UNLIKELY(hit->counters & SIZED_BIT) && counter_slot == RP_SLOT_INTER && rp_bytes_serialized == 0 &&
+            ((read_counter(hit->counters + RP_SLOT_INTER * sizeof(uint64_t)) - 1) & rp_bytes_mask) == 0)
+            rp_bytes_sample(slot_endpoint(hit), message);
         if (rp_link_tls.armed != 0)
             rp_link_publish(slot_endpoint(hit), counter_slot);
         if (rp_hinted_ep != 0) { /* else no callback fetched early runs on this thread: none reads hints */
@@ -676,7 +693,7 @@ static inline bool count_publish_fast(uintptr_t handle, unsigned counter_slot)
     struct tls_slot *hit = tls_ways(key);
     if (UNLIKELY(hit->key != key) && (++hit)->key != key)
         return false;
-    if (UNLIKELY(hit->gen != gen || hit->gap != NULL))
+    if (UNLIKELY(hit->gen != gen || hit->gap != NULL || (hit->counters & SIZED_BIT)))
         return false;
     if (UNLIKELY(rp_hinted_ep != 0 && rp_hinted_ep != hit->gap_hint))
         return false;
@@ -689,7 +706,7 @@ static inline bool count_publish_fast(uintptr_t handle, unsigned counter_slot)
 
 /* rmw_take: counted for subscriptions no rclcpp object delivers for; the
  * latency of every subscription when latency tracking is on. */
-static inline void take(uintptr_t handle, int64_t source_ns)
+static inline void take(uintptr_t handle, int64_t source_ns, const void *message)
 {
     const struct tls_slot *hit = lookup(handle, KEY_TAKE);
     if (hit->counters != 0) {
@@ -698,7 +715,7 @@ static inline void take(uintptr_t handle, int64_t source_ns)
     } else if (hit->gap_hint != 0) /* rclcpp counts this message at its callback_start: fetch that line now */
         rp_prefetch_callback(hit->gap_hint);
     if (UNLIKELY(hit->gap != NULL)) /* gaps, latency and links off: no clock read at all */
-        take_extras((uintptr_t)hit->gap, hit->counters != 0, source_ns);
+        take_extras((uintptr_t)hit->gap, hit->counters != 0, source_ns, message);
 }
 
 /* ---------------------------------------------------------------- init-time bookkeeping */
@@ -909,20 +926,24 @@ EXPORT void ros_trace_rclcpp_timer_callback_added(const void *timer_handle, cons
     FORWARD(rclcpp_timer_callback_added, (const void *, const void *), (timer_handle, callback));
 }
 
-void rp_describe_endpoint(bool publisher, const void *rcl_handle, struct rp_qos *facts)
+uint64_t rp_describe_endpoint(bool publisher, const void *rcl_handle, struct rp_qos *facts)
 {
+    uint64_t ep = 0;
     /* Under the init mutex, but no map changes: the threads' caches stay valid (no g_gen bump). */
     pthread_once(&g_process_once, process_init);
     pthread_mutex_lock(&g_mutex);
     if (ensure_segment_locked()) {
-        uint64_t ep = rp_map_get(publisher ? &g_pubs : &g_subs, impl_of(rcl_handle));
+        ep = rp_map_get(publisher ? &g_pubs : &g_subs, impl_of(rcl_handle));
         if (ep != 0) { /* else no tracepoint announced it (tracing compiled out, a full table) */
             facts->generation = atomic_load_explicit(&g_seg.endpoints[ep - 1].generation, memory_order_relaxed);
             rp_segment_set_qos(&g_seg, (uint32_t)(ep - 1), facts);
         }
     }
     pthread_mutex_unlock(&g_mutex);
+    return ep;
 }
+
+void rp_mappings_changed(void) { atomic_fetch_add_explicit(&g_gen, 1, memory_order_release); }
 
 /* The endpoint of a timer no rclcpp object claimed, created on its first call. */
 RP_COLD static uint64_t create_timer_endpoint(uintptr_t impl)
@@ -1037,7 +1058,7 @@ uint64_t rp_call_endpoint(const void *rcl_handle, bool client)
     static __attribute__((noinline)) void name##_slow(const void *publisher_handle, const void *message) \
     {                                                                                              \
         if (publisher_handle != NULL)                                                              \
-            count_publish(impl_of(publisher_handle), counter_slot);                                \
+            count_publish(impl_of(publisher_handle), counter_slot, message);                       \
         FORWARD_THROUGH(g_hot.real_##name, name, (const void *, const void *), (publisher_handle, message)); \
     }                                                                                              \
     EXPORT RP_HOT void ros_trace_##name(const void *publisher_handle, const void *message)         \
@@ -1075,7 +1096,7 @@ EXPORT RP_HOT void ros_trace_rmw_take(const void *rmw_subscription_handle, const
                                       int64_t source_timestamp, const bool taken)
 {
     if (LIKELY(taken && rmw_subscription_handle != NULL))
-        take((uintptr_t)rmw_subscription_handle, source_timestamp);
+        take((uintptr_t)rmw_subscription_handle, source_timestamp, message);
     FORWARD_THROUGH(g_hot.real_rmw_take, rmw_take, (const void *, const void *, int64_t, const bool),
                     (rmw_subscription_handle, message, source_timestamp, taken));
 }
@@ -1085,10 +1106,6 @@ EXPORT RP_HOT void ros_trace_rmw_take(const void *rmw_subscription_handle, const
 enum { MODE_UNKNOWN = 0, MODE_TRACED, MODE_SILENT };
 static _Atomic int g_loaned_mode, g_serialized_mode;
 
-static uint64_t read_counter(uintptr_t tagged)
-{
-    return atomic_load_explicit((_Atomic uint64_t *)(tagged & ~SHARED_LANE_BIT), memory_order_relaxed);
-}
 
 /*
  * Publishes through the real rcl function and counts the message unless rcl
@@ -1144,10 +1161,21 @@ EXPORT rp_rcl_ret_t rcl_publish_loaned_message(const void *publisher, void *ros_
                             allocation);
 }
 
+/* A serialized message knows its size: exact bytes, and the rcl_publish
+ * that Jazzy+ fires inside must not size it as a typed message. */
 EXPORT rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const void *serialized_message,
                                                    void *allocation)
 {
     static void *_Atomic real_fn = UNRESOLVED;
-    return publish_untraced(&g_serialized_mode, &real_fn, "rcl_publish_serialized_message", publisher,
-                            serialized_message, allocation);
+    rp_bytes_serialized++;
+    rp_rcl_ret_t ret = publish_untraced(&g_serialized_mode, &real_fn, "rcl_publish_serialized_message", publisher,
+                                        serialized_message, allocation);
+    rp_bytes_serialized--;
+    if (ret == RP_RCL_RET_OK && publisher != NULL && serialized_message != NULL && rp_lanes() != NULL &&
+        g_seg.bytes != NULL) {
+        uint64_t ep = rp_map_get(&g_pubs, impl_of(publisher));
+        if (ep != 0)
+            rp_bytes_exact(ep, ((const rp_serialized_message_t *)serialized_message)->buffer_length);
+    }
+    return ret;
 }

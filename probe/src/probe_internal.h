@@ -126,7 +126,10 @@ uint64_t rp_timer_endpoint(uintptr_t impl, bool create) RP_HIDDEN;
  * out to be (qos.c, after rcl_*_init returned), for the endpoint its
  * tracepoint made. Init-time only; takes the probe mutex.
  */
-void rp_describe_endpoint(bool publisher, const void *rcl_handle, struct rp_qos *facts) RP_HIDDEN;
+uint64_t rp_describe_endpoint(bool publisher, const void *rcl_handle, struct rp_qos *facts) RP_HIDDEN;
+
+/* A mapping the threads' caches resolve from changed (bytes.c learnt a type): they resolve again. */
+void rp_mappings_changed(void) RP_HIDDEN;
 
 /*
  * The endpoint (index + 1) of an rcl service (client false) or client
@@ -300,6 +303,29 @@ static inline void rp_link_handled(void)
     if (rp_link_tls.armed == RP_LINK_ARMED_PY)
         rp_link_tls.armed = 0;
 }
+
+/* ---------------------------------------------------------------- bytes.c (design note 0033) */
+
+/* Allocates the sizers (once per process; a fork child keeps its parent's) and sets the sampling interval. */
+void rp_bytes_init(uint32_t endpoint_capacity, uint32_t every) RP_HIDDEN;
+
+/* After a successful rcl_*_init: learns how big endpoint ep's (index + 1) messages are from its type support. */
+void rp_bytes_learn(uint64_t ep, const void *type_support) RP_HIDDEN;
+
+/* Whether endpoint ep's messages vary in size and are sampled. */
+bool rp_bytes_sampled(uint64_t ep) RP_HIDDEN;
+
+/* Sizes one typed message of endpoint ep (the caller chose it: one in rp_bytes_mask + 1). */
+void rp_bytes_sample(uint64_t ep, const void *message) RP_HIDDEN;
+
+/* A take of a message on sampled subscription ep: sized when its turn comes. */
+void rp_bytes_take(uint64_t ep, const void *message) RP_HIDDEN;
+
+/* A message of endpoint ep whose size is known (a serialized publish or take). */
+void rp_bytes_exact(uint64_t ep, uint64_t size) RP_HIDDEN;
+
+extern uint32_t rp_bytes_mask RP_HIDDEN;            /* RP_BYTES_EVERY - 1 */
+extern __thread uint32_t rp_bytes_serialized RP_HIDDEN; /* inside rcl_publish_serialized_message: its rcl_publish is not typed */
 
 /* Forwards to the real ros_trace_<name>, resolved once per call site. */
 #define RP_FORWARD(name, params, args)                                                             \

@@ -103,7 +103,7 @@ struct rcl_endpoint_api {
 
 static void *_Atomic g_domain_fn = RP_UNRESOLVED;
 
-/* After a successful init: what the endpoint is, into its QoS record. */
+/* After a successful init: what the endpoint is, into its QoS record, and how big its messages are. */
 static void describe(bool publisher, struct rcl_endpoint_api *api, const void *endpoint, const void *node,
                      const void *type_support)
 {
@@ -134,7 +134,9 @@ static void describe(bool publisher, struct rcl_endpoint_api *api, const void *e
     if (node != NULL && domain != NULL && domain(node, &id) == RP_RCL_RET_OK && id < RP_NO_DOMAIN)
         q.domain_id = (uint32_t)id;
     type_name(type_support, &q);
-    rp_describe_endpoint(publisher, endpoint, &q);
+    uint64_t ep = rp_describe_endpoint(publisher, endpoint, &q);
+    if (ep != 0)
+        rp_bytes_learn(ep, type_support); /* outside the probe's mutex: it may dlopen */
 }
 
 static struct rcl_endpoint_api g_pub_api = {"rcl_publisher_get_actual_qos", "rcl_publisher_get_rmw_handle",

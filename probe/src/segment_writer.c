@@ -99,13 +99,33 @@ void rp_config_load(struct rp_config *cfg)
         cfg->links = false;
     }
 
+    cfg->bytes = flag_on("ROS_PULSE_BYTES");
+    cfg->bytes_every = RP_DEFAULT_BYTES_EVERY;
+    const char *every = getenv("ROS_PULSE_BYTES_EVERY");
+    if (every != NULL && *every != '\0' &&
+        (!parse_u32(every, 1, RP_MAX_BYTES_EVERY, &cfg->bytes_every) || (cfg->bytes_every & (cfg->bytes_every - 1)) != 0)) {
+        rp_log("invalid ROS_PULSE_BYTES_EVERY '%.64s' (expected a power of two in [1, %u]), using %u", every,
+               RP_MAX_BYTES_EVERY, RP_DEFAULT_BYTES_EVERY);
+        cfg->bytes_every = RP_DEFAULT_BYTES_EVERY;
+    }
+
     cfg->endpoint_capacity = RP_DEFAULT_ENDPOINTS;
     const char *eps = getenv("ROS_PULSE_MAX_ENDPOINTS");
     if (eps != NULL && *eps != '\0' &&
         !parse_u32(eps, 16, RP_MAX_ENDPOINTS_LIMIT, &cfg->endpoint_capacity)) {
         rp_log("invalid ROS_PULSE_MAX_ENDPOINTS '%.64s' (expected an integer in [16, %u]), using %u",
                eps, RP_MAX_ENDPOINTS_LIMIT, RP_DEFAULT_ENDPOINTS);
-        cfg->endpoint_capacity = RP_DEFAULT_ENDPOINTS;
+        cfg->bytes = flag_on("ROS_PULSE_BYTES");
+    cfg->bytes_every = RP_DEFAULT_BYTES_EVERY;
+    const char *every = getenv("ROS_PULSE_BYTES_EVERY");
+    if (every != NULL && *every != '\0' &&
+        (!parse_u32(every, 1, RP_MAX_BYTES_EVERY, &cfg->bytes_every) || (cfg->bytes_every & (cfg->bytes_every - 1)) != 0)) {
+        rp_log("invalid ROS_PULSE_BYTES_EVERY '%.64s' (expected a power of two in [1, %u]), using %u", every,
+               RP_MAX_BYTES_EVERY, RP_DEFAULT_BYTES_EVERY);
+        cfg->bytes_every = RP_DEFAULT_BYTES_EVERY;
+    }
+
+    cfg->endpoint_capacity = RP_DEFAULT_ENDPOINTS;
     }
     cfg->node_capacity = cfg->endpoint_capacity / 4;
 
@@ -213,6 +233,8 @@ uint64_t rp_segment_size(const struct rp_config *cfg, uint32_t lanes)
         off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_calls));
     if (cfg->links)
         off = ALIGN64(off + (uint64_t)RP_LINK_CAPACITY(ep_cap) * sizeof(struct rp_link));
+    if (cfg->bytes)
+        off = ALIGN64(off + (uint64_t)ep_cap * sizeof(struct rp_bytes));
     return off;
 }
 
@@ -356,6 +378,12 @@ bool rp_segment_create(struct rp_segment *seg, const struct rp_config *cfg, uint
         h->ext_sections[h->ext_section_count++] =
             (struct rp_section){RP_SECTION_LINKS, seg->link_capacity, off, sizeof(struct rp_link)};
         seg->links = (struct rp_link *)((char *)mem + off);
+        off = ALIGN64(off + (uint64_t)seg->link_capacity * sizeof(struct rp_link));
+    }
+    if (cfg->bytes) {
+        h->ext_sections[h->ext_section_count++] =
+            (struct rp_section){RP_SECTION_BYTES, cfg->endpoint_capacity, off, sizeof(struct rp_bytes)};
+        seg->bytes = (struct rp_bytes *)((char *)mem + off);
     }
 
     seg->header = h;
@@ -470,6 +498,8 @@ int32_t rp_segment_reuse_endpoint(struct rp_segment *seg, uint32_t idx, uint16_t
     }
     if (seg->calls != NULL)
         memset(&seg->calls[idx], 0, sizeof seg->calls[idx]);
+    if (seg->bytes != NULL) /* its type is learnt again, after its init returns */
+        memset(&seg->bytes[idx], 0, sizeof seg->bytes[idx]);
     atomic_store_explicit(&e->node_index, node_index, memory_order_relaxed);
     atomic_store_explicit(&e->flags, truncated ? RP_EP_NAME_TRUNCATED : 0u, memory_order_relaxed);
     atomic_fetch_add_explicit(&e->generation, 1, memory_order_relaxed);
@@ -530,6 +560,12 @@ bool rp_segment_clone_records(struct rp_segment *dst, const struct rp_segment *s
             uint32_t len = atomic_load_explicit(&src->timing[i].symbol_len, memory_order_acquire);
             if (len != 0)
                 rp_segment_name_callback(dst, i, src->timing[i].symbol);
+        }
+        if (dst->bytes != NULL && src->bytes != NULL) { /* what the type is, not what the parent sized */
+            struct rp_bytes *db = &dst->bytes[i], *sb = &src->bytes[i];
+            atomic_store_explicit(&db->fixed_size, atomic_load_explicit(&sb->fixed_size, memory_order_relaxed), memory_order_relaxed);
+            atomic_store_explicit(&db->every, atomic_load_explicit(&sb->every, memory_order_relaxed), memory_order_relaxed);
+            atomic_store_explicit(&db->flags, atomic_load_explicit(&sb->flags, memory_order_relaxed), memory_order_relaxed);
         }
         atomic_store_explicit(&d->state, RP_RECORD_READY, memory_order_release);
     }

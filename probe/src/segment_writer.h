@@ -11,6 +11,8 @@
 #define RP_DEFAULT_BASE "/dev/shm"
 #define RP_DEFAULT_ENDPOINTS 512u
 #define RP_MAX_ENDPOINTS_LIMIT 65536u
+#define RP_DEFAULT_BYTES_EVERY 16u /* design note 0033: the walk's cost per message under +25 ns */
+#define RP_MAX_BYTES_EVERY 65536u
 /* Lanes 0..RP_LANES-2 belong to one thread each; the last lane is shared and atomic. */
 #define RP_LANES 16u
 
@@ -20,6 +22,8 @@ struct rp_config {
     bool latency; /* ROS_TOPIC_STATS_LATENCY=1: receive latency histograms (one realtime read per take) */
     bool timing;  /* unless ROS_PULSE_TIMING=0: callback durations, timer lateness, thread busy */
     bool links;   /* ROS_PULSE_LINKS=1 (needs timing): which input each callback's publishes came from */
+    bool bytes;   /* ROS_PULSE_BYTES=1: message sizes (design note 0033) */
+    uint32_t bytes_every; /* ROS_PULSE_BYTES_EVERY: one message in this many is sized (a power of two) */
     bool dir_explicit;
     uint32_t endpoint_capacity;
     uint32_t node_capacity;
@@ -39,6 +43,7 @@ struct rp_segment {
     struct rp_calls *calls;    /* one per endpoint slot (ABI 1.6); NULL when timing is off */
     struct rp_link *links;     /* link_capacity records (ABI 1.9); NULL unless links are on */
     uint32_t link_capacity;
+    struct rp_bytes *bytes; /* one per endpoint slot (ABI 1.9); NULL unless bytes are on */
     uint64_t size;
     int fd;
     char path[4200];

@@ -88,6 +88,7 @@ enum rp_section_kind {
     RP_SECTION_QOS = 8,     /* ABI 1.5: endpoint_capacity x rp_qos */
     RP_SECTION_CALLS = 9,   /* ABI 1.6, with RP_SECTION_TIMING: endpoint_capacity x rp_calls */
     RP_SECTION_LINKS = 10,  /* ABI 1.9, only with ROS_PULSE_LINKS=1 (and timing): link_capacity x rp_link */
+    RP_SECTION_BYTES = 11,  /* ABI 1.9, only with ROS_PULSE_BYTES=1: endpoint_capacity x rp_bytes */
 };
 
 /* rp_node.state and rp_endpoint.state */
@@ -404,6 +405,43 @@ struct rp_link {
 #define RP_LINK_SHARED_LANE UINT32_C(0xffffffff)
 
 /*
+ * RP_SECTION_BYTES (ABI 1.9, design note 0033): how many bytes an endpoint's
+ * messages are, as serialized (the 4-byte encapsulation header plus the
+ * XCDR1 body both rmw_cyclonedds and rmw_fastrtps send), learnt from the
+ * type support given to rcl_publisher_init / rcl_subscription_init.
+ *   A type without strings or sequences has one size, fixed_size: every
+ *   counted message of it weighs that (no per-message work).
+ *   Otherwise every RP_BYTES_EVERY-th message a thread publishes (or
+ *   takes) is sized by walking its type's introspection members: the sum
+ *   and count of those samples; a reader scales their mean by the count.
+ *   A serialized publish (rcl_publish_serialized_message) or take knows its
+ *   size: those go to exact_bytes and exact, always.
+ * A publisher's bytes are its inter-process messages (counter slot
+ * RP_SLOT_INTER): an intra-process delivery moves a pointer. For a window:
+ * typed = counted - exact; bytes = exact_bytes + typed x (fixed_size, or
+ * the samples' mean). Exact when fixed_size is set or typed is 0; sampled
+ * otherwise; not measured when neither a fixed size nor a sample exists.
+ * Records of a reused slot are zeroed before it is READY again.
+ */
+enum rp_bytes_flags {
+    RP_BYTES_TYPED = 1u << 0,      /* the type support was read: fixed_size, or samples will come */
+    RP_BYTES_UNREADABLE = 1u << 1, /* a type support was given but could not be read (reason: see doctor) */
+    RP_BYTES_WIDE = 1u << 2,       /* the type has wchar/wstring members: their wire size is RMW-dependent (±2 bytes a char) */
+};
+
+struct rp_bytes {
+    RP_ATOMIC(uint64_t) sampled_bytes; /* sum of the sampled messages' sizes */
+    RP_ATOMIC(uint64_t) sampled;       /* how many messages were sampled */
+    RP_ATOMIC(uint64_t) exact_bytes;   /* sum of the sizes of serialized publishes and takes */
+    RP_ATOMIC(uint64_t) exact;         /* how many */
+    RP_ATOMIC(uint32_t) fixed_size;    /* every typed message's size, or 0: it varies */
+    RP_ATOMIC(uint32_t) flags;         /* rp_bytes_flags */
+    RP_ATOMIC(uint32_t) max_size;      /* the largest message sized (sampled or exact) */
+    RP_ATOMIC(uint32_t) every;         /* the sampling interval now (a big type samples less often) */
+    uint8_t reserved[16];
+};
+
+/*
  * rp_header.env (ABI 1.5): the process's ROS environment when its segment
  * was made, as getenv saw it ("" and its bit clear: unset). Discovery and
  * middleware settings are per process; what they decide is in rp_qos.
@@ -507,6 +545,7 @@ _Static_assert(sizeof(struct rp_thread) == 128, "rp_thread size");
 _Static_assert(sizeof(struct rp_qos) == 256, "rp_qos size");
 _Static_assert(sizeof(struct rp_env) == 352, "rp_env size");
 _Static_assert(sizeof(struct rp_link) == 64 + 12 * RP_TIME_BUCKETS, "rp_link size");
+_Static_assert(sizeof(struct rp_bytes) == 64, "rp_bytes size");
 _Static_assert(sizeof(struct rp_calls) == 64 + 4 * RP_TIME_BUCKETS + 16 * RP_CALL_RING + 32, "rp_calls size");
 #endif
 

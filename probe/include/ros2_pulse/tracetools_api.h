@@ -209,6 +209,78 @@ typedef struct { /* the first two fields of the introspection and fastrtps type 
 } rp_message_names_t;
 
 /*
+ * The introspection type support's data (rosidl_typesupport_introspection_c
+ * and _cpp: the same layout; design note 0033). Iron+ inserted a key flag in
+ * each: MessageMember's is_key_ at 32 (is_array_ moved to 33, the struct
+ * stayed 112 bytes) and MessageMembers' has_any_key_member_ at 32 (members_
+ * moved from 32 to 40). Which one a process has is read from
+ * librosidl_runtime_c (rosidl_get_zero_initialized_type_hash is Iron+).
+ */
+typedef struct {
+    const char *name;
+    uint8_t type_id; /* RP_ROSIDL_TYPE_* */
+    size_t string_upper_bound;
+    const rp_rosidl_message_type_support_t *members; /* a MESSAGE member's own introspection type support */
+    uint8_t at32;                                    /* Humble: is_array_; Iron+: is_key_ */
+    uint8_t at33;                                    /* Iron+: is_array_ */
+    size_t array_size;                               /* a fixed array's length, a bounded sequence's bound */
+    bool is_upper_bound;
+    uint32_t offset; /* of the member in its message's struct */
+    const void *default_value;
+    size_t (*size_function)(const void *member);                           /* arrays and sequences */
+    const void *(*get_const_function)(const void *member, size_t index); /* their elements */
+    const void *get_function, *fetch_function, *assign_function, *resize_function;
+} rp_introspection_member_t;
+#ifndef __cplusplus
+_Static_assert(sizeof(rp_introspection_member_t) == 112, "MessageMember is 112 bytes on Humble-Kilted");
+#endif
+
+typedef struct {
+    const char *message_namespace;
+    const char *message_name;
+    uint32_t member_count;
+    size_t size_of;
+    const void *at32; /* Humble: members_; Iron+: has_any_key_member_ (a bool) */
+    const void *at40; /* Iron+: members_ */
+} rp_introspection_members_t;
+
+enum rp_rosidl_type { /* rosidl_typesupport_interface/field_types.h, the same on Humble-Kilted */
+    RP_ROSIDL_TYPE_FLOAT = 1,
+    RP_ROSIDL_TYPE_DOUBLE = 2,
+    RP_ROSIDL_TYPE_LONG_DOUBLE = 3,
+    RP_ROSIDL_TYPE_CHAR = 4,
+    RP_ROSIDL_TYPE_WCHAR = 5,
+    RP_ROSIDL_TYPE_BOOLEAN = 6,
+    RP_ROSIDL_TYPE_OCTET = 7,
+    RP_ROSIDL_TYPE_UINT8 = 8,
+    RP_ROSIDL_TYPE_INT8 = 9,
+    RP_ROSIDL_TYPE_UINT16 = 10,
+    RP_ROSIDL_TYPE_INT16 = 11,
+    RP_ROSIDL_TYPE_UINT32 = 12,
+    RP_ROSIDL_TYPE_INT32 = 13,
+    RP_ROSIDL_TYPE_UINT64 = 14,
+    RP_ROSIDL_TYPE_INT64 = 15,
+    RP_ROSIDL_TYPE_STRING = 16,
+    RP_ROSIDL_TYPE_WSTRING = 17,
+    RP_ROSIDL_TYPE_MESSAGE = 18,
+};
+
+/*
+ * A string member's length: a C message's rosidl_runtime_c__String {data,
+ * size, capacity} and a C++ message's std::string (libstdc++: {pointer,
+ * length, ...}) both keep it in their second word; the wide strings
+ * (U16String, std::u16string) count 16-bit characters there.
+ */
+#define RP_STRING_LENGTH_OFFSET 8
+
+/* rmw_serialized_message_t (rcutils_uint8_array_t): buffer_length counts the 4-byte header. */
+typedef struct {
+    uint8_t *buffer;
+    size_t buffer_length;
+    size_t buffer_capacity;
+} rp_serialized_message_t;
+
+/*
  * Service calls (rcl/service.h, rcl/client.h; the same on Humble, Jazzy and
  * Kilted). rclcpp and rclpy call these librcl functions for every request
  * and response; the probe wraps them (services.c). rcl_take_request and

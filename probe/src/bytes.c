@@ -1,0 +1,358 @@
+/*
+ * Bytes (issue 48, design note 0033): how big each endpoint's messages are,
+ * as serialized (4-byte encapsulation header plus XCDR1 body, what both
+ * rmw_cyclonedds and rmw_fastrtps send), without serializing anything.
+ * Only with ROS_PULSE_BYTES=1; off, no hook reaches this file.
+ *
+ * At rcl_publisher_init / rcl_subscription_init (qos.c's wrappers), the
+ * type support the caller passed is read for its introspection members
+ * (rosidl_typesupport_introspection_c for rclpy's C messages, _cpp for
+ * rclcpp's): the library the dispatcher names is dlopen'ed (already loaded
+ * under Cyclone DDS; under Fast DDS it loads, once per type), its getter
+ * called; nothing goes through the dispatcher, so rcutils' error state is
+ * never touched. A type without strings or sequences has one size, computed
+ * then and written to the segment: its messages cost nothing more. Any other
+ * type's messages are sized by walking their members, one in
+ * RP_BYTES_EVERY of each thread's publishes (and of each subscription's
+ * takes); a big message makes its endpoint skip samples in proportion to the
+ * members it walked, so the walk's cost per message stays flat.
+ *
+ * The walk reads only what rosidl lays out: members' offsets, a string's
+ * length in its second word (C and libstdc++ alike), a sequence's length
+ * and elements through the introspection's size and get functions. It
+ * calls no rmw and no generated serializer (the fastrtps one throws on an
+ * over-long bounded sequence, which from C would end the process).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe_internal.h"
+#include "ros2_pulse/tracetools_api.h"
+
+/* Per endpoint, in process memory: how to size its messages (the segment's rp_bytes says whether it must). */
+struct sizer {
+    const rp_introspection_members_t *_Atomic type;
+    _Atomic uint32_t skip;     /* samples to skip after each walk: its size in members / RP_WALK_BUDGET */
+    _Atomic uint32_t skipping; /* countdown to the next walk */
+    _Atomic uint64_t takes;    /* takes of a subscription, for its sampling (no lane counter at rmw_take) */
+};
+
+static struct sizer *g_sizers; /* [g_sizers_len], allocated with the segment */
+static uint32_t g_sizers_len;
+uint32_t rp_bytes_mask RP_HIDDEN; /* RP_BYTES_EVERY - 1 */
+__thread uint32_t rp_bytes_serialized RP_HIDDEN;
+
+#define RP_WALK_BUDGET 64u        /* members a walk may visit per sample without skipping the next */
+#define RP_WALK_MAX (1u << 24)    /* a message beyond this many members is not sized (no sample) */
+#define RP_SIZE_MAX (UINT64_C(1) << 32) /* CDR lengths are 32-bit: a larger one is a misread */
+
+enum layout { LAYOUT_UNKNOWN = 0, LAYOUT_HUMBLE, LAYOUT_IRON, LAYOUT_NONE };
+static _Atomic int g_layout;
+
+/* Iron+ appended key flags to the introspection structs; librosidl_runtime_c says which it is. */
+static int layout(void)
+{
+    int l = atomic_load_explicit(&g_layout, memory_order_acquire);
+    if (l != LAYOUT_UNKNOWN)
+        return l;
+    void *h = dlopen("librosidl_runtime_c.so", RTLD_LAZY | RTLD_NOLOAD);
+    if (h == NULL) {
+        dlerror();
+        l = LAYOUT_NONE; /* no rosidl in this process: no type support to read */
+    } else {
+        l = dlsym(h, "rosidl_get_zero_initialized_type_hash") != NULL ? LAYOUT_IRON : LAYOUT_HUMBLE;
+        dlerror();
+        dlclose(h); /* NOLOAD took a reference */
+    }
+    atomic_store_explicit(&g_layout, l, memory_order_release);
+    return l;
+}
+
+static const rp_introspection_member_t *members_of(const rp_introspection_members_t *t)
+{
+    return layout() == LAYOUT_IRON ? t->at40 : t->at32;
+}
+
+static bool is_array(const rp_introspection_member_t *m)
+{
+    return layout() == LAYOUT_IRON ? m->at33 != 0 : m->at32 != 0;
+}
+
+/* A primitive's CDR size (its alignment too, up to 8); 0 for strings and messages. */
+static uint32_t primitive_size(uint8_t type_id)
+{
+    switch (type_id) {
+    case RP_ROSIDL_TYPE_CHAR: case RP_ROSIDL_TYPE_BOOLEAN: case RP_ROSIDL_TYPE_OCTET:
+    case RP_ROSIDL_TYPE_UINT8: case RP_ROSIDL_TYPE_INT8:
+        return 1;
+    case RP_ROSIDL_TYPE_WCHAR: case RP_ROSIDL_TYPE_UINT16: case RP_ROSIDL_TYPE_INT16:
+        return 2;
+    case RP_ROSIDL_TYPE_FLOAT: case RP_ROSIDL_TYPE_UINT32: case RP_ROSIDL_TYPE_INT32:
+        return 4;
+    case RP_ROSIDL_TYPE_DOUBLE: case RP_ROSIDL_TYPE_UINT64: case RP_ROSIDL_TYPE_INT64:
+        return 8;
+    case RP_ROSIDL_TYPE_LONG_DOUBLE:
+        return 16;
+    default:
+        return 0;
+    }
+}
+
+static uint64_t align(uint64_t off, uint32_t a)
+{
+    a = a > 8 ? 8 : a; /* XCDR1 aligns to at most 8 */
+    return (off + a - 1) & ~(uint64_t)(a - 1);
+}
+
+/* One walk: where the body ends (from the header's end), members visited, and whether it went wrong. */
+struct walk {
+    uint64_t off;
+    uint32_t steps;
+    bool bad;
+};
+
+static const rp_introspection_members_t *nested(const rp_introspection_member_t *m)
+{
+    return m->members != NULL ? m->members->data : NULL;
+}
+
+static void walk_message(const rp_introspection_members_t *t, const char *msg, struct walk *w);
+
+/* One value of member m at p (an element of an array member, or the member itself). */
+static void walk_value(const rp_introspection_member_t *m, const char *p, struct walk *w)
+{
+    uint32_t size = primitive_size(m->type_id);
+    if (size != 0) {
+        w->off = align(w->off, size) + size;
+        return;
+    }
+    if (m->type_id == RP_ROSIDL_TYPE_MESSAGE) {
+        const rp_introspection_members_t *sub = nested(m);
+        if (sub == NULL)
+            w->bad = true;
+        else
+            walk_message(sub, p, w);
+        return;
+    }
+    uint64_t len = *(const uint64_t *)(p + RP_STRING_LENGTH_OFFSET);
+    if (len >= RP_SIZE_MAX) {
+        w->bad = true;
+        return;
+    }
+    /* string: u32 length (with the NUL) + chars + NUL; wstring: u32 length + 16-bit chars */
+    w->off = align(w->off, 4) + 4 + (m->type_id == RP_ROSIDL_TYPE_WSTRING ? 2 * len : len + 1);
+}
+
+static void walk_message(const rp_introspection_members_t *t, const char *msg, struct walk *w)
+{
+    const rp_introspection_member_t *ms = members_of(t);
+    for (uint32_t i = 0; i < t->member_count && !w->bad; i++) {
+        const rp_introspection_member_t *m = &ms[i];
+        const char *field = msg + m->offset;
+        if (++w->steps > RP_WALK_MAX) {
+            w->bad = true;
+            return;
+        }
+        if (!is_array(m)) {
+            walk_value(m, field, w);
+            continue;
+        }
+        bool sequence = m->array_size == 0 || m->is_upper_bound;
+        size_t n = m->size_function(field);
+        if (sequence)
+            w->off = align(w->off, 4) + 4;
+        else if (n != m->array_size) {
+            w->bad = true;
+            return;
+        }
+        uint32_t size = primitive_size(m->type_id);
+        if (size != 0) {
+            if (n >= RP_SIZE_MAX) {
+                w->bad = true;
+                return;
+            }
+            if (n != 0)
+                w->off = align(w->off, size) + n * size;
+            continue;
+        }
+        w->steps += n > RP_WALK_MAX ? RP_WALK_MAX : (uint32_t)n;
+        for (size_t k = 0; k < n && !w->bad; k++)
+            walk_value(m, m->get_const_function(field, k), w);
+    }
+}
+
+/*
+ * Reads a type once, without a message: true when every member it has (and
+ * its nested messages have) is usable by the walk; *fixed is its body size
+ * when it has no strings or sequences, else 0; *wide when it has wchar or
+ * wstring members.
+ */
+static bool check_type(const rp_introspection_members_t *t, uint64_t *off, bool *variable, bool *wide, int depth)
+{
+    if (t == NULL || depth > 32 || (members_of(t) == NULL && t->member_count != 0))
+        return false;
+    const rp_introspection_member_t *ms = members_of(t);
+    for (uint32_t i = 0; i < t->member_count; i++) {
+        const rp_introspection_member_t *m = &ms[i];
+        if (m->type_id < RP_ROSIDL_TYPE_FLOAT || m->type_id > RP_ROSIDL_TYPE_MESSAGE)
+            return false;
+        if (m->type_id == RP_ROSIDL_TYPE_WCHAR || m->type_id == RP_ROSIDL_TYPE_WSTRING)
+            *wide = true;
+        bool array = is_array(m);
+        if (array && m->size_function == NULL)
+            return false;
+        if (array && primitive_size(m->type_id) == 0 && m->get_const_function == NULL)
+            return false;
+        bool sequence = array && (m->array_size == 0 || m->is_upper_bound);
+        if (sequence || m->type_id == RP_ROSIDL_TYPE_STRING || m->type_id == RP_ROSIDL_TYPE_WSTRING)
+            *variable = true;
+        size_t n = array ? m->array_size : 1;
+        uint32_t size = primitive_size(m->type_id);
+        if (m->type_id == RP_ROSIDL_TYPE_MESSAGE) {
+            /* each element walks on from where the last ended: alignment may differ between them */
+            for (size_t k = 0; k < (sequence ? 1 : n); k++)
+                if (!check_type(nested(m), off, variable, wide, depth + 1))
+                    return false;
+        } else if (size != 0 && !sequence) {
+            *off = align(*off, size) + n * size;
+        }
+    }
+    return true;
+}
+
+void rp_bytes_init(uint32_t endpoint_capacity, uint32_t every)
+{
+    rp_bytes_mask = every - 1;
+    if (g_sizers == NULL) { /* kept across fork: the child's table has the same capacity */
+        g_sizers = calloc(endpoint_capacity, sizeof *g_sizers);
+        g_sizers_len = g_sizers != NULL ? endpoint_capacity : 0;
+    }
+}
+
+/* The introspection type support of lang ("c"/"cpp") behind ts, or NULL. */
+static const rp_rosidl_message_type_support_t *introspection_of(const rp_rosidl_message_type_support_t *ts)
+{
+    const char *id = ts->typesupport_identifier;
+    const char *want;
+    if (strcmp(id, "rosidl_typesupport_cpp") == 0 || strcmp(id, "rosidl_typesupport_introspection_cpp") == 0)
+        want = "rosidl_typesupport_introspection_cpp";
+    else if (strcmp(id, "rosidl_typesupport_c") == 0 || strcmp(id, "rosidl_typesupport_introspection_c") == 0)
+        want = "rosidl_typesupport_introspection_c";
+    else
+        return NULL; /* a build with one other type support only */
+    if (strcmp(id, want) == 0)
+        return ts;
+    const rp_type_support_map_t *map = ts->data;
+    if (map == NULL || map->package_name == NULL)
+        return NULL;
+    for (size_t i = 0; i < map->size; i++) {
+        if (map->typesupport_identifier[i] == NULL || strcmp(map->typesupport_identifier[i], want) != 0)
+            continue;
+        char lib[512];
+        if (snprintf(lib, sizeof lib, "lib%s__%s.so", map->package_name, want) >= (int)sizeof lib)
+            return NULL;
+        void *h = dlopen(lib, RTLD_LAZY | RTLD_LOCAL); /* the loaded one when Cyclone DDS has it; never closed */
+        void *getter = h != NULL ? dlsym(h, map->symbol_name[i]) : NULL;
+        if (getter == NULL) {
+            dlerror();
+            return NULL;
+        }
+        const rp_rosidl_message_type_support_t *its = ((const rp_rosidl_message_type_support_t *(*)(void))getter)();
+        if (its == NULL || its->typesupport_identifier == NULL || strcmp(its->typesupport_identifier, want) != 0)
+            return NULL;
+        return its;
+    }
+    return NULL;
+}
+
+void rp_bytes_learn(uint64_t ep, const void *type_support)
+{
+    if (g_seg.bytes == NULL || ep == 0 || ep > g_sizers_len)
+        return;
+    struct rp_bytes *b = &g_seg.bytes[ep - 1];
+    const rp_rosidl_message_type_support_t *ts = type_support;
+    const rp_rosidl_message_type_support_t *its =
+        ts != NULL && ts->typesupport_identifier != NULL && layout() != LAYOUT_NONE ? introspection_of(ts) : NULL;
+    const rp_introspection_members_t *t = its != NULL ? its->data : NULL;
+    uint64_t body = 0;
+    bool variable = false, wide = false;
+    if (t == NULL || !check_type(t, &body, &variable, &wide, 0)) {
+        atomic_fetch_or_explicit(&b->flags, RP_BYTES_UNREADABLE, memory_order_release);
+        return;
+    }
+    struct sizer *s = &g_sizers[ep - 1];
+    atomic_store_explicit(&s->skip, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->skipping, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->takes, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->type, variable ? t : NULL, memory_order_relaxed);
+    if (!variable) {
+        uint64_t size = 4 + (body != 0 ? body : 1); /* an empty body is one byte on the wire */
+        atomic_store_explicit(&b->fixed_size, (uint32_t)(size < UINT32_MAX ? size : UINT32_MAX), memory_order_relaxed);
+        atomic_store_explicit(&b->max_size, (uint32_t)(size < UINT32_MAX ? size : UINT32_MAX), memory_order_relaxed);
+    }
+    atomic_store_explicit(&b->every, rp_bytes_mask + 1, memory_order_relaxed);
+    atomic_fetch_or_explicit(&b->flags, RP_BYTES_TYPED | (wide ? RP_BYTES_WIDE : 0u), memory_order_release);
+    rp_mappings_changed(); /* cached slots re-resolve: the variable ones now sample */
+}
+
+bool rp_bytes_sampled(uint64_t ep)
+{
+    if (g_seg.bytes == NULL || ep == 0 || ep > g_sizers_len)
+        return false;
+    return (atomic_load_explicit(&g_seg.bytes[ep - 1].flags, memory_order_acquire) & RP_BYTES_TYPED) &&
+           atomic_load_explicit(&g_sizers[ep - 1].type, memory_order_relaxed) != NULL;
+}
+
+static void add_size(struct rp_bytes *b, uint64_t size, _Atomic uint64_t *sum, _Atomic uint64_t *n)
+{
+    atomic_fetch_add_explicit(sum, size, memory_order_relaxed);
+    atomic_fetch_add_explicit(n, 1, memory_order_relaxed);
+    uint32_t s32 = size < UINT32_MAX ? (uint32_t)size : UINT32_MAX;
+    uint32_t max = atomic_load_explicit(&b->max_size, memory_order_relaxed);
+    while (s32 > max && !atomic_compare_exchange_weak_explicit(&b->max_size, &max, s32, memory_order_relaxed,
+                                                               memory_order_relaxed)) {
+    }
+}
+
+RP_COLD void rp_bytes_sample(uint64_t ep, const void *message)
+{
+    struct sizer *s = &g_sizers[ep - 1];
+    const rp_introspection_members_t *t = atomic_load_explicit(&s->type, memory_order_relaxed);
+    if (t == NULL || message == NULL)
+        return;
+    uint32_t left = atomic_load_explicit(&s->skipping, memory_order_relaxed);
+    if (left != 0) { /* a racing thread may skip one sample more or fewer: a sample, not a count */
+        atomic_store_explicit(&s->skipping, left - 1, memory_order_relaxed);
+        return;
+    }
+    struct walk w = {0, 0, false};
+    walk_message(t, message, &w);
+    if (w.bad)
+        return;
+    uint32_t skip = w.steps / RP_WALK_BUDGET;
+    atomic_store_explicit(&s->skip, skip, memory_order_relaxed);
+    atomic_store_explicit(&s->skipping, skip, memory_order_relaxed);
+    struct rp_bytes *b = &g_seg.bytes[ep - 1];
+    atomic_store_explicit(&b->every, (rp_bytes_mask + 1) * (skip + 1), memory_order_relaxed);
+    add_size(b, 4 + (w.off != 0 ? w.off : 1), &b->sampled_bytes, &b->sampled);
+}
+
+void rp_bytes_take(uint64_t ep, const void *message)
+{
+    if (ep > g_sizers_len)
+        return;
+    uint64_t n = atomic_fetch_add_explicit(&g_sizers[ep - 1].takes, 1, memory_order_relaxed);
+    if ((n & rp_bytes_mask) == 0)
+        rp_bytes_sample(ep, message);
+}
+
+void rp_bytes_exact(uint64_t ep, uint64_t size)
+{
+    if (g_seg.bytes == NULL || ep == 0 || ep > g_sizers_len)
+        return;
+    struct rp_bytes *b = &g_seg.bytes[ep - 1];
+    add_size(b, size, &b->exact_bytes, &b->exact);
+}
