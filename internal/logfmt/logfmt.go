@@ -274,8 +274,20 @@ func endpointLines(ln *line, name string, t *window.Topic) {
 		if e.PubHidden {
 			ln.s(" not_measured=1")
 		}
+		if e.Bytes.How != "" {
+			ln.s(" bytes=").s(e.Bytes.How).s(" bytes_per_s=").ms(e.Bytes.PerS).s(" mean_bytes=").ms(e.Bytes.MeanSize)
+		}
 		ln.end()
 	})
+}
+
+// bytesLine is a topic side's bytes (design note 0033), when its processes measure them.
+func bytesLine(ln *line, name, side string, b *window.Bytes) {
+	if b.How == "" {
+		return
+	}
+	ln.s("BYTES ").s(name).s(" ").s(side).s(" how=").s(b.How).s(" per_s=").ms(b.PerS).s(" mean=").ms(b.MeanSize).
+		s(" max=").u(uint64(b.MaxSize)).s(" messages=").u(b.Messages).end()
 }
 
 // eachLiveEndpoint calls f for the topic's live publishers ("pub"), then subscriptions ("recv").
@@ -420,6 +432,8 @@ func renderText(w *window.Window, opt Options) []byte {
 			fmt.Fprintf(&b, "LOSS %s published=%d judged=%d worst_pct=%s node=%s pid=%d\n",
 				name, t.Published, t.Loss.Judged, pct(t.Loss.WorstPct), dash(t.Loss.Node), t.Loss.Pid)
 		}
+		bytesLine(ln, name, "pub", &t.PubBytes)
+		bytesLine(ln, name, "recv", &t.RecvBytes)
 		endpointLines(ln, name, t)
 	}
 	for _, tm := range w.Timers {
@@ -871,9 +885,15 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 			if e.PubHidden {
 				ib.WriteString(`,"not_measured":true`)
 			}
+			if e.Bytes.How != "" {
+				fmt.Fprintf(ib, `,"bytes":"%s","bytes_per_s":%s,"mean_bytes":%s`, e.Bytes.How, ms(e.Bytes.PerS), ms(e.Bytes.MeanSize))
+			}
 			ib.WriteByte('}')
 		})
 	}, opt)
+	if hasBytes(w) { // only where processes measure bytes: other logs stay as they were
+		bytesArray(&b, w, opt)
+	}
 	topicArray(&b, "latencies", w, func(t *window.Topic, l lines, item func() *strings.Builder) {
 		if l.latency {
 			g := &t.Latency
@@ -945,4 +965,29 @@ func bit(v bool) string {
 		return "1"
 	}
 	return "0"
+}
+
+// hasBytes reports a window with bytes measured on some topic.
+func hasBytes(w *window.Window) bool {
+	for i := range w.Topics {
+		if w.Topics[i].PubBytes.How != "" || w.Topics[i].RecvBytes.How != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// bytesArray writes the topics' sides' bytes, as the BYTES lines of the text grammar.
+func bytesArray(b *strings.Builder, w *window.Window, opt Options) {
+	topicArray(b, "bytes", w, func(t *window.Topic, _ lines, item func() *strings.Builder) {
+		for _, side := range []struct {
+			name string
+			b    *window.Bytes
+		}{{"pub", &t.PubBytes}, {"recv", &t.RecvBytes}} {
+			if by := side.b; by.How != "" {
+				fmt.Fprintf(item(), `,"side":"%s","how":"%s","per_s":%s,"mean":%s,"max":%d,"messages":%d}`,
+					side.name, by.How, ms(by.PerS), ms(by.MeanSize), by.MaxSize, by.Messages)
+			}
+		}
+	}, opt)
 }

@@ -362,7 +362,7 @@ func (b *builder) textLine(s string) bool {
 	switch kind {
 	case "WARN", "ALERT", "LOAN":
 		return true // verdicts are re-judged from the numbers; loans are not modelled
-	case "TOPIC", "PUB", "RECV", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC", "FULL", "EP", "CALLBACK", "BUSY", "THREAD", "UNMATCHED", "CALL", "LINK", "PATH":
+	case "TOPIC", "PUB", "RECV", "BYTES", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC", "FULL", "EP", "CALLBACK", "BUSY", "THREAD", "UNMATCHED", "CALL", "LINK", "PATH":
 	default:
 		return true // a line kind from a newer writer
 	}
@@ -412,7 +412,32 @@ func (b *builder) textLine(s string) bool {
 		if v, ok := number(kv["loss_pct"]); ok {
 			e.LossPct, e.LossJudged = v, true
 		}
+		if how, ok := kv["bytes"]; ok {
+			v, ok := numbers(kv, "bytes_per_s", "mean_bytes")
+			if !ok || !knownBytes(how) || v[0] < 0 || v[1] < 0 {
+				return false
+			}
+			e.Bytes = window.Bytes{How: how, PerS: v[0], MeanSize: v[1]}
+		}
 		return b.endpoint(name, f[2], e)
+	case "BYTES":
+		kv, ok := keyvals(f[3:], "how", "per_s", "mean", "max", "messages")
+		if !ok || len(f) < 4 || f[2] != "pub" && f[2] != "recv" || !knownBytes(kv["how"]) {
+			return false
+		}
+		v, ok := numbers(kv, "per_s", "mean")
+		maxSize, err1 := strconv.ParseUint(kv["max"], 10, 32)
+		n, err2 := strconv.ParseUint(kv["messages"], 10, 64)
+		if !ok || err1 != nil || err2 != nil || v[0] < 0 || v[1] < 0 {
+			return false
+		}
+		t := b.topic(name)
+		side := &t.PubBytes
+		if f[2] == "recv" {
+			side = &t.RecvBytes
+		}
+		*side = window.Bytes{How: kv["how"], PerS: v[0], MeanSize: v[1], MaxSize: uint32(maxSize), Messages: n,
+			Total: v[1] * float64(n)}
 	case "NODE":
 		if len(f) != 2 {
 			return false
@@ -849,7 +874,19 @@ type jsonWindow struct {
 		IntraHz     float64  `json:"intra_hz"`
 		LossPct     *float64 `json:"loss_pct"`
 		NotMeasured bool     `json:"not_measured"`
+		Bytes       string   `json:"bytes"`
+		BytesPerS   float64  `json:"bytes_per_s"`
+		MeanBytes   float64  `json:"mean_bytes"`
 	} `json:"endpoints"`
+	Bytes []struct {
+		Topic    string  `json:"topic"`
+		Side     string  `json:"side"`
+		How      string  `json:"how"`
+		PerS     float64 `json:"per_s"`
+		Mean     float64 `json:"mean"`
+		Max      uint32  `json:"max"`
+		Messages uint64  `json:"messages"`
+	} `json:"bytes"`
 	Latencies []struct {
 		Topic  string  `json:"topic"`
 		N      uint64  `json:"n"`
@@ -945,6 +982,18 @@ func parseJSONWindow(line []byte) (*window.Window, bool) {
 		g.HasData, g.N = true, p.N
 		g.MeanMs, g.StddevMs, g.P50Ms, g.P90Ms, g.P99Ms, g.OpenMs = p.MeanMs, p.StddevMs, p.P50Ms, p.P90Ms, p.P99Ms, p.SilentMs
 	}
+	for _, by := range j.Bytes {
+		if by.Topic == "" || by.Side != "pub" && by.Side != "recv" || !knownBytes(by.How) || by.PerS < 0 || by.Mean < 0 {
+			return nil, false
+		}
+		t := b.topic(by.Topic)
+		side := &t.PubBytes
+		if by.Side == "recv" {
+			side = &t.RecvBytes
+		}
+		*side = window.Bytes{How: by.How, PerS: by.PerS, MeanSize: by.Mean, MaxSize: by.Max, Messages: by.Messages,
+			Total: by.Mean * float64(by.Messages)}
+	}
 	for _, l := range j.Latencies {
 		if l.MeanMs < 0 || l.P50Ms < 0 || l.P90Ms < 0 || l.P99Ms < 0 || l.MaxMs < 0 {
 			return nil, false
@@ -1030,6 +1079,12 @@ func parseJSONWindow(line []byte) (*window.Window, bool) {
 		if e.LossPct != nil {
 			ep.LossPct, ep.LossJudged = *e.LossPct, true
 		}
+		if e.Bytes != "" {
+			if !knownBytes(e.Bytes) || e.BytesPerS < 0 || e.MeanBytes < 0 {
+				return nil, false
+			}
+			ep.Bytes = window.Bytes{How: e.Bytes, PerS: e.BytesPerS, MeanSize: e.MeanBytes}
+		}
 		if e.Topic == "" || e.InterHz < 0 || e.IntraHz < 0 || !b.endpoint(e.Topic, e.Side, ep) {
 			return nil, false
 		}
@@ -1053,4 +1108,9 @@ func (r *ReadResult) String() string {
 		s += fmt.Sprintf(", %d malformed lines skipped (first: line %d)", r.Malformed, r.FirstBad)
 	}
 	return s
+}
+
+// knownBytes reports a window.Bytes.How a record may carry.
+func knownBytes(how string) bool {
+	return how == window.BytesExact || how == window.BytesSampled || how == window.BytesNone
 }

@@ -35,6 +35,10 @@ const (
 	SectionQoS            = 8          // per endpoint: actual QoS, type, rmw, domain (ABI 1.5)
 	SectionCalls          = 9          // per service or client: requests, answers, durations, open calls (ABI 1.6)
 	SectionLinks          = 10         // which input each callback's publishes came from (ABI 1.9, ROS_PULSE_LINKS=1)
+	SectionBytes          = 11         // per endpoint: its messages' sizes (ABI 1.9, ROS_PULSE_BYTES=1)
+	BytesTyped            = 1 << 0     // rp_bytes.flags: the type was read (a fixed size, or samples to come)
+	BytesUnreadable       = 1 << 1     // rp_bytes.flags: a type support was given but could not be read
+	BytesWide             = 1 << 2     // rp_bytes.flags: wchar/wstring members (their wire size depends on the rmw)
 	LinkMessage           = 1          // rp_link.kind: published while handling that input message
 	LinkSampled           = 2          // rp_link.kind: published by a timer of the input's node, from its latest message (rule 3)
 	LinkClaimed           = 2          // rp_link.state while its writer fills it
@@ -194,6 +198,19 @@ type rawLink struct {
 	AgeBuckets       [TimeBuckets]uint32
 	OwnBuckets       [TimeBuckets]uint32
 	WorstBuckets     [TimeBuckets]uint32 // LinkSampled
+}
+
+// rawBytes mirrors struct rp_bytes (ROS_PULSE_BYTES=1).
+type rawBytes struct {
+	SampledBytes uint64
+	Sampled      uint64
+	ExactBytes   uint64
+	Exact        uint64
+	FixedSize    uint32
+	Flags        uint32
+	MaxSize      uint32
+	Every        uint32
+	Reserved     [16]byte
 }
 
 // rawGap mirrors struct rp_gap (present only when the process runs with gap tracking).

@@ -80,6 +80,7 @@ func TestABIMatchesC(t *testing.T) {
 		"rp_call":     reflect.TypeOf(rawCall{}),
 		"rp_calls":    reflect.TypeOf(rawCalls{}),
 		"rp_link":     reflect.TypeOf(rawLink{}),
+		"rp_bytes":    reflect.TypeOf(rawBytes{}),
 	}
 	for cname, typ := range structs {
 		if uint64(typ.Size()) != sizes[cname] {
@@ -130,6 +131,7 @@ func TestABIMatchesC(t *testing.T) {
 		"RP_ENV_FASTDDS_PROFILE": EnvFastDDSProfile, "RP_ENV_ZENOH_CONFIG": EnvZenohConfig, "RP_ENV_TRUNCATED": EnvTruncated,
 		"RP_SECTION_CALLS": SectionCalls, "RP_CALL_RING": CallRing, "RP_CALL_ANSWERED": CallAnswered, "RP_KIND_CLIENT": KindClient,
 		"RP_SECTION_LINKS": SectionLinks, "RP_LINK_MESSAGE": LinkMessage, "RP_LINK_SAMPLED": LinkSampled, "RP_LINK_CLAIMED": LinkClaimed, "RP_LINK_FLAG_RCLPY": LinkFlagRclpy, "RP_LINK_SHARED_LANE": LinkSharedLane,
+		"RP_SECTION_BYTES": SectionBytes, "RP_BYTES_TYPED": BytesTyped, "RP_BYTES_UNREADABLE": BytesUnreadable, "RP_BYTES_WIDE": BytesWide,
 	}
 	for name, v := range consts {
 		gv, ok := goConsts[name]

@@ -73,6 +73,22 @@ type Endpoint struct {
 	Lateness    *Lateness                   // a timer's calls against its schedule; nil when timing is off
 	QoS         *QoS                        // a publisher's or subscription's QoS, type, rmw and domain; nil when not learnt (ABI 1.5)
 	Calls       *Calls                      // a service's or client's calls; nil when timing is off or before ABI 1.6
+	Bytes       Bytes                       // a publisher's or subscription's message sizes; zero unless bytes are on (ABI 1.9)
+}
+
+// Bytes is how big an endpoint's messages are (see rp_bytes in segment.h,
+// design note 0033): sizes serialized, 4-byte header included. Sums and
+// counts are monotonic for the endpoint's generation.
+type Bytes struct {
+	Typed      bool   // its type was read: FixedSize, or samples to come
+	Unreadable bool   // a type support was given but could not be read: not measured
+	Wide       bool   // wchar/wstring members: their wire size depends on the rmw
+	FixedSize  uint32 // every typed message's size; 0: it varies (sampled)
+	MaxSize    uint32 // the largest message sized
+	Every      uint32 // one message in this many is sized now
+	// SampledBytes over Sampled: the sampled messages' sizes; ExactBytes
+	// over Exact: the serialized publishes' and takes', known per message.
+	SampledBytes, Sampled, ExactBytes, Exact uint64
 }
 
 // Calls are a service server's or client's calls (see rp_calls in
@@ -208,6 +224,7 @@ type Snapshot struct {
 	Env              *Env     // its ROS environment; nil before ABI 1.5
 	Links            []Link   // which input each callback's publishes came from (ABI 1.9); nil unless links are on
 	LinksOn          bool     // the process runs with ROS_PULSE_LINKS=1 (a links section)
+	BytesOn          bool     // the process runs with ROS_PULSE_BYTES=1 (a bytes section)
 	Corrupt          int      // records skipped because they failed validation
 
 	Alive bool // set by Reader: the probe's lock is held
@@ -350,7 +367,7 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		sections = append(sections[:len(sections):len(sections)], h.ExtSections[:h.ExtSectionCount]...)
 	}
 
-	var nodesSec, epSec, laneSec, gapSec, latSec, timingSec, threadSec, qosSec, callsSec, linksSec *rawSection
+	var nodesSec, epSec, laneSec, gapSec, latSec, timingSec, threadSec, qosSec, callsSec, linksSec, bytesSec *rawSection
 	type span struct{ lo, hi uint64 }
 	var spans []span
 	for i := range sections {
@@ -390,6 +407,8 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 			slot = &callsSec
 		case SectionLinks:
 			slot = &linksSec
+		case SectionBytes:
+			slot = &bytesSec
 		default:
 			continue // a later minor version's section: not ours to read
 		}
@@ -434,6 +453,9 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 	}
 	if linksSec != nil && (linksSec.Count > h.EndpointCapacity || linksSec.Stride < uint64(unsafe.Sizeof(rawLink{}))) {
 		return nil, errors.New("links section is larger than the endpoint table or its records smaller than this ABI's")
+	}
+	if bytesSec != nil && (bytesSec.Count != h.EndpointCapacity || bytesSec.Stride < uint64(unsafe.Sizeof(rawBytes{}))) {
+		return nil, errors.New("bytes section does not match the endpoint table")
 	}
 
 	snap := &Snapshot{
@@ -573,6 +595,9 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		if qosSec != nil && (ep.Kind == KindPublisher || ep.Kind == KindSubscription) {
 			ep.QoS = readQoS(mem, qosSec, i, gen, &names.qos, &snap.Corrupt)
 		}
+		if bytesSec != nil && (ep.Kind == KindPublisher || ep.Kind == KindSubscription) {
+			ep.Bytes = readBytes(mem, bytesSec, i)
+		}
 		// The record was being rewritten for a new entity while we read it
 		// (microseconds, under the probe's init mutex): read it again, and if
 		// it is still changing, take it next scan.
@@ -593,11 +618,31 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 		snap.Timing = true
 		snap.Threads = readThreads(mem, threadSec, snap.Endpoints)
 	}
+	snap.BytesOn = bytesSec != nil
 	if linksSec != nil {
 		snap.LinksOn = true
 		snap.Links = readLinks(mem, linksSec, snap)
 	}
 	return snap, nil
+}
+
+// readBytes reads record i of the bytes section. A size being added may be
+// in its sum and not yet in its count (or the reverse on arm64): one sample
+// off for one read, whole at the next. A record with flags it cannot have
+// (typed and unreadable) is read as unreadable.
+func readBytes(mem []byte, sec *rawSection, i uint32) Bytes {
+	r := (*rawBytes)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
+	flags := load32(&r.Flags)
+	b := Bytes{
+		Typed: flags&BytesTyped != 0, Unreadable: flags&BytesUnreadable != 0, Wide: flags&BytesWide != 0,
+		FixedSize: load32(&r.FixedSize), MaxSize: load32(&r.MaxSize), Every: load32(&r.Every),
+	}
+	b.SampledBytes, b.ExactBytes = load64(&r.SampledBytes), load64(&r.ExactBytes)
+	b.Sampled, b.Exact = load64(&r.Sampled), load64(&r.Exact)
+	if b.Typed && b.Unreadable {
+		b.Typed, b.FixedSize = false, 0
+	}
+	return b
 }
 
 // function is where the function name of endpoint record i is cached.

@@ -68,6 +68,9 @@ type EndpointRate struct {
 	// nil when nothing was (ABI before 1.5, an endpoint its rcl init did not
 	// announce). Shared with the snapshot: read only.
 	QoS *segment.QoS
+	// Bytes: its inter-process messages' bytes (publishers: sent;
+	// subscriptions: received); How "" unless its process measures bytes.
+	Bytes Bytes
 }
 
 // Starved reports a live subscription, whose takes the probe sees, that has
@@ -97,6 +100,9 @@ type Topic struct {
 	// distro (EndpointRate.PubHidden). PubInter stays exact; PubIntra,
 	// PubAny, Published and loss are not measured.
 	PubHidden bool
+	// PubBytes, RecvBytes: the bytes this machine's publishers sent and its
+	// subscriptions received, summed (design note 0033).
+	PubBytes, RecvBytes Bytes
 }
 
 // PubMeasured reports whether the topic's publish rate of transport
@@ -535,6 +541,7 @@ func (sc *Scratch) Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64
 				r.RecvHidden = RecvHidden(s, e)
 			}
 			r.QoS = e.QoS
+			r.Bytes = bytesOf(s.BytesOn, e, base, delta[0], exposure)
 			t.count(e.Kind, r)
 		}
 	}
@@ -697,6 +704,7 @@ func (t *Topic) count(kind segment.Kind, r *EndpointRate) {
 		t.PubHidden = t.PubHidden || (r.PubHidden && r.Alive)
 		t.PubInter += r.Inter
 		t.PubIntra += r.Intra
+		t.PubBytes.add(r.Bytes)
 		t.PubAny += max(r.Inter, r.Intra)
 		if r.Alive {
 			t.PubCount++
@@ -707,6 +715,7 @@ func (t *Topic) count(kind segment.Kind, r *EndpointRate) {
 	}
 	t.RecvInter += r.Inter
 	t.RecvIntra += r.Intra
+	t.RecvBytes.add(r.Bytes)
 	if r.Alive {
 		t.SubCount++
 		t.RecvSeen = t.RecvSeen || r.Total[0]+r.Total[1] > 0

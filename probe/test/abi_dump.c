@@ -42,6 +42,9 @@ int main(void)
     F(rp_link, input_generation); F(rp_link, output_generation); F(rp_link, age_sum_ns); F(rp_link, own_sum_ns);
     F(rp_link, unaged); F(rp_link, lane); F(rp_link, reserved); F(rp_link, worst_sum_ns); F(rp_link, age_buckets);
     F(rp_link, own_buckets); F(rp_link, worst_buckets);
+    printf("sizeof rp_bytes %zu\n", sizeof(struct rp_bytes));
+    F(rp_bytes, sampled_bytes); F(rp_bytes, sampled); F(rp_bytes, exact_bytes); F(rp_bytes, exact);
+    F(rp_bytes, fixed_size); F(rp_bytes, flags); F(rp_bytes, max_size); F(rp_bytes, every); F(rp_bytes, reserved);
     printf("sizeof rp_env %zu\n", sizeof(struct rp_env));
     F(rp_env, flags); F(rp_env, reserved); F(rp_env, domain_id); F(rp_env, rmw_implementation);
     F(rp_env, localhost_only); F(rp_env, discovery_range); F(rp_env, static_peers);
@@ -66,7 +69,7 @@ int main(void)
     C(RP_SEGMENT_INITIALIZING); C(RP_SEGMENT_READY);
     C(RP_DISTRO_UNKNOWN); C(RP_DISTRO_HUMBLE); C(RP_DISTRO_JAZZY); C(RP_DISTRO_KILTED);
     C(RP_SECTION_NODES); C(RP_SECTION_ENDPOINTS); C(RP_SECTION_LANES); C(RP_SECTION_GAPS); C(RP_SECTION_LATENCY);
-    C(RP_SECTION_TIMING); C(RP_SECTION_THREADS); C(RP_SECTION_QOS); C(RP_SECTION_CALLS); C(RP_SECTION_LINKS); C(RP_LINK_MESSAGE); C(RP_LINK_SAMPLED); C(RP_LINK_CLAIMED); C(RP_LINK_FLAG_RCLPY); C(RP_LINK_SHARED_LANE); C(RP_CALL_RING); C(RP_CALL_ANSWERED); C(RP_TYPE_MAX); C(RP_RMW_MAX);
+    C(RP_SECTION_TIMING); C(RP_SECTION_THREADS); C(RP_SECTION_QOS); C(RP_SECTION_CALLS); C(RP_SECTION_LINKS); C(RP_LINK_MESSAGE); C(RP_LINK_SAMPLED); C(RP_LINK_CLAIMED); C(RP_LINK_FLAG_RCLPY); C(RP_LINK_SHARED_LANE); C(RP_SECTION_BYTES); C(RP_BYTES_TYPED); C(RP_BYTES_UNREADABLE); C(RP_BYTES_WIDE); C(RP_CALL_RING); C(RP_CALL_ANSWERED); C(RP_TYPE_MAX); C(RP_RMW_MAX);
     C(RP_NO_DOMAIN); C(RP_DURATION_INFINITE); C(RP_QOS_ACTUAL); C(RP_QOS_TYPE_TRUNCATED); C(RP_QOS_AVOID_ROS_NS);
     C(RP_ENV_DOMAIN_ID); C(RP_ENV_RMW); C(RP_ENV_LOCALHOST_ONLY); C(RP_ENV_DISCOVERY_RANGE); C(RP_ENV_STATIC_PEERS);
     C(RP_ENV_CYCLONEDDS_URI); C(RP_ENV_FASTDDS_PROFILE); C(RP_ENV_ZENOH_CONFIG); C(RP_ENV_TRUNCATED); C(RP_TIME_BUCKETS); C(RP_TIME_SUB_BITS); C(RP_SYMBOL_MAX);
