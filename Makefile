@@ -14,14 +14,15 @@ CWARN   := -std=c11 -Wall -Wextra -Werror
 PROBE_CFLAGS := $(CWARN) -O2 -g -fPIC -fvisibility=hidden -ftls-model=initial-exec -Iprobe/include
 PROBE_SRC := probe/src/probe.c probe/src/callbacks.c probe/src/qos.c probe/src/services.c probe/src/links.c probe/src/bytes.c probe/src/symbols.c probe/src/segment_writer.c
 PROBE_HDR := $(wildcard probe/src/*.h probe/include/ros2_pulse/*.h)
-SIM_CFLAGS := $(CWARN) -Wno-unused-parameter -O2 -g -Iprobe/include -Isim/simgraph -Isim/rcl
+SIM_CFLAGS := $(CWARN) -Wno-unused-parameter -O2 -g -Iprobe/include -Isim/simgraph -Isim/rcl -Isim/rosidl
 DISTROS := humble jazzy kilted
 distro_num = $(if $(filter humble,$1),1,$(if $(filter jazzy,$1),2,3))
 
 PULSE_LIB   := $(LIB)/libros2_pulse.so
 NULL_LIB    := $(LIB)/libros2_pulse_null.so
 FAULT_LIB   := $(LIB)/fault/libros2_pulse.so
-SIM_LIBS    := $(foreach d,$(DISTROS),$(LIB)/sim/$(d)/libtracetools.so $(LIB)/sim/$(d)/librcl.so)
+SIM_LIBS    := $(foreach d,$(DISTROS),$(LIB)/sim/$(d)/libtracetools.so $(LIB)/sim/$(d)/librcl.so $(LIB)/sim/$(d)/librosidl_runtime_c.so \
+                 $(LIB)/sim/$(d)/libsim_msgs__rosidl_typesupport_introspection_c.so $(LIB)/sim/$(d)/libsim_msgs__rosidl_typesupport_introspection_cpp.so)
 SIMGRAPH    := $(BIN)/simgraph
 ABI_DUMP    := $(BIN)/abi_dump
 PULSE       := $(BIN)/pulse
@@ -72,10 +73,25 @@ $(LIB)/sim/%/libtracetools.so: sim/tracetools/tracetools.c probe/include/ros2_pu
 	  -DSIM_DISTRO=$(call distro_num,$*) -o $@ $<
 
 # The stand-in librcl: the two publish functions whose tracepoints differ by distro, and the timer calls.
-$(LIB)/sim/%/librcl.so: sim/rcl/rcl.c sim/rcl/sim_rcl.h probe/include/ros2_pulse/tracetools_api.h $(LIB)/sim/%/libtracetools.so
+$(LIB)/sim/%/librcl.so: sim/rcl/rcl.c sim/rcl/sim_rcl.h probe/include/ros2_pulse/tracetools_api.h $(LIB)/sim/%/libtracetools.so \
+                        $(LIB)/sim/%/librosidl_runtime_c.so
 	@mkdir -p $(@D)
 	$(CC) $(SIM_CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-soname,librcl.so \
-	  -DSIM_DISTRO=$(call distro_num,$*) -o $@ $< -L$(@D) -ltracetools
+	  -DSIM_DISTRO=$(call distro_num,$*) -o $@ $< -L$(@D) -ltracetools -Wl,--no-as-needed -lrosidl_runtime_c -Wl,--as-needed
+
+# The stand-in rosidl (design note 0033): the runtime librcl loads, and sim_msgs' introspection type supports.
+$(LIB)/sim/%/librosidl_runtime_c.so: sim/rosidl/runtime_c.c
+	@mkdir -p $(@D)
+	$(CC) $(SIM_CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-soname,librosidl_runtime_c.so \
+	  -DSIM_DISTRO=$(call distro_num,$*) -o $@ $<
+
+$(LIB)/sim/%/libsim_msgs__rosidl_typesupport_introspection_c.so: sim/rosidl/introspection.c sim/rosidl/sim_msgs.h probe/include/ros2_pulse/tracetools_api.h
+	@mkdir -p $(@D)
+	$(CC) $(SIM_CFLAGS) -fPIC -shared -fvisibility=hidden -DSIM_DISTRO=$(call distro_num,$*) -DSIM_LANG=c -o $@ $<
+
+$(LIB)/sim/%/libsim_msgs__rosidl_typesupport_introspection_cpp.so: sim/rosidl/introspection.c sim/rosidl/sim_msgs.h probe/include/ros2_pulse/tracetools_api.h
+	@mkdir -p $(@D)
+	$(CC) $(SIM_CFLAGS) -fPIC -shared -fvisibility=hidden -DSIM_DISTRO=$(call distro_num,$*) -DSIM_LANG=cpp -o $@ $<
 
 GRAPHS := sim/graphs/demo.graph sim/graphs/stress.graph sim/graphs/flat.graph sim/graphs/robot.graph sim/graphs/chain.graph
 $(OBJ)/graphs.c: $(GRAPHS) sim/embed_graphs.sh
@@ -84,10 +100,10 @@ $(OBJ)/graphs.c: $(GRAPHS) sim/embed_graphs.sh
 
 # Linked against the Humble stand-in; LD_LIBRARY_PATH picks the distro at run time, as ld.so would.
 $(SIMGRAPH): sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/graph.h sim/simgraph/truth.c sim/simgraph/truth.h sim/rcl/sim_rcl.h $(OBJ)/graphs.c $(LIB)/sim/humble/libtracetools.so \
-             $(LIB)/sim/humble/librcl.so
+             $(LIB)/sim/humble/librcl.so $(LIB)/sim/humble/librosidl_runtime_c.so
 	@mkdir -p $(@D)
 	$(CC) $(SIM_CFLAGS) -o $@ sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/truth.c $(OBJ)/graphs.c \
-	  -L$(LIB)/sim/humble -lrcl -ltracetools -Wl,-rpath,'$$ORIGIN/../lib/sim/humble' -ldl -lpthread
+	  -L$(LIB)/sim/humble -Wl,-rpath-link,$(LIB)/sim/humble -Wl,--no-as-needed -lrcl -ltracetools -lrosidl_runtime_c -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib/sim/humble' -ldl -lpthread
 
 # pulse is pure Go (CGO_ENABLED=0: no library but the loader, as a PIE); a cross build sets GOARCH (make cross).
 GOENV  := $(if $(GOARCH),GOARCH=$(GOARCH))
@@ -155,7 +171,7 @@ screenshots: build
 # Quick hot-path figures (the full comparison is bench/README.md's job).
 HOTPATH := $(BIN)/hotpath
 $(HOTPATH): bench/hotpath/hotpath.c $(PULSE_LIB) $(LIB)/sim/humble/libtracetools.so $(LIB)/sim/humble/librcl.so
-	$(CC) $(CWARN) -O2 -Iprobe/include -Isim/rcl -o $@ $< -L$(LIB) -lros2_pulse -L$(LIB)/sim/humble -Wl,--no-as-needed -ltracetools -lrcl \
+	$(CC) $(CWARN) -O2 -Iprobe/include -Isim/rcl -o $@ $< -L$(LIB) -lros2_pulse -L$(LIB)/sim/humble -Wl,-rpath-link,$(LIB)/sim/humble -Wl,--no-as-needed -ltracetools -lrcl -lrosidl_runtime_c \
 	  -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../lib/sim/humble' -ldl -lpthread
 # Gap tracking's steps one by one (issue 28): the probe's own bucket function, the rest as it does them.
 GAPSTEPS := $(BIN)/gapsteps

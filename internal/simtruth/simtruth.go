@@ -46,6 +46,9 @@ type Timing struct {
 	LateNs, Lates, LateMaxNs                       uint64 // timer: lateness; service: take to response; client: round trip (truth.h TT_CALL_*)
 	Thrown                                         uint64 // callbacks that threw: started, never ended
 	GapMaxNs                                       uint64 // pub: the longest gap between two of its publishes (TT_GAP_MAX)
+	// Bytes: pub, the serialized bytes of its messages that went out
+	// through rcl; sub, of the middleware messages it took (TT_BYTES).
+	Bytes uint64
 	// sub: each delivered message's age since its chain's first publish
 	// (relay=; a message nobody relayed: since its own publish), realtime:
 	// the sum, how many, the oldest (TT_E2E_*).
@@ -204,7 +207,11 @@ func (s *Snapshot) readFile(path string) error {
 		} else {
 			t.CallbackMaxNs = max(t.CallbackMaxNs, tv[2])
 		}
-		t.Overruns += tv[3]
+		if k.Kind == "pub" || k.Kind == "sub" {
+			t.Bytes += tv[3]
+		} else {
+			t.Overruns += tv[3]
+		}
 		if k.Kind == "sub" { // a subscription's slots 4-6 are its messages' ages (TT_E2E_*)
 			t.E2ENs += tv[4]
 			t.E2EN += tv[5]

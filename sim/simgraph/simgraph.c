@@ -45,6 +45,7 @@
 #include "truth.h"
 #include "sim_rcl.h"
 #include "ros2_pulse/tracetools_api.h"
+#include "sim_msgs.h"
 
 /* ------------------------------------------------------------ tracetools declarations */
 
@@ -86,6 +87,29 @@ struct msg {
     uint32_t ring; /* intra-process: its ring buffer index, which the enqueue and the dequeue both name */
     int64_t origin_real_ns; /* its chain's first publish (relay=): src_real_ns unless relayed */
 };
+_Static_assert(sizeof(struct msg) == sizeof(struct sim_msgs_stamp), "a message's stamp is sim_msgs/msg/Stamp");
+
+/* What rcl_publish and rmw_take are given of a message: its type's C struct (sim/rosidl/sim_msgs.h). */
+enum { TYPE_OTHER = 0, TYPE_STAMP, TYPE_SAMPLE };
+static int type_kind(const char *type)
+{
+    return strcmp(type, "sim_msgs/msg/Sample") == 0 ? TYPE_SAMPLE : strcmp(type, "sim_msgs/msg/Stamp") == 0 ? TYPE_STAMP : TYPE_OTHER;
+}
+
+/* A Sample's payload: size= bytes, less up to 8 % by its sequence number, so sizes vary (a sampled type). */
+static size_t payload_len(size_t size, uint64_t seq) { return size - (size_t)(seq % 5) * (size / 50); }
+
+/* m as a message of type kind (its stamp), with payload (capacity size) for a Sample; its serialized size. */
+static uint64_t typed_message(int kind, const struct msg *m, uint8_t *payload, size_t size, struct sim_msgs_sample *out)
+{
+    memcpy(&out->stamp, m, sizeof out->stamp);
+    if (kind == TYPE_STAMP)
+        return SIM_MSGS_STAMP_SIZE;
+    size_t n = payload != NULL ? payload_len(size, m->seq) : 0;
+    out->frame_id = (struct sim_msgs_string){(char *)"sim", 3, 4};
+    out->data = (struct sim_msgs_octets){payload, n, size};
+    return kind == TYPE_SAMPLE ? sim_msgs_sample_size(3, n) : 4 + sizeof *m;
+}
 
 struct node_rt {
     rcl_node_t *handle;
@@ -106,6 +130,7 @@ struct pub_rt {
     const char *topic; /* current topic (changes on reuse) */
     uint64_t created_ns; /* periodic publishing is phased from the creation instant */
     int truth;           /* truth.h slot of the current topic */
+    int type;            /* TYPE_* */
 };
 
 struct sub_rt {
@@ -125,6 +150,7 @@ struct sub_rt {
      * since a timer of its node last published (a sampled link's truth, issue 47 rule 3) */
     _Atomic int64_t latest_src, first_src;
     int truth;
+    int type; /* TYPE_* */
 };
 
 struct timer_rt {
@@ -391,6 +417,7 @@ static void create_publisher(int i, const char *topic, bool reinit)
         p->rmw = rmw_of(p->handle);
         p->sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         p->scratch = gp->size > 0 ? xalloc(gp->size) : NULL;
+        p->type = type_kind(gp->qos.type);
     } else { /* handle reuse: the same rcl_publisher_t and impl addresses name a new topic */
         ros_trace_rmw_publisher_init(p->rmw, fake_gid);
         ros_trace_rcl_publisher_init(p->handle, n->handle, p->rmw, topic, 10);
@@ -416,6 +443,7 @@ static void create_subscription(int i, const char *topic, bool reinit)
             if (strcmp(G.pubs[p].topic, topic) == 0 && G.pubs[p].size > s->scratch_size)
                 s->scratch_size = G.pubs[p].size;
         s->scratch = s->scratch_size ? xalloc(s->scratch_size) : NULL;
+        s->type = type_kind(gs->qos.type);
     }
     /* rcl handles are new on re-creation; rclcpp objects and callbacks are re-used (trace e) */
     s->handle = xalloc(sizeof *s->handle);
@@ -678,32 +706,39 @@ static void publish_from(int i, int64_t origin)
     }
     if (!inter_needed)
         return; /* intra-only: rcl_publish is never reached */
+    struct sim_msgs_sample typed;
+    uint64_t size = typed_message(p->type, &m, (uint8_t *)p->scratch, gp->size, &typed);
+    const void *message = p->type == TYPE_SAMPLE ? (const void *)&typed : (const void *)&m;
     switch (gp->api) {
     case PUB_LOANED: /* rclcpp publish(LoanedMessage) on a publisher that can loan */
         if (jazzy && !gn->py)
             ros_trace_rclcpp_publish(NULL, &m);
         if (m.seq == 1) /* an invalid call: rcl fails before its tracepoint */
             (void)rcl_publish_loaned_message(p->handle, NULL, NULL);
-        if (rcl_publish_loaned_message(p->handle, &m, NULL) != RP_RCL_RET_OK)
+        if (rcl_publish_loaned_message(p->handle, (void *)message, NULL) != RP_RCL_RET_OK)
             return;
         break;
-    case PUB_SERIALIZED: /* Publisher::publish(SerializedMessage), or rclpy publish(bytes) */
+    case PUB_SERIALIZED: { /* Publisher::publish(SerializedMessage), or rclpy publish(bytes) */
         if (m.seq == 1)
             (void)rcl_publish_serialized_message(p->handle, NULL, NULL);
-        if (rcl_publish_serialized_message(p->handle, &m, NULL) != RP_RCL_RET_OK)
+        rp_serialized_message_t serialized = {(uint8_t *)p->scratch, size, size};
+        if (rcl_publish_serialized_message(p->handle, &serialized, NULL) != RP_RCL_RET_OK)
             return;
         break;
+    }
     default: {
         if (!gn->py)
-            ros_trace_rclcpp_publish(NULL, &m);
+            ros_trace_rclcpp_publish(NULL, message);
         void *rmw = publisher_valid(p->handle); /* rcl_publish: NULL returns before its tracepoint */
         if (rmw == NULL)
             return;
-        ros_trace_rcl_publish(p->handle, &m);
+        ros_trace_rcl_publish(p->handle, message);
         rmw_publish(rmw, &m); /* publisher->impl->rmw_handle, as rcl passes it */
     }
     }
     truth_inc(__atomic_load_n(&p->truth, __ATOMIC_ACQUIRE), TC_PUB_INTER);
+    if (p->type != TYPE_OTHER || gp->api == PUB_SERIALIZED)
+        truth_bytes(__atomic_load_n(&p->truth, __ATOMIC_ACQUIRE), size);
     for (int s = 0; s < G.nsubs; s++) {
         const struct g_sub *gs = &G.subs[s];
         if (gs->deaf || !middleware_matches(gp, gs)) /* never matched: the middleware delivers it nothing */
@@ -824,12 +859,19 @@ static void deliver_socket(int s, const struct msg *m)
         ros_trace_rclcpp_executor_execute(handle);
     else /* rclpy's wait set wakes before the sample is ready: a take that takes nothing */
         ros_trace_rmw_take(rmw, r->scratch, 0, false);
+    /* the taken message, as its type's struct; its payload's length as its publisher sent it */
+    struct sim_msgs_sample typed;
+    size_t sent = m->pub >= 0 && m->pub < G.npubs ? G.pubs[m->pub].size : 0;
+    uint64_t size = typed_message(r->type, m, sent <= r->scratch_size ? (uint8_t *)r->scratch : NULL, sent, &typed);
     /* delay=MS: the message is that much older than "now" when taken (a known latency) */
-    ros_trace_rmw_take(rmw, r->scratch, m->src_real_ns - (int64_t)(gs->delay_ms * 1e6), true);
+    ros_trace_rmw_take(rmw, r->type == TYPE_OTHER ? (const void *)r->scratch : &typed,
+                       m->src_real_ns - (int64_t)(gs->delay_ms * 1e6), true);
     truth_inc(truth, TC_SUB_TAKEN);
     ros_trace_rcl_take(r->scratch);
     if (gn->py) { /* rclpy: rmw_take and rcl_take only; the take is the delivery */
         truth_inc(truth, TC_SUB_INTER);
+        if (r->type != TYPE_OTHER)
+            truth_bytes(truth, size);
         aged(truth, m);
         uint64_t t0 = now_ns(CLOCK_MONOTONIC);
         if (gs->cost_ms > 0) /* its callback's work, which no tracepoint shows; the graph times it itself */
@@ -848,6 +890,8 @@ static void deliver_socket(int s, const struct msg *m)
     uint64_t t0 = now_ns(CLOCK_MONOTONIC);
     ros_trace_callback_start(cb, false);
     truth_inc(truth, TC_SUB_INTER);
+    if (r->type != TYPE_OTHER)
+        truth_bytes(truth, size);
     aged(truth, m);
     seen(s, truth, m->src_real_ns - (int64_t)(gs->delay_ms * 1e6));
     if (gs->cost_ms > 0) /* a slow callback: the socket queue fills and drops what it cannot hold */

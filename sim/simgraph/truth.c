@@ -155,6 +155,12 @@ void truth_call(int slot, uint64_t d_ns) { truth_late(slot, d_ns); } /* the same
 
 void truth_e2e(int slot, uint64_t age_ns) { truth_late(slot, age_ns); } /* the same fields (truth.h) */
 
+void truth_bytes(int slot, uint64_t size)
+{
+    if (slot >= 0 && recs != NULL)
+        atomic_fetch_add_explicit(&recs[slot].timing[TT_BYTES], size, memory_order_release);
+}
+
 static void age_record(int slot, uint32_t tag, uint64_t age_ns)
 {
     if (slot < 0 || recs == NULL)

@@ -51,6 +51,7 @@ enum truth_timing {
     TT_CALL_N = 5,       /* service, client: calls answered and timed */
     TT_CALL_MAX = 6,     /* service, client: the longest */
     TT_GAP_MAX = 2,      /* pub: the longest gap between two of its publishes, read just before each */
+    TT_BYTES = 3,        /* pub: serialized bytes of its messages that went out through rcl; sub: of the middleware messages it took */
     TT_E2E_NS = 4,       /* sub: sum of each delivered message's age since its chain's first publish (realtime) */
     TT_E2E_N = 5,        /* sub: messages so timed */
     TT_E2E_MAX = 6,      /* sub: the oldest */
@@ -93,6 +94,9 @@ void truth_late(int slot, uint64_t late_ns);
 void truth_call(int slot, uint64_t d_ns);
 /* One message delivered to slot's subscription age_ns after its chain's first publish (relay=). */
 void truth_e2e(int slot, uint64_t age_ns);
+
+/* A publisher's message through rcl, or a subscription's from the middleware, of size bytes serialized (TT_BYTES). */
+void truth_bytes(int slot, uint64_t size);
 /* One relayed message published by slot's publisher age_ns after its chain's first publish (relay=):
  * appended to DIR/ages-<pid>.bin as {uint32 slot, uint32 tag, uint64 age_ns}, one write each, so the
  * tests read each message's end-to-end latency, not only its sum (issue 47: p50 and p99). Tag 0. */
