@@ -21,10 +21,17 @@ $cc $flags -fPIC -shared -fvisibility=hidden -Wl,--version-script=probe/exports.
   -o "$out/lib/libros2_pulse.so" probe/src/probe.c probe/src/callbacks.c probe/src/qos.c probe/src/services.c probe/src/links.c probe/src/bytes.c probe/src/symbols.c probe/src/segment_writer.c -ldl -lpthread
 $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,libtracetools.so -DSIM_DISTRO=2 \
   -o "$out/lib/libtracetools.so" sim/tracetools/tracetools.c
+# the stand-in rosidl (design note 0033): bytes runs size sim_msgs through its introspection type supports
+$cc $flags -fPIC -shared -fvisibility=hidden -Wl,-soname,librosidl_runtime_c.so -DSIM_DISTRO=2 \
+  -o "$out/lib/librosidl_runtime_c.so" sim/rosidl/runtime_c.c
+for lang in c cpp; do
+  $cc $flags -fPIC -shared -fvisibility=hidden -DSIM_DISTRO=2 -DSIM_LANG=$lang -Isim/rosidl \
+    -o "$out/lib/libsim_msgs__rosidl_typesupport_introspection_$lang.so" sim/rosidl/introspection.c
+done
 $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,librcl.so -DSIM_DISTRO=2 \
-  -Isim/rcl -o "$out/lib/librcl.so" sim/rcl/rcl.c -L"$out/lib" -ltracetools
-$cc $flags -Wno-unused-parameter -Isim/simgraph -Isim/rcl -o "$out/bin/simgraph" sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/truth.c \
-  build/obj/graphs.c -L"$out/lib" -lrcl -ltracetools -Wl,-rpath,"$out/lib" -ldl -lpthread
+  -Isim/rcl -o "$out/lib/librcl.so" sim/rcl/rcl.c -L"$out/lib" -ltracetools -lrosidl_runtime_c
+$cc $flags -Wno-unused-parameter -Isim/simgraph -Isim/rcl -Isim/rosidl -o "$out/bin/simgraph" sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/truth.c \
+  build/obj/graphs.c -L"$out/lib" -Wl,--no-as-needed -lrcl -ltracetools -lrosidl_runtime_c -Wl,--as-needed -Wl,-rpath,"$out/lib" -ldl -lpthread
 
 segdir=$(mktemp -d) truthdir=$(mktemp -d)
 trap 'rm -rf "$segdir" "$truthdir"' EXIT
@@ -42,8 +49,9 @@ graphs=(demo stress chain internal/integration/testdata/selfloop.graph internal/
         internal/integration/testdata/silent.graph internal/integration/testdata/calls.graph)
 for g in "${graphs[@]}"; do
   run "$g" 2 || { echo "FAIL: $lane on $g"; exit 1; }
-  # and with gap and latency tracking and latency links, whose hot paths add atomics shared between threads (timing is on in both)
-  ROS_TOPIC_STATS_JITTER=1 ROS_TOPIC_STATS_LATENCY=1 ROS_PULSE_LINKS=1 run "$g" 1 || { echo "FAIL: $lane on $g with gap and latency tracking and links"; exit 1; }
+  # and with gap and latency tracking, latency links and bytes, whose hot paths add atomics shared between threads (timing is on in both)
+  ROS_TOPIC_STATS_JITTER=1 ROS_TOPIC_STATS_LATENCY=1 ROS_PULSE_LINKS=1 ROS_PULSE_BYTES=1 ROS_PULSE_BYTES_EVERY=2 \
+    LD_LIBRARY_PATH=$out/lib run "$g" 1 || { echo "FAIL: $lane on $g with gap and latency tracking, links and bytes"; exit 1; }
 done
 # The Humble stand-in (LD_LIBRARY_PATH wins over the runpath): rclcpp's callback
 # names through tracetools' symbol helpers, which answer placeholders without
@@ -51,10 +59,16 @@ done
 mkdir -p "$out/lib/humble"
 $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,libtracetools.so -DSIM_DISTRO=1 \
   -o "$out/lib/humble/libtracetools.so" sim/tracetools/tracetools.c
+$cc $flags -fPIC -shared -fvisibility=hidden -Wl,-soname,librosidl_runtime_c.so -DSIM_DISTRO=1 \
+  -o "$out/lib/humble/librosidl_runtime_c.so" sim/rosidl/runtime_c.c
+for lang in c cpp; do
+  $cc $flags -fPIC -shared -fvisibility=hidden -DSIM_DISTRO=1 -DSIM_LANG=$lang -Isim/rosidl \
+    -o "$out/lib/humble/libsim_msgs__rosidl_typesupport_introspection_$lang.so" sim/rosidl/introspection.c
+done
 $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,librcl.so -DSIM_DISTRO=1 \
-  -Isim/rcl -o "$out/lib/humble/librcl.so" sim/rcl/rcl.c -L"$out/lib/humble" -ltracetools
+  -Isim/rcl -o "$out/lib/humble/librcl.so" sim/rcl/rcl.c -L"$out/lib/humble" -ltracetools -lrosidl_runtime_c
 for g in demo chain internal/integration/testdata/timing.graph; do
-  ROS_PULSE_LINKS=1 LD_LIBRARY_PATH=$out/lib/humble run "$g" 2 || { echo "FAIL: $lane on $g with the Humble stand-in"; exit 1; }
+  ROS_PULSE_LINKS=1 ROS_PULSE_BYTES=1 LD_LIBRARY_PATH=$out/lib/humble run "$g" 2 || { echo "FAIL: $lane on $g with the Humble stand-in"; exit 1; }
 done
 storms=200
 [[ $lane == tsan ]] && storms=50
@@ -62,5 +76,5 @@ for ((i = 0; i < storms; i++)); do
   run internal/integration/testdata/storm.graph 0.02 || { echo "FAIL: $lane exit storm run $i"; exit 1; }
 done
 rm -f "$segdir"/*.pulse
-echo "sanitize $lane: ${#graphs[@]} graphs (gap and latency tracking and links off and on), three on the Humble stand-in and $storms exit storms clean"
+echo "sanitize $lane: ${#graphs[@]} graphs (gap and latency tracking, links and bytes off and on), three on the Humble stand-in and $storms exit storms clean"
 echo "$(( ${#graphs[@]} + 3 )) passed, 0 failed"

@@ -10,7 +10,7 @@ trap 'rm -rf "$work"' EXIT
 cc=${CC:-gcc}
 here=$(cd "$(dirname "$0")" && pwd)
 $cc -std=c11 -Wall -Wextra -Werror -fPIC -shared -o "$work/plugin.so" "$here/rtld_local_plugin.c" \
-  -L"$build/lib/sim/humble" -Wl,--no-as-needed -ltracetools -lrcl -Wl,-rpath,"$build/lib/sim/humble"
+  -L"$build/lib/sim/humble" -Wl,--no-as-needed -ltracetools -lrcl -lrosidl_runtime_c -Wl,-rpath,"$build/lib/sim/humble"
 $cc -std=c11 -Wall -Wextra -Werror -o "$work/host" "$here/rtld_local_host.c" -ldl
 ROS_PULSE_DIR="$work" ROS_TOPIC_STATS_QUIET=1 SIM_TRACETOOLS_REPORT="$work/calls.txt" \
   LD_PRELOAD="$build/lib/libros2_pulse.so" "$work/host" "$work/plugin.so"
