@@ -113,7 +113,7 @@ func (t *tally) summary() string {
 	return fmt.Sprintf("%d of %d judged windows unhealthy (%s)", t.unhealthy, t.judged, kindCounts(t.kinds))
 }
 
-var kindOrder = []health.Kind{health.TopicRate, health.TopicGap, health.TopicLatency, health.TopicLoss, health.TopicMissing,
+var kindOrder = []health.Kind{health.TopicRate, health.TopicGap, health.TopicLatency, health.TopicLoss, health.TopicBytes, health.TopicMissing,
 	health.NodeMissing, health.TimerRate, health.CallbackSlow, health.TimerLate, health.TimerOverrun, health.NodeBusy,
 	health.ServiceRate, health.ServiceSlow, health.ServiceTimeout, health.ServiceBacklog, health.ServiceMissing, health.ActionSlow,
 	health.ServiceSendFailed, health.CannotJudge}

@@ -23,6 +23,7 @@ type dumpEndpoint struct {
 	Timing  *dumpTiming `json:"timing,omitempty"`
 	QoS     *dumpQoS    `json:"qos,omitempty"`
 	Calls   *dumpCalls  `json:"calls,omitempty"`
+	Bytes   *dumpBytes  `json:"bytes,omitempty"`
 }
 
 // dumpQoS is what the probe learnt of a publisher or subscription at creation (ABI 1.5).
@@ -31,6 +32,19 @@ type dumpQoS struct {
 	Type    string `json:"type,omitempty"`
 	RMW     string `json:"rmw,omitempty"`
 	Domain  *int   `json:"domain,omitempty"`
+}
+
+// dumpBytes is what the probe sized of an endpoint's messages (ROS_PULSE_BYTES=1, design note 0033).
+type dumpBytes struct {
+	State        string `json:"state"` // "typed", "unreadable" or "unknown" (no type support was given)
+	FixedSize    uint32 `json:"fixed_size,omitempty"`
+	Every        uint32 `json:"every,omitempty"`
+	MaxSize      uint32 `json:"max_size,omitempty"`
+	Sampled      uint64 `json:"sampled,omitempty"`
+	SampledBytes uint64 `json:"sampled_bytes,omitempty"`
+	Exact        uint64 `json:"exact,omitempty"`
+	ExactBytes   uint64 `json:"exact_bytes,omitempty"`
+	Wide         bool   `json:"wide,omitempty"`
 }
 
 // dumpCalls is a service's or client's cumulative calls (ABI 1.6).
@@ -158,6 +172,16 @@ func dumpCmd() *cobra.Command {
 						if q.Domain >= 0 {
 							de.QoS.Domain = &q.Domain
 						}
+					}
+					if b := e.Bytes; s.BytesOn && (e.Kind == segment.KindPublisher || e.Kind == segment.KindSubscription) {
+						state := "unknown"
+						if b.Typed {
+							state = "typed"
+						} else if b.Unreadable {
+							state = "unreadable"
+						}
+						de.Bytes = &dumpBytes{State: state, FixedSize: b.FixedSize, Every: b.Every, MaxSize: b.MaxSize, Sampled: b.Sampled,
+							SampledBytes: b.SampledBytes, Exact: b.Exact, ExactBytes: b.ExactBytes, Wide: b.Wide}
 					}
 					d.Endpoints = append(d.Endpoints, de)
 				}

@@ -374,6 +374,8 @@ func describe(w *health.Warning) string {
 		return fmt.Sprintf("timer %s Hz < %g", hz(w.Value), w.Min)
 	case health.TopicLatency:
 		return fmt.Sprintf("latency %.1f ms > %g ms", w.Value, w.Bound)
+	case health.TopicBytes:
+		return fmt.Sprintf("%s %s/s outside [%g, %g] B/s", w.Side, window.HumanBytes(w.Value), w.Min, w.Max)
 	case health.CannotJudge:
 		return w.Metric + " rule not judged: " + w.Why()
 	case health.RecvLag:

@@ -70,6 +70,7 @@ type descs struct {
 	serviceRequests, serviceResponses, serviceAbandoned, serviceResponse, serviceOutstanding, serviceOldest, serverMissing *prometheus.Desc
 
 	serviceSendFailed *prometheus.Desc // ABI 1.8
+	bytes             *prometheus.Desc // ROS_PULSE_BYTES=1 (design note 0033)
 }
 
 // desc is the family ros2_pulse_<name>.
@@ -133,6 +134,8 @@ func newDescs(perTopic bool) descs {
 			callLabels...),
 		serverMissing: d("service_server_missing", "1 for a live client whose service no live process on this machine serves (a server on another host is not seen), else 0.",
 			"service", "node", "pid"),
+		bytes: d("bytes_total", "Bytes of an endpoint's inter-process messages as serialized (4-byte header and CDR body; ROS_PULSE_BYTES=1): side=pub sent, side=recv received. Exact for fixed-size types and serialized messages, else the sampled messages' mean size times the count; no series where no type support could size them. rate() is the bandwidth.",
+			gapL...),
 		starved: d("subscription_starved", "For a live subscription that has received nothing yet: 1 once this machine's publishers of its topic have published since the exporter first saw it (a QoS, type, domain, rmw or name mismatch, or publishers only on another DDS vendor's RMW: endpoint_unmatched names the cause where it is visible), else 0.",
 			"topic", "node", "pid"),
 	}
@@ -171,6 +174,7 @@ type Collector struct {
 	silentSubs map[string]silentSub
 	starvedNow []starvedSub // this scrape's starved subscriptions, for their cause
 	lf         linkFamilies // latency links and paths (links.go)
+	bytesSeen  map[string]*bytesSeries
 	paths      pathGauges
 }
 
@@ -195,7 +199,7 @@ func New(opt Options) (*Collector, error) {
 	reader.Retain(opt.Retain, true) // its last counts were scraped for Retain; per-topic sums keep them; ended runs go too
 	return &Collector{opt: opt, d: newDescs(opt.PerTopic), lf: linkDescs(), started: segment.NowMono(), reader: reader, cpu: r,
 		seen: map[string]*series{}, gone: map[string]*aggregate{}, pending: map[string]*merged{},
-		empty: segment.EmptyNotice{Msg: opt.Empty}, silentSubs: map[string]silentSub{}}, nil
+		empty: segment.EmptyNotice{Msg: opt.Empty}, silentSubs: map[string]silentSub{}, bytesSeen: map[string]*bytesSeries{}}, nil
 }
 
 // Close releases the segment mappings.
@@ -300,6 +304,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		delete(c.seen, k)
+	}
+	for k, b := range c.bytesSeen {
+		if b.scrape != c.scrape {
+			delete(c.bytesSeen, k)
+		}
 	}
 	if c.opt.PerTopic {
 		c.emitAggregates(ch, aggs)
@@ -449,6 +458,18 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 				c.merge(c.d.published, prometheus.CounterValue, v, nil, created(e), e.Name, node, pid)
 			}
 		}
+		if total, ok := c.bytesTotal(s, e, id); ok {
+			var agg *aggregate
+			if c.opt.PerTopic {
+				agg = getAgg(aggs, "bytes", e.Name, side)
+			}
+			st := c.track(id+".bytes", []float64{total}, preexisting, agg, now)
+			if agg != nil {
+				agg.vals[0] += total - st.baseAt(0)
+			} else {
+				c.merge(c.d.bytes, prometheus.CounterValue, total, nil, created(e), e.Name, node, pid, side)
+			}
+		}
 		if e.Gap != nil && e.Gap.LastMono != 0 {
 			ages = float64(mono-min(mono, e.Gap.LastMono)) / 1e9 // exact: the probe's own clock
 		}
@@ -498,7 +519,7 @@ func getAgg(aggs map[string]*aggregate, kind string, labels ...string) *aggregat
 	a := aggs[key]
 	if a == nil {
 		a = &aggregate{key: key, kind: kind, labels: labels, ageS: math.NaN()}
-		if kind == "msg" || kind == "pub" {
+		if kind == "msg" || kind == "pub" || kind == "bytes" {
 			a.vals = []float64{0}
 		}
 		aggs[key] = a
@@ -570,6 +591,8 @@ func (c *Collector) emitAggregates(ch chan<- prometheus.Metric, aggs map[string]
 			emit(ch, c.d.messages, prometheus.CounterValue, a.vals[0], time.Time{}, a.labels...)
 		case "pub":
 			emit(ch, c.d.published, prometheus.CounterValue, a.vals[0], time.Time{}, a.labels...)
+		case "bytes":
+			emit(ch, c.d.bytes, prometheus.CounterValue, a.vals[0], time.Time{}, a.labels...)
 		case "gap", "latency":
 			desc := c.d.gap
 			if a.kind == "latency" {
@@ -707,8 +730,10 @@ func (v *verdicts) collect(c *Collector, ch chan<- prometheus.Metric) {
 			bad[ruleKey("latency", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
 		case health.TopicLoss:
 			bad[ruleKey("loss", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
+		case health.TopicBytes:
+			bad[ruleKey("bytes", w.Topic, string(w.Side), string(w.Transport), "", "")] = true
 		case health.TopicMissing:
-			for _, kind := range []string{"rate", "gap", "latency", "loss"} {
+			for _, kind := range []string{"rate", "gap", "latency", "loss", "bytes"} {
 				bad[ruleKey(kind, w.Topic, string(w.Side), string(w.Transport), "", "")] = true
 			}
 		case health.CallbackSlow: // the rule names the callback's topic or its node
@@ -783,6 +808,9 @@ func (v *verdicts) collect(c *Collector, ch chan<- prometheus.Metric) {
 		}
 		if r.HasLoss() {
 			rule("loss", r.Topic, side, tr, "", "")
+		}
+		if r.HasBytes() {
+			rule("bytes", r.Topic, side, tr, "", "")
 		}
 	}
 	for _, n := range v.spec.Nodes {
@@ -927,4 +955,35 @@ func infoLabels(topic, node, pid, side string, q *segment.QoS) []string {
 		l[10], l[11], l[12], l[13] = strconv.FormatUint(uint64(q.Depth), 10), compat.Duration(q.DeadlineNs), compat.Liveliness(q.Liveliness), compat.Duration(q.LeaseNs)
 	}
 	return l
+}
+
+// bytesSeries keeps an endpoint's bytes counter monotonic: each scrape adds
+// the bytes of the messages counted since the last, at that interval's
+// sizes (window.BytesDelta), so a changing sampled mean never lowers it.
+type bytesSeries struct {
+	prev     segment.Bytes
+	n        uint64 // inter-process messages at the last scrape
+	total    float64
+	measured bool
+	scrape   uint64
+}
+
+// bytesTotal is endpoint e's bytes since it started, and whether any could
+// be measured (bytes on, its type read).
+func (c *Collector) bytesTotal(s *segment.Snapshot, e *segment.Endpoint, id string) (float64, bool) {
+	if !s.BytesOn {
+		return 0, false
+	}
+	b := c.bytesSeen[id]
+	if b == nil {
+		b = &bytesSeries{}
+		c.bytesSeen[id] = b
+	}
+	n := e.Counts[segment.SlotInter]
+	if d, how := window.BytesDelta(e.Bytes, b.prev, n-min(n, b.n)); how != window.BytesNone {
+		b.total += d
+		b.measured = true
+	}
+	b.prev, b.n, b.scrape = e.Bytes, n, c.scrape
+	return b.total, b.measured
 }

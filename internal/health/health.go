@@ -31,6 +31,7 @@ const (
 	TimerRate    Kind = "timer_rate"
 	TopicLatency Kind = "topic_latency" // a receive latency above max_latency_ms
 	TopicLoss    Kind = "topic_loss"    // a subscription that lost more than max_loss_pct
+	TopicBytes   Kind = "topic_bytes"   // a side's bytes a second outside min/max_bytes_per_s
 	CannotJudge  Kind = "cannot_judge"  // a rule without the data to judge it (Metric says which rule, Reason why)
 	CallbackSlow Kind = "callback_slow" // a callback that ran longer than max_ms
 	TimerLate    Kind = "timer_late"    // a timer called later than max_late_ms
@@ -48,6 +49,8 @@ const (
 	NoCallbackTiming  = window.NoCallbackTracepoint // a callback or busy rule on callbacks rclpy runs: no callback tracepoint
 	TimingOff         = window.TimingOff            // a timing rule on a process that times nothing (ROS_PULSE_TIMING=0, an older probe)
 	NoCallTiming      = "no_call_timing"            // a service rule on a process whose calls are not timed (ROS_PULSE_TIMING=0, a probe before ABI 1.6)
+	NoBytesData       = "no_bytes_data"             // a bytes rule, and no endpoint of the side's processes measures bytes
+	BytesNotMeasured  = "bytes_not_measured"        // a bytes rule, and messages flowed whose size no type support could tell
 )
 
 // reasonText says each reason in words, with what would make the rule judgeable.
@@ -60,6 +63,8 @@ var reasonText = map[string]string{
 	NoCallbackTiming:  "its callbacks fire no callback_start/callback_end (rclpy): their durations are not measured",
 	TimingOff:         "its process times no callbacks (ROS_PULSE_TIMING=0, or a probe older than ABI 1.4)",
 	NoCallTiming:      "its process does not time service calls (ROS_PULSE_TIMING=0, or a probe older than ABI 1.6)",
+	NoBytesData:       "no bytes data (run with ROS_PULSE_BYTES=1)",
+	BytesNotMeasured:  "messages flowed whose size could not be read (no introspection type support for their type)",
 	NoLinkData:        "no process links its callbacks' inputs to their outputs (run with ROS_PULSE_LINKS=1; pulse run sets it for a spec with paths)",
 	PathNotMeasured:   "a hop of the path linked no message in the window: an intra-process or loaned input, a timer's publish, or no traffic",
 }
@@ -81,8 +86,8 @@ type Warning struct {
 	Node      string
 	Pid       int     // the subscription's (or timer's) process; 0 for machine-wide warnings
 	Timer     int     // the timer's ordinal in its node; -1 for every timer / not a timer
-	Value     float64 // Hz, ms for gaps, latency, callbacks and lateness, % for loss and busy, overruns
-	Min, Max  float64 // the bounds of a rate rule (Max +Inf when unbounded)
+	Value     float64 // Hz, ms for gaps, latency, callbacks and lateness, % for loss and busy, overruns, bytes a second
+	Min, Max  float64 // the bounds of a rate or bytes rule (Max +Inf when unbounded)
 	Bound     float64 // max_gap_ms, max_latency_ms, max_loss_pct, max_ms, max_late_ms, max_overruns or max_busy_pct
 	Metric    string  // for CannotJudge: "rate", "gap", "latency", "loss", "timer", "callback", "timer_late", "timer_overrun" or "busy"
 	Reason    string  // for CannotJudge: one of the reasons above
@@ -281,7 +286,32 @@ func (e *Evaluator) topic(r spec.TopicRule, w *window.Window) []Warning {
 	if r.HasLoss() {
 		out = append(out, lossVerdicts(base, r, t)...)
 	}
+	if r.HasBytes() {
+		out = append(out, bytesVerdict(base, r, t)...)
+	}
 	return out
+}
+
+// bytesVerdict judges a side's bytes a second (design note 0033): its
+// endpoints' sum, exact or sampled; not judged where no process measures
+// bytes, or where messages flowed that could not be sized.
+func bytesVerdict(base Warning, r spec.TopicRule, t *window.Topic) []Warning {
+	b := t.PubBytes
+	if r.Side == spec.Recv {
+		b = t.RecvBytes
+	}
+	base.Min, base.Max = r.MinBytesPerS, r.MaxBytesPerS
+	switch {
+	case b.How == "":
+		base.Kind, base.Metric, base.Reason = CannotJudge, "bytes", NoBytesData
+	case b.How == window.BytesNone:
+		base.Kind, base.Metric, base.Reason = CannotJudge, "bytes", BytesNotMeasured
+	case outside(b.PerS, r.MinBytesPerS, r.MaxBytesPerS):
+		base.Kind, base.Value = TopicBytes, b.PerS
+	default:
+		return nil
+	}
+	return []Warning{base}
 }
 
 // lossVerdicts judges every subscription judged for loss in the window. A

@@ -117,10 +117,14 @@ func alertLine(w *health.Warning) string {
 		fmt.Fprintf(&b, " max_ms=%s max_latency_ms=%s", ms(w.Value), bound(w.Bound))
 	case health.TopicLoss:
 		fmt.Fprintf(&b, " loss_pct=%s max_loss_pct=%s", pct(w.Value), bound(w.Bound))
+	case health.TopicBytes:
+		fmt.Fprintf(&b, " bytes_per_s=%s min_bytes_per_s=%s max_bytes_per_s=%s", ms(w.Value), bound(w.Min), bound(w.Max))
 	case health.CannotJudge:
 		switch w.Metric {
 		case "rate", "timer":
 			fmt.Fprintf(&b, " min_hz=%s max_hz=%s", bound(w.Min), bound(w.Max))
+		case "bytes":
+			fmt.Fprintf(&b, " min_bytes_per_s=%s max_bytes_per_s=%s", bound(w.Min), bound(w.Max))
 		case "latency":
 			fmt.Fprintf(&b, " max_latency_ms=%s", bound(w.Bound))
 		case "loss":
@@ -638,12 +642,22 @@ func jsonWarn(b *strings.Builder, w *health.Warning) {
 		fmt.Fprintf(b, `,"max_ms":%s,"max_latency_ms":%s`, ms(w.Value), bound(w.Bound))
 	case health.TopicLoss:
 		fmt.Fprintf(b, `,"loss_pct":%s,"max_loss_pct":%s`, pct(w.Value), bound(w.Bound))
+	case health.TopicBytes:
+		fmt.Fprintf(b, `,"bytes_per_s":%s,"min_bytes_per_s":%s`, ms(w.Value), bound(w.Min))
+		if !math.IsInf(w.Max, 1) {
+			fmt.Fprintf(b, `,"max_bytes_per_s":%s`, bound(w.Max))
+		}
 	case health.CannotJudge:
 		switch w.Metric {
 		case "rate", "timer":
 			fmt.Fprintf(b, `,"min_hz":%s`, bound(w.Min))
 			if !math.IsInf(w.Max, 1) {
 				fmt.Fprintf(b, `,"max_hz":%s`, bound(w.Max))
+			}
+		case "bytes":
+			fmt.Fprintf(b, `,"min_bytes_per_s":%s`, bound(w.Min))
+			if !math.IsInf(w.Max, 1) {
+				fmt.Fprintf(b, `,"max_bytes_per_s":%s`, bound(w.Max))
 			}
 		case "latency":
 			fmt.Fprintf(b, `,"max_latency_ms":%s`, bound(w.Bound))

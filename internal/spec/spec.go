@@ -66,7 +66,10 @@ type TopicRule struct {
 	MaxGapMs   float64 // +Inf when unbounded
 	MaxLatMs   float64 // max_latency_ms, receive side only; +Inf when unbounded
 	MaxLossPct float64 // max_loss_pct, receive side only; +Inf when unbounded
-	Line       int
+	// min_bytes_per_s, max_bytes_per_s: the side's bytes a second, summed
+	// over its endpoints (design note 0033); 0 and +Inf when unbounded.
+	MinBytesPerS, MaxBytesPerS float64
+	Line                       int
 }
 
 // HasRate reports whether the rule bounds the rate.
@@ -77,6 +80,9 @@ func (r TopicRule) HasGap() bool { return !math.IsInf(r.MaxGapMs, 1) }
 
 // HasLatency reports whether the rule bounds the receive latency.
 func (r TopicRule) HasLatency() bool { return !math.IsInf(r.MaxLatMs, 1) }
+
+// HasBytes reports whether the rule bounds the side's bytes a second.
+func (r TopicRule) HasBytes() bool { return r.MinBytesPerS > 0 || !math.IsInf(r.MaxBytesPerS, 1) }
 
 // HasLoss reports whether the rule bounds each subscription's loss.
 func (r TopicRule) HasLoss() bool { return !math.IsInf(r.MaxLossPct, 1) }
@@ -393,6 +399,9 @@ func (s *Spec) parseTopics(n *yaml.Node) error {
 			if into.MinHz > into.MaxHz {
 				return errAt(rn, "topic %s: min_hz %g is above max_hz %g", name, into.MinHz, into.MaxHz)
 			}
+			if into.MinBytesPerS > into.MaxBytesPerS {
+				return errAt(rn, "topic %s: min_bytes_per_s %g is above max_bytes_per_s %g", name, into.MinBytesPerS, into.MaxBytesPerS)
+			}
 		}
 	}
 	return nil
@@ -411,13 +420,18 @@ func (r *TopicRule) set(bound string, from *TopicRule) {
 		r.MaxLatMs = from.MaxLatMs
 	case "max_loss_pct":
 		r.MaxLossPct = from.MaxLossPct
+	case "min_bytes_per_s":
+		r.MinBytesPerS = from.MinBytesPerS
+	case "max_bytes_per_s":
+		r.MaxBytesPerS = from.MaxBytesPerS
 	}
 }
 
 // parseTopicRule reads one rule and the lines of the bounds it sets.
 func parseTopicRule(topic string, n *yaml.Node) (TopicRule, map[string]int, error) {
 	keys := map[string]int{}
-	r := TopicRule{Topic: topic, Side: Recv, Transport: Any, MaxHz: math.Inf(1), MaxGapMs: math.Inf(1), MaxLatMs: math.Inf(1), MaxLossPct: math.Inf(1), Line: n.Line}
+	r := TopicRule{Topic: topic, Side: Recv, Transport: Any, MaxHz: math.Inf(1), MaxGapMs: math.Inf(1), MaxLatMs: math.Inf(1), MaxLossPct: math.Inf(1),
+		MaxBytesPerS: math.Inf(1), Line: n.Line}
 	pairs, err := mapping(n, "rule of "+topic)
 	if err != nil {
 		return r, nil, err
@@ -443,6 +457,10 @@ func parseTopicRule(topic string, n *yaml.Node) (TopicRule, map[string]int, erro
 			if r.MaxLossPct, err = number(k, v); err == nil && r.MaxLossPct >= 100 {
 				err = errAt(v, "max_loss_pct must be below 100")
 			}
+		case "min_bytes_per_s":
+			r.MinBytesPerS, err = number(k, v)
+		case "max_bytes_per_s":
+			r.MaxBytesPerS, err = number(k, v)
 		case "side":
 			if v.Kind != yaml.ScalarNode || (v.Value != "pub" && v.Value != "recv") {
 				err = errAt(v, "side must be pub or recv, not %q", v.Value)
@@ -454,7 +472,7 @@ func parseTopicRule(topic string, n *yaml.Node) (TopicRule, map[string]int, erro
 			}
 			r.Transport, transportSet = Transport(v.Value), true
 		default:
-			err = errAt(k, "topic %s: unknown key %q (expected min_hz, max_hz, max_gap_ms, max_latency_ms, max_loss_pct, side, transport)", topic, k.Value)
+			err = errAt(k, "topic %s: unknown key %q (expected min_hz, max_hz, max_gap_ms, max_latency_ms, max_loss_pct, min_bytes_per_s, max_bytes_per_s, side, transport)", topic, k.Value)
 		}
 		if err != nil {
 			return r, nil, err
@@ -464,19 +482,22 @@ func parseTopicRule(topic string, n *yaml.Node) (TopicRule, map[string]int, erro
 		}
 	}
 	switch {
-	case !r.HasRate() && !r.HasGap() && !r.HasLatency() && !r.HasLoss():
-		return r, nil, errAt(n, "topic %s: a rule needs min_hz, max_hz, max_gap_ms, max_latency_ms or max_loss_pct", topic)
+	case !r.HasRate() && !r.HasGap() && !r.HasLatency() && !r.HasLoss() && !r.HasBytes():
+		return r, nil, errAt(n, "topic %s: a rule needs min_hz, max_hz, max_gap_ms, max_latency_ms, max_loss_pct, min_bytes_per_s or max_bytes_per_s", topic)
 	case r.HasLatency() && r.Side == Pub:
 		return r, nil, errAt(n, "topic %s: max_latency_ms is measured where messages are received: it needs side recv", topic)
 	case r.HasLoss() && r.Side == Pub:
 		return r, nil, errAt(n, "topic %s: max_loss_pct is measured where messages are received: it needs side recv", topic)
 	case r.MinHz > r.MaxHz:
 		return r, nil, errAt(n, "topic %s: min_hz %g is above max_hz %g", topic, r.MinHz, r.MaxHz)
+	case r.MinBytesPerS > r.MaxBytesPerS:
+		return r, nil, errAt(n, "topic %s: min_bytes_per_s %g is above max_bytes_per_s %g", topic, r.MinBytesPerS, r.MaxBytesPerS)
 	case !r.HasRate() && transportSet:
-		// The gap series merges transports, latency is inter-process only
-		// (intra-process deliveries never reach rmw_take) and loss counts
-		// every delivery: a transport would constrain nothing.
-		return r, nil, errAt(n, "topic %s: a gap, latency or loss rule without a rate cannot choose a transport", topic)
+		// The gap series merges transports, latency and bytes are
+		// inter-process only (intra-process deliveries never reach rmw_take,
+		// and move a pointer) and loss counts every delivery: a transport
+		// would constrain nothing.
+		return r, nil, errAt(n, "topic %s: a gap, latency, loss or bytes rule without a rate cannot choose a transport", topic)
 	}
 	return r, keys, nil
 }

@@ -46,6 +46,26 @@ func TestParseGood(t *testing.T) {
 	}
 }
 
+// Bytes bounds (design note 0033): a side's bytes a second, either or both.
+func TestParseBytesRules(t *testing.T) {
+	s, err := Parse([]byte("topics:\n  /image: {max_bytes_per_s: 4e7, side: pub}\n  /scan:\n    - {min_hz: 9}\n    - {min_bytes_per_s: 1000}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Topics) != 2 {
+		t.Fatalf("%+v", s.Topics)
+	}
+	if r := s.Topics[0]; !r.HasBytes() || r.HasRate() || r.MaxBytesPerS != 4e7 || r.MinBytesPerS != 0 || r.Side != Pub {
+		t.Errorf("image: %+v", r)
+	}
+	if r := s.Topics[1]; !r.HasBytes() || !r.HasRate() || r.MinBytesPerS != 1000 || !math.IsInf(r.MaxBytesPerS, 1) || r.MinHz != 9 {
+		t.Errorf("scan: %+v", r)
+	}
+	if r := s.Topics[1]; r.Side != Recv {
+		t.Errorf("scan side %s", r.Side)
+	}
+}
+
 // Every mistake is an error naming the line and the key.
 func TestParseTimingRules(t *testing.T) {
 	s, err := Parse([]byte("nodes:\n  /controller: {max_busy_pct: 80}\n  /driver:\ntimers:\n  /controller: {max_late_ms: 2, max_overruns: 0}\n" +
@@ -83,13 +103,17 @@ func TestParseErrors(t *testing.T) {
 		{"topics:\n  /a: {min_hz: -1}\n", "finite number >= 0"},
 		{"topics:\n  /a: {min_hz: .nan}\n", "finite number"},
 		{"topics:\n  /a: {min_hz: \"5\"}\n", "must be a number"},
-		{"topics:\n  /a: {side: pub}\n", "needs min_hz, max_hz, max_gap_ms, max_latency_ms or max_loss_pct"},
+		{"topics:\n  /a: {side: pub}\n", "needs min_hz, max_hz, max_gap_ms, max_latency_ms, max_loss_pct, min_bytes_per_s or max_bytes_per_s"},
 		{"topics:\n  /a: {min_hz: 5, max_hz: 2}\n", "min_hz 5 is above max_hz 2"},
 		{"topics:\n  /a: {max_gap_ms: 0}\n", "max_gap_ms must be greater than 0"},
-		{"topics:\n  /a: {max_gap_ms: 100, transport: intra}\n", "a gap, latency or loss rule without a rate cannot choose a transport"},
+		{"topics:\n  /a: {max_gap_ms: 100, transport: intra}\n", "a gap, latency, loss or bytes rule without a rate cannot choose a transport"},
 		{"topics:\n  /a: {max_loss_pct: 100}\n", "max_loss_pct must be below 100"},
 		{"topics:\n  /a: {max_loss_pct: 1, side: pub}\n", "max_loss_pct is measured where messages are received"},
 		{"topics:\n  /a: {max_loss_pct: 1, transport: inter}\n", "cannot choose a transport"},
+		{"topics:\n  /a: {min_bytes_per_s: 2000, max_bytes_per_s: 1000}\n", "min_bytes_per_s 2000 is above max_bytes_per_s 1000"},
+		{"topics:\n  /a: {max_bytes_per_s: -1}\n", "max_bytes_per_s"},
+		{"topics:\n  /a: {max_bytes_per_s: 1e6, transport: intra}\n", "cannot choose a transport"},
+		{"topics:\n  /a:\n    - {min_bytes_per_s: 2000}\n    - {max_bytes_per_s: 1000}\n", "min_bytes_per_s 2000 is above max_bytes_per_s 1000"},
 		{"topics:\n  /a: {max_latency_ms: 0}\n", "max_latency_ms must be greater than 0"},
 		{"topics:\n  /a: {max_latency_ms: 20, side: pub}\n", "it needs side recv"},
 		{"topics:\n  /a: {max_latency_ms: fast}\n", "max_latency_ms"},

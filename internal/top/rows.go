@@ -260,6 +260,8 @@ func describe(w *health.Warning) string {
 		return fmt.Sprintf("%s %s %.1f Hz < %g", w.Node, timer, w.Value, w.Min)
 	case health.TopicLatency:
 		return fmt.Sprintf("%s latency %.1f ms > %g ms", w.Topic, w.Value, w.Bound)
+	case health.TopicBytes:
+		return fmt.Sprintf("%s %s %s/s, expected %s", w.Topic, w.Side, window.HumanBytes(w.Value), bytesBounds(w.Min, w.Max))
 	case health.TopicLoss:
 		return fmt.Sprintf("%s%s lost %.1f %% > %g %%", w.Topic, who, w.Value, w.Bound)
 	case health.CannotJudge:
@@ -408,4 +410,15 @@ func spark(h []float64, width int) string {
 		b.WriteRune(runes[int(math.Round(v/top*float64(len(runes)-1)))])
 	}
 	return b.String()
+}
+
+// bytesBounds says a bytes rule's bounds: "≥ 1.00 kB/s", "≤ 40.0 MB/s" or "1.00–2.00 MB/s".
+func bytesBounds(lo, hi float64) string {
+	switch {
+	case math.IsInf(hi, 1):
+		return "≥ " + window.HumanBytes(lo) + "/s"
+	case lo <= 0:
+		return "≤ " + window.HumanBytes(hi) + "/s"
+	}
+	return window.HumanBytes(lo) + "–" + window.HumanBytes(hi) + "/s"
 }

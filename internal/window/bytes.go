@@ -1,6 +1,10 @@
 package window
 
-import "ros2_pulse/internal/segment"
+import (
+	"strconv"
+
+	"ros2_pulse/internal/segment"
+)
 
 // How a window's bytes were measured (design note 0033).
 const (
@@ -30,38 +34,45 @@ func (b Bytes) Measured() bool { return b.How == BytesExact || b.How == BytesSam
 // window (exposure seconds); base is its reading at the window's start, or
 // nil when everything it counted is in the window.
 func bytesOf(on bool, e, base *segment.Endpoint, n uint64, exposure float64) Bytes {
-	cur := e.Bytes
 	if !on {
 		return Bytes{}
 	}
-	d := cur
+	var prev segment.Bytes
 	if base != nil {
-		b := base.Bytes
-		d.SampledBytes, d.Sampled = sub(d.SampledBytes, b.SampledBytes), sub(d.Sampled, b.Sampled)
-		d.ExactBytes, d.Exact = sub(d.ExactBytes, b.ExactBytes), sub(d.Exact, b.Exact)
+		prev = base.Bytes
 	}
-	out := Bytes{Messages: n, MaxSize: cur.MaxSize, Total: float64(d.ExactBytes), How: BytesExact}
-	typed := n - min(n, d.Exact)
-	switch {
-	case typed == 0:
-	case cur.Typed && cur.FixedSize > 0:
-		out.Total += float64(typed) * float64(cur.FixedSize)
-	case cur.Typed && d.Sampled > 0: // this window's samples
-		out.Total += float64(typed) * float64(d.SampledBytes) / float64(d.Sampled)
-		out.How = BytesSampled
-	case cur.Typed && cur.Sampled > 0: // none in this window (a slow topic): every sample so far
-		out.Total += float64(typed) * float64(cur.SampledBytes) / float64(cur.Sampled)
-		out.How = BytesSampled
-	default:
-		return Bytes{Messages: n, MaxSize: cur.MaxSize, How: BytesNone}
-	}
+	total, how := BytesDelta(e.Bytes, prev, n)
+	out := Bytes{Messages: n, MaxSize: e.Bytes.MaxSize, Total: total, How: how}
 	if n > 0 {
-		out.MeanSize = out.Total / float64(n)
+		out.MeanSize = total / float64(n)
 	}
 	if exposure > 0 {
-		out.PerS = out.Total / exposure
+		out.PerS = total / exposure
 	}
 	return out
+}
+
+// BytesDelta is the bytes of an endpoint's n inter-process messages between
+// two readings of its sizes (prev zero: from its start), and how they were
+// measured: exact sizes as given, the others at its fixed size, else at the
+// mean of the samples between the readings, else of all its samples; none
+// when messages flowed that nothing sizes.
+func BytesDelta(cur, prev segment.Bytes, n uint64) (float64, string) {
+	sampled, sampledBytes := sub(cur.Sampled, prev.Sampled), sub(cur.SampledBytes, prev.SampledBytes)
+	exact := sub(cur.Exact, prev.Exact)
+	total := float64(sub(cur.ExactBytes, prev.ExactBytes))
+	typed := n - min(n, exact)
+	switch {
+	case typed == 0:
+		return total, BytesExact
+	case cur.Typed && cur.FixedSize > 0:
+		return total + float64(typed)*float64(cur.FixedSize), BytesExact
+	case cur.Typed && sampled > 0: // samples between the readings
+		return total + float64(typed)*float64(sampledBytes)/float64(sampled), BytesSampled
+	case cur.Typed && cur.Sampled > 0: // none between them (a slow topic): every sample so far
+		return total + float64(typed)*float64(cur.SampledBytes)/float64(cur.Sampled), BytesSampled
+	}
+	return 0, BytesNone
 }
 
 // add sums b, an endpoint of a topic's side, into the side's bytes: the
@@ -86,4 +97,24 @@ func (s *Bytes) add(b Bytes) {
 	if s.Messages > 0 {
 		s.MeanSize = s.Total / float64(s.Messages)
 	}
+}
+
+// HumanBytes writes a byte count in SI units, three significant digits:
+// "512 B", "27.6 MB" (views append "/s" to a rate).
+func HumanBytes(v float64) string {
+	units := []string{"B", "kB", "MB", "GB", "TB"}
+	u := 0
+	for v >= 999.5 && u < len(units)-1 {
+		v /= 1000
+		u++
+	}
+	switch {
+	case u == 0:
+		return strconv.FormatFloat(v, 'f', 0, 64) + " B"
+	case v >= 99.95:
+		return strconv.FormatFloat(v, 'f', 0, 64) + " " + units[u]
+	case v >= 9.995:
+		return strconv.FormatFloat(v, 'f', 1, 64) + " " + units[u]
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64) + " " + units[u]
 }
