@@ -249,6 +249,29 @@ func TestLossRule(t *testing.T) {
 	}
 }
 
+// A bytes rule (design note 0033) judges its side's bytes a second, exact
+// or sampled; without bytes data, or with messages nothing could size, it
+// says it cannot judge rather than pass.
+func TestBytesRule(t *testing.T) {
+	s := mustSpec(t, "topics:\n  /img: {max_bytes_per_s: 1e6, side: pub}\n  /scan: {min_bytes_per_s: 1000}\n")
+	img := window.Topic{Name: "/img", PubCount: 1, PubInter: 30, PubBytes: window.Bytes{How: window.BytesSampled, PerS: 2.7e7}}
+	scan := window.Topic{Name: "/scan", SubCount: 1, RecvInter: 10, RecvBytes: window.Bytes{How: window.BytesExact, PerS: 5000}}
+	ws := judge(New(s), win([]window.Topic{img, scan}, nil, nil))
+	if len(ws) != 1 || ws[0].Kind != TopicBytes || ws[0].Topic != "/img" || ws[0].Value != 2.7e7 || ws[0].Max != 1e6 {
+		t.Errorf("an image stream over its bound, a scan within: %+v", ws)
+	}
+	scan.RecvBytes.PerS = 10
+	img.PubBytes.PerS = 5e5
+	if ws := judge(New(s), win([]window.Topic{img, scan}, nil, nil)); len(ws) != 1 || ws[0].Topic != "/scan" || ws[0].Min != 1000 {
+		t.Errorf("a scan under its floor: %+v", ws)
+	}
+	img.PubBytes, scan.RecvBytes = window.Bytes{}, window.Bytes{How: window.BytesNone, Messages: 10}
+	ws = judge(New(s), win([]window.Topic{img, scan}, nil, nil))
+	if len(ws) != 2 || ws[0].Kind != CannotJudge || ws[0].Reason != NoBytesData || ws[1].Kind != CannotJudge || ws[1].Reason != BytesNotMeasured {
+		t.Errorf("bytes off, bytes not measured: %+v", ws)
+	}
+}
+
 // Two runs appended to one recording are judged as two: the second run's
 // first window is its ramp-up, and a verdict's age does not carry over.
 // Parallel logs of one run are still merged.

@@ -581,10 +581,22 @@ func (m Model) tables(f *Frame, w int) []string {
 
 	var out []string
 	// Topic table.
-	nameW := max(12, w-(9+9+6+6+8+8+11+6)-1)
+	// A BYTES/s column only where some process measures bytes (ROS_PULSE_BYTES=1).
+	bytesW := 0
+	for i := range m.topics {
+		if !math.IsNaN(m.topics[i].bytesPerS) {
+			bytesW = 8
+			break
+		}
+	}
+	nameW := max(12, w-(9+9+6+6+8+8+11+6+bytesW)-1)
 	sparkW := 10
 	out = append(out, styleTitle.Render(fmt.Sprintf("Topics (sort: %s)", sortTopicNames[m.sortBy[0]]))+m.paneMark(paneTopics))
-	out = append(out, styleHeader.Render(cell(" TOPIC", nameW, false)+cell("PUB Hz", 9, true)+cell("RECV Hz", 9, true)+
+	bytesHead := ""
+	if bytesW > 0 {
+		bytesHead = cell("BYTES/s", bytesW, true)
+	}
+	out = append(out, styleHeader.Render(cell(" TOPIC", nameW, false)+cell("PUB Hz", 9, true)+cell("RECV Hz", 9, true)+bytesHead+
 		cell("INTRA", 6, true)+cell("LOSS", 6, true)+cell("GAP ms", 8, true)+cell("SILENT", 8, true)+" "+cell("RATE", sparkW, false)+cell("STATUS", 6, true)))
 	start := scroll(m.cursor[0], topicRowsN, len(m.topics))
 	for i := start; i < len(m.topics) && i < start+topicRowsN; i++ {
@@ -612,7 +624,11 @@ func (m Model) tables(f *Frame, w int) []string {
 		if r.stalled > 0 {
 			extra = fmt.Sprintf(", %d stalled", r.stalled)
 		}
-		line := cell(mark+shownName(r.name, r.treeFields, "topics", extra), nameW, false) + cell(pub, 9, true) + cell(recv, 9, true) + cell(intra, 6, true) +
+		bytesText := ""
+		if bytesW > 0 {
+			bytesText = cell(bytesCell(r.bytesPerS, r.bytesSampled), bytesW, true)
+		}
+		line := cell(mark+shownName(r.name, r.treeFields, "topics", extra), nameW, false) + cell(pub, 9, true) + cell(recv, 9, true) + bytesText + cell(intra, 6, true) +
 			cell(lossText(r.lossPct), 6, true) + cell(num(r.gapMs, 0), 8, true) + cell(silent, 8, true) + " " + spark(r.spark, sparkW)
 		status := styleStatus[r.status].Render(cell(r.status.String(), 6, true))
 		if m.pane == paneTopics && i == m.cursor[0] {

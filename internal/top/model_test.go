@@ -259,6 +259,8 @@ func TestEveryWarningIsDescribed(t *testing.T) {
 		{Kind: health.CannotJudge, Topic: "/a", Metric: "latency", Reason: health.NoLatencyData, Bound: 30},
 		{Kind: health.CannotJudge, Topic: "/a", Metric: "loss", Reason: health.NoLocalPublisher, Bound: 1},
 		{Kind: health.CannotJudge, Topic: "/a", Metric: "rate", Reason: health.PublishNotVisible},
+		{Kind: health.TopicBytes, Topic: "/img", Side: "pub", Value: 2.7e7, Max: 1e6},
+		{Kind: health.CannotJudge, Topic: "/img", Metric: "bytes", Reason: health.NoBytesData, Max: 1e6},
 	} {
 		d := describe(&w)
 		name := w.Topic
@@ -277,6 +279,36 @@ func TestEveryWarningIsDescribed(t *testing.T) {
 	}
 	if d := describe(&health.Warning{Kind: health.CannotJudge, Topic: "/a", Metric: "rate", Reason: health.PublishNotVisible}); !strings.Contains(d, "not visible on Humble") {
 		t.Errorf("a Humble intra publish rate cannot be judged: %q", d)
+	}
+}
+
+// With bytes measured on some topic (ROS_PULSE_BYTES=1) the topics table
+// grows a BYTES/s column: a topic's publishers' bytes, "~" when sampled,
+// "-" where not measured; without bytes it has no such column.
+func TestBytesColumn(t *testing.T) {
+	if v := model(2, 120, 30).View(); strings.Contains(v, "BYTES/s") {
+		t.Fatalf("a column for bytes nobody measured:\n%s", v)
+	}
+	f := frame(1)
+	for i := range f.W.Topics {
+		switch f.W.Topics[i].Name {
+		case "/scan":
+			f.W.Topics[i].PubBytes = window.Bytes{How: window.BytesSampled, PerS: 2.76e7}
+		case "/cmd_vel":
+			f.W.Topics[i].PubBytes = window.Bytes{How: window.BytesExact, PerS: 672}
+		}
+	}
+	var m tea.Model = New("live 1s", false)
+	m, _ = m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	m, _ = m.Update(FrameMsg(f))
+	v := m.View()
+	for _, want := range []string{"BYTES/s", "~27.6M", " 672 "} {
+		if !strings.Contains(v, want) {
+			t.Errorf("no %q in\n%s", want, v)
+		}
+	}
+	if d := describe(&health.Warning{Kind: health.TopicBytes, Topic: "/img", Side: "pub", Value: 2.7e7, Max: 1e6, Min: 0}); d != "/img pub 27.0 MB/s, expected ≤ 1.00 MB/s" {
+		t.Errorf("bytes verdict: %q", d)
 	}
 }
 

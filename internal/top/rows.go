@@ -46,6 +46,8 @@ type topicRow struct {
 	intra         float64 // share of deliveries (or publishes) that were intra-process; NaN: none
 	lossPct       float64 // the worst judged subscription's loss, NaN when none was judged
 	gapMs         float64 // largest gap, NaN without gap data
+	bytesPerS     float64 // its publishers' bytes a second (else its subscriptions'), NaN when not measured (design note 0033)
+	bytesSampled  bool    // ... from sampled sizes
 	silentMs      float64 // how long the topic has been silent now, NaN when it is not
 	status        Status
 	spark         []float64
@@ -105,7 +107,10 @@ func topicRows(f *Frame, history map[string][]float64, silentSince map[string]ti
 	for i := range f.W.Topics {
 		t := &f.W.Topics[i]
 		r := topicRow{name: t.Name, pubHz: t.PubAny, recvHz: t.RecvInter + t.RecvIntra, pubs: t.PubCount, subs: t.SubCount,
-			intra: math.NaN(), lossPct: math.NaN(), gapMs: math.NaN(), silentMs: math.NaN(), spark: history[t.Name]}
+			intra: math.NaN(), lossPct: math.NaN(), gapMs: math.NaN(), silentMs: math.NaN(), bytesPerS: math.NaN(), spark: history[t.Name]}
+		if b := topicBytes(t); b.Measured() {
+			r.bytesPerS, r.bytesSampled = b.PerS, b.How == window.BytesSampled
+		}
 		if t.Loss.Judged > 0 {
 			r.lossPct = t.Loss.WorstPct
 		}
@@ -421,4 +426,26 @@ func bytesBounds(lo, hi float64) string {
 		return "≤ " + window.HumanBytes(hi) + "/s"
 	}
 	return window.HumanBytes(lo) + "–" + window.HumanBytes(hi) + "/s"
+}
+
+// topicBytes is what a topic's row shows of its bytes: its publishers' (what
+// left their processes), else its subscriptions' when no publisher here
+// measures them (a remote publisher).
+func topicBytes(t *window.Topic) window.Bytes {
+	if t.PubBytes.How != "" && t.PubCount > 0 {
+		return t.PubBytes
+	}
+	return t.RecvBytes
+}
+
+// bytesCell is a bytes rate in a few characters: "27.6M", "~512" when sampled, "-" when not measured.
+func bytesCell(v float64, sampled bool) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	out := strings.TrimSuffix(strings.ReplaceAll(window.HumanBytes(v), " ", ""), "B")
+	if sampled {
+		out = "~" + out
+	}
+	return out
 }

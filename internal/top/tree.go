@@ -141,7 +141,7 @@ func foldRows[R any](rows []R, name func(*R) string, place func(*R) *treeFields,
 func foldTopics(rows []topicRow, sp map[string]bool, open func(string) bool) []topicRow {
 	return foldRows(rows, func(r *topicRow) string { return r.name }, func(r *topicRow) *treeFields { return &r.treeFields }, sp, open,
 		func(it foldItem, t treeFields) topicRow {
-			h := topicRow{name: "ns:" + it.ns, status: NoData, intra: math.NaN(), lossPct: math.NaN(), gapMs: math.NaN(), silentMs: math.NaN(), treeFields: t}
+			h := topicRow{name: "ns:" + it.ns, status: NoData, intra: math.NaN(), lossPct: math.NaN(), gapMs: math.NaN(), silentMs: math.NaN(), bytesPerS: math.NaN(), treeFields: t}
 			for _, i := range it.under {
 				r := &rows[i]
 				if !math.IsNaN(r.pubHz) {
