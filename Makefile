@@ -171,7 +171,7 @@ screenshots: build
 # Quick hot-path figures (the full comparison is bench/README.md's job).
 HOTPATH := $(BIN)/hotpath
 $(HOTPATH): bench/hotpath/hotpath.c $(PULSE_LIB) $(LIB)/sim/humble/libtracetools.so $(LIB)/sim/humble/librcl.so
-	$(CC) $(CWARN) -O2 -Iprobe/include -Isim/rcl -o $@ $< -L$(LIB) -lros2_pulse -L$(LIB)/sim/humble -Wl,-rpath-link,$(LIB)/sim/humble -Wl,--no-as-needed -ltracetools -lrcl -lrosidl_runtime_c \
+	$(CC) $(CWARN) -O2 -Iprobe/include -Isim/rcl -Isim/rosidl -o $@ $< -L$(LIB) -lros2_pulse -L$(LIB)/sim/humble -Wl,-rpath-link,$(LIB)/sim/humble -Wl,--no-as-needed -ltracetools -lrcl -lrosidl_runtime_c \
 	  -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../lib/sim/humble' -ldl -lpthread
 # Gap tracking's steps one by one (issue 28): the probe's own bucket function, the rest as it does them.
 GAPSTEPS := $(BIN)/gapsteps

@@ -51,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim_msgs.h"
 #include "sim_rcl.h"
 
 void ros_trace_rcl_node_init(const void *, const void *, const char *, const char *);
@@ -90,12 +91,18 @@ struct thread_set {
     struct endpoint **eps;      /* for the re-implemented legs */
     char *outs, *out_impls;     /* n more publishers at STRIDE: a timer's outputs (topic ".../out") */
     char *timers, *timer_impls; /* n rcl timer handles at STRIDE, their callbacks after the subscriptions' */
+    char *typed[2];             /* n publishers each of sim_msgs Stamp and Sample, made through rcl_publisher_init (bytes legs) */
     _Atomic uint64_t floor_ctr; /* the floor leg's counter */
     uint64_t plain_ctr;
     char pad[64];
 };
 
 static struct thread_set sets[MAX_THREADS];
+
+/* The bytes legs' messages: a fixed-size Stamp, a Sample with a 1000-byte payload (sim/rosidl/sim_msgs.h). */
+static struct sim_msgs_stamp stamp_msg;
+static uint8_t sample_payload[1000];
+static struct sim_msgs_sample sample_msg = {{0}, {(char *)"bench", 5, 6}, {sample_payload, sizeof sample_payload, sizeof sample_payload}};
 
 /* ------------------------------------------------------------ upstream designs, re-implemented */
 
@@ -185,11 +192,11 @@ static void leg_tls256(const void *handle, const struct endpoint *unused)
 /* ------------------------------------------------------------ legs */
 
 enum leg_id { L_FLOOR, L_PLAIN, L_OLD, L_TLS1, L_TLS256, L_NONE, L_PROBE, L_PROBE_CB, L_PROBE_TAKE, L_PROBE_TAKE_CPP,
-              L_NONE_PAIR, L_PROBE_CB_PAIR, L_NULL_PAIR, L_NONE_SRV, L_PROBE_SRV, L_NONE_CLI, L_PROBE_CLI, L_PROBE_RELAY, L_PROBE_TAKE_CB, L_PROBE_INTRA, L_PROBE_TIMER_PUB, L_COUNT };
+              L_NONE_PAIR, L_PROBE_CB_PAIR, L_NULL_PAIR, L_NONE_SRV, L_PROBE_SRV, L_NONE_CLI, L_PROBE_CLI, L_PROBE_RELAY, L_PROBE_TAKE_CB, L_PROBE_INTRA, L_PROBE_TIMER_PUB, L_PROBE_FIXED, L_PROBE_SIZED, L_COUNT };
 static const char *const leg_names[L_COUNT] = {"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb",
                                                "probe_take", "probe_take_cpp", "none_pair", "probe_cb_pair", "null_pair",
                                                "none_srv", "probe_srv", "none_cli", "probe_cli", "probe_relay", "probe_take_cb",
-                                               "probe_intra", "probe_timer_pub"};
+                                               "probe_intra", "probe_timer_pub", "probe_fixed", "probe_sized"};
 
 /* librcl's own service calls (the stand-in's), for the none_* legs; the probe's are the linked symbols */
 static rp_rcl_take_request_with_info_fn librcl_take_request;
@@ -298,6 +305,12 @@ static void *worker(void *arg)
     case L_PROBE_CLI:
         call_legs(j, s, msg);
         break;
+    case L_PROBE_FIXED: /* a publish of a fixed-size type (sim_msgs Stamp): with bytes on, its type was learnt at init */
+        LOOP(ros_trace_rcl_publish(s->typed[0] + e * STRIDE, &stamp_msg));
+        break;
+    case L_PROBE_SIZED: /* a publish of a variable-size type (sim_msgs Sample, 1000 B): with bytes on, one in 16 is walked */
+        LOOP(ros_trace_rcl_publish(s->typed[1] + e * STRIDE, &sample_msg));
+        break;
     case L_PROBE_INTRA: /* an intra-process publish outside callbacks and its ring buffer enqueue (Jazzy) */
         LOOP(ros_trace_rclcpp_intra_publish(s->handles + e * STRIDE, msg);
              ros_trace_rclcpp_ring_buffer_enqueue(s->callbacks + e * STRIDE, (uint64_t)i % 10, 1, false));
@@ -349,6 +362,26 @@ static double run_leg(int leg, int threads, long msgs)
     return total / ((double)threads * (double)msgs);
 }
 
+/* The bytes legs' messages and type supports: rclcpp's rosidl_typesupport_cpp
+ * dispatcher naming sim_msgs' introspection getter (sim/rosidl), as simgraph gives it. */
+
+rp_rcl_ret_t rcl_publisher_init(void *publisher, const void *node, const void *type_support, const char *topic_name,
+                                const void *options); /* librcl's (the probe wraps it) */
+
+static const void *sim_msgs_type(const char *type)
+{
+    static const char *const ids[1] = {"rosidl_typesupport_introspection_cpp"};
+    static const char *symbols[2][1] = {{"rosidl_typesupport_introspection_cpp__get_message_type_support_handle__sim_msgs__msg__Stamp"},
+                                        {"rosidl_typesupport_introspection_cpp__get_message_type_support_handle__sim_msgs__msg__Sample"}};
+    static void *data[2][1];
+    static rp_type_support_map_t maps[2];
+    static rp_rosidl_message_type_support_t handles[2];
+    int k = strcmp(type, "Stamp") == 0 ? 0 : 1;
+    maps[k] = (rp_type_support_map_t){1, "sim_msgs", ids, symbols[k], data[k]};
+    handles[k] = (rp_rosidl_message_type_support_t){"rosidl_typesupport_cpp", &maps[k], NULL};
+    return &handles[k];
+}
+
 /* Creates every thread's endpoints for all legs: probe entities and the re-implemented registry. */
 static void setup(int threads, int endpoints)
 {
@@ -373,6 +406,8 @@ static void setup(int threads, int endpoints)
         s->out_impls = aligned_alloc(64, (size_t)endpoints * STRIDE);
         s->timers = aligned_alloc(64, (size_t)endpoints * STRIDE);
         s->timer_impls = aligned_alloc(64, (size_t)endpoints * STRIDE);
+        for (int k = 0; k < 2; k++)
+            s->typed[k] = calloc((size_t)endpoints, STRIDE); /* zeroed: rcl_publisher_init's precondition */
         s->services = calloc((size_t)endpoints, sizeof *s->services);
         s->clients = calloc((size_t)endpoints, sizeof *s->clients);
         for (int e = 0; e < endpoints; e++) {
@@ -384,6 +419,19 @@ static void setup(int threads, int endpoints)
             map_insert((uintptr_t)fnv1a(ep->topic), ep);
             map_insert((uintptr_t)h, ep);
             ros_trace_rcl_publisher_init(h, node, NULL, ep->topic, 10);
+            for (int k = 0; k < 2; k++) { /* typed publishers, through rcl (the probe learns their types there) */
+                char topic[96];
+                snprintf(topic, sizeof topic, "%s/%s", ep->topic, k == 0 ? "stamp" : "sample");
+                struct sim_endpoint_options o;
+                memset(&o, 0, sizeof o);
+                o.qos.history = 1;
+                o.qos.depth = 10;
+                if (rcl_publisher_init(s->typed[k] + e * STRIDE, node, sim_msgs_type(k == 0 ? "Stamp" : "Sample"),
+                                       strdup(topic), &o) != RP_RCL_RET_OK) {
+                    fprintf(stderr, "hotpath: rcl_publisher_init failed for %s\n", topic);
+                    exit(1);
+                }
+            }
             /* a subscription chain for callback_start: rcl sub, rclcpp sub, callback */
             char *cb = s->callbacks + (size_t)e * STRIDE;
             void **rcl_sub = malloc(2 * sizeof(void *));

@@ -76,6 +76,7 @@ func benchCmd() *cobra.Command {
 
   pulse bench hotpath    the counting path alone, against the floor and upstream's designs
   pulse bench links      what latency links add to a relayed message, a callback and a publish
+  pulse bench bytes      what bytes add to a publish of a fixed-size and of a variable-size type
   pulse bench overhead   paired, order-rotated CPU of the stress and flat-out graphs
   pulse bench reader     CPU and RSS of pulse record over synthetic directories
   pulse bench viewers    CPU of pulse record and pulse top (in tmux) watching the stress graph
@@ -131,38 +132,57 @@ func benchCmd() *cobra.Command {
 	hot.Flags().IntVar(&reps, "reps", 5, "repetitions (legs rotated each time)")
 	hot.Flags().BoolVar(&noCallgrind, "no-callgrind", false, "skip instruction counts")
 
-	var linkPairs int
-	var linkMsgs int64
-	var linkEndpoints []int
-	links := &cobra.Command{
-		Use:   "links",
-		Short: "What latency links (ROS_PULSE_LINKS=1) add to a relayed message, a callback and a publish: paired, alternated",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			bin, err := locate.Beside("hotpath", "run `make build`")
-			if err != nil {
-				return err
-			}
-			rows, err := bench.RunLinks(bin, linkEndpoints, linkPairs, linkMsgs, os.Stderr)
-			if err != nil {
-				return err
-			}
-			if err := mkOut(); err != nil {
-				return err
-			}
-			if err := benchFile(out, "links.csv", func(f *os.File) error { return bench.WriteLinksCSV(f, rows) }); err != nil {
-				return err
-			}
-			if err := bench.PlotLinks(rows, filepath.Join(out, "links.png")); err != nil {
-				return err
-			}
-			fmt.Print(bench.LinksTable(rows))
-			return nil
-		},
+	// links and bytes: a probe switch, off against on, paired (bench.Switch).
+	switchCmd := func(sw bench.Switch, short string, env func() ([]string, error)) *cobra.Command {
+		var pairs int
+		var msgs int64
+		var endpoints []int
+		c := &cobra.Command{
+			Use:   sw.Name,
+			Short: short,
+			Args:  cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				bin, err := locate.Beside("hotpath", "run `make build`")
+				if err != nil {
+					return err
+				}
+				extra, err := env()
+				if err != nil {
+					return err
+				}
+				rows, err := bench.RunSwitch(sw, bin, endpoints, pairs, msgs, os.Stderr, extra...)
+				if err != nil {
+					return err
+				}
+				if err := mkOut(); err != nil {
+					return err
+				}
+				if err := benchFile(out, sw.Name+".csv", func(f *os.File) error { return bench.WriteSwitchCSV(f, rows) }); err != nil {
+					return err
+				}
+				if err := bench.PlotSwitch(sw, rows, filepath.Join(out, sw.Name+".png")); err != nil {
+					return err
+				}
+				fmt.Print(bench.SwitchTable(sw, rows))
+				return nil
+			},
+		}
+		c.Flags().IntVar(&pairs, "pairs", 10, "pairs of processes, "+sw.Env+" off and on, order alternated")
+		c.Flags().IntSliceVar(&endpoints, "endpoints", []int{1, 64}, "endpoints the thread cycles over")
+		c.Flags().Int64Var(&msgs, "msgs", 2000000, "messages per leg per repetition")
+		return c
 	}
-	links.Flags().IntVar(&linkPairs, "pairs", 10, "pairs of processes, links off and on, order alternated")
-	links.Flags().IntSliceVar(&linkEndpoints, "endpoints", []int{1, 64}, "endpoints the thread cycles over")
-	links.Flags().Int64Var(&linkMsgs, "msgs", 2000000, "messages per leg per repetition")
+	links := switchCmd(bench.Links, "What latency links (ROS_PULSE_LINKS=1) add to a relayed message, a callback and a publish: paired, alternated",
+		func() ([]string, error) { return nil, nil })
+	bytesCmd := switchCmd(bench.Bytes, "What bytes (ROS_PULSE_BYTES=1) add to a publish of a fixed-size and of a variable-size type: paired, alternated",
+		func() ([]string, error) {
+			// the stand-in's sim_msgs type supports, which the probe dlopens by name
+			lib, err := locate.Beside("../lib/sim/humble/libsim_msgs__rosidl_typesupport_introspection_cpp.so", "run `make build`")
+			if err != nil {
+				return nil, err
+			}
+			return []string{"LD_LIBRARY_PATH=" + filepath.Dir(lib)}, nil
+		})
 
 	var trials int
 	var duration time.Duration
@@ -392,7 +412,7 @@ func benchCmd() *cobra.Command {
 	soak.Flags().DurationVar(&sWarmup, "warmup", 10*time.Minute, "samples before this are warm-up (plotted, not fitted)")
 	soak.Flags().StringVar(&sGraph, "graph", "stress", "the graph being watched")
 
-	c.AddCommand(hot, links, over, reader, sample, mkdir, viewers, exp, card, soak)
+	c.AddCommand(hot, links, bytesCmd, over, reader, sample, mkdir, viewers, exp, card, soak)
 	c.AddCommand(benchROSFarmCmd(&out), benchROSInstrCmd(&out))
 	return c
 }

@@ -138,7 +138,7 @@ func webInBrowser(t *testing.T, p page) {
   node /imu_driver
     pub /imu 50 thread stall=14:60
   node /camera
-    pub /image 30 thread
+    pub /image 30 thread size=100000
     reuse_pub /first /second 20 16
 process control
   node /controller
@@ -152,8 +152,8 @@ process doomed kill=14
   node /doomed_listener
     sub /doomed_topic
 `), 0o600)
-	// Gaps and latency tracked, for the detail panel.
-	graphCmd, segs := startGraph(t, dir, graphFile, "40", "ROS_TOPIC_STATS_JITTER=1", "ROS_TOPIC_STATS_LATENCY=1") // the browser is open: the graph's clock starts now
+	// Gaps and latency tracked, for the detail panel; bytes, for the edges' widths.
+	graphCmd, segs := startGraph(t, dir, graphFile, "40", "ROS_TOPIC_STATS_JITTER=1", "ROS_TOPIC_STATS_LATENCY=1", "ROS_PULSE_BYTES=1") // the browser is open: the graph's clock starts now
 	defer func() { graphCmd.Process.Signal(os.Interrupt); graphCmd.Wait() }()
 	// /cmd_vel is published at 20 Hz: below this spec.
 	specFile := filepath.Join(dir, "spec.yaml")
@@ -164,6 +164,20 @@ process doomed kill=14
 	}
 	waitFor(t, p, "the graph's edges", `window.__pulse && window.__pulse.frames >= 2 && document.querySelectorAll("g.edge").length >= 6`, 20*time.Second)
 	eval[int](p, `window.__marker = 1`) // a reload would lose it
+
+	// With bytes measured, an edge's width is its bandwidth: the camera's
+	// 30 Hz of ~100 kB outweighs the IMU's 50 Hz of 56 B, and its label says MB/s.
+	type edgeLook struct {
+		Bytes, Width float64
+		Label        string
+	}
+	const lookJS = `(sel => { const e = document.querySelector(sel); return {Bytes: Number(e.dataset.bytes), Width: Number(e.children[0].getAttribute("stroke-width")), Label: e.children[1].textContent}; })`
+	waitFor(t, p, "the camera's bytes", `Number(document.querySelector('g.edge[data-from^="n:/camera@"][data-to="t:/image"]').dataset.bytes) > 0`, 10*time.Second)
+	img, err1 := eval[edgeLook](p, lookJS+`('g.edge[data-from^="n:/camera@"][data-to="t:/image"]')`)
+	imu, err2 := eval[edgeLook](p, lookJS+`('g.edge[data-from^="n:/imu_driver@"][data-to="t:/imu"]')`)
+	if err1 != nil || err2 != nil || img.Bytes < 1e6 || imu.Bytes <= 0 || img.Width <= imu.Width || !strings.Contains(img.Label, "MB/s") {
+		t.Errorf("bytes on the edges: /image %+v, /imu %+v (%v %v)", img, imu, err1, err2)
+	}
 
 	compared := pageMatchesGraph(t, p, segs, 2*time.Second)
 	if compared < 5 {

@@ -75,7 +75,7 @@ func RunHotpath(o HotpathOptions) ([]HotpathRow, error) {
 	for _, t := range o.Threads {
 		for _, e := range o.Endpoints {
 			fmt.Fprintf(o.Log, "hotpath: %d thread(s), %d endpoint(s) per thread\n", t, e)
-			samples, err := runHotpathShape(o, dir, t, e, "", "")
+			samples, err := runHotpathShape(o, dir, t, e, "")
 			if err != nil {
 				return nil, err
 			}
@@ -85,7 +85,7 @@ func RunHotpath(o HotpathOptions) ([]HotpathRow, error) {
 				byEnv[tl.env] = append(byEnv[tl.env], tl.base)
 			}
 			for env, legs := range byEnv {
-				tracked, err := runHotpathShape(o, dir, t, e, env, strings.Join(legs, ","))
+				tracked, err := runHotpathShape(o, dir, t, e, strings.Join(legs, ","), env)
 				if err != nil {
 					return nil, err
 				}
@@ -146,17 +146,14 @@ func addedLeg(leg string) bool {
 	return false
 }
 
-func runHotpathShape(o HotpathOptions, dir string, threads, endpoints int, env, legs string) (map[string][]float64, error) {
+func runHotpathShape(o HotpathOptions, dir string, threads, endpoints int, legs string, env ...string) (map[string][]float64, error) {
 	args := []string{"--threads", strconv.Itoa(threads), "--endpoints", strconv.Itoa(endpoints),
 		"--msgs", strconv.FormatInt(o.Msgs, 10), "--reps", strconv.Itoa(o.Reps)}
 	if legs != "" {
 		args = append(args, "--legs", legs)
 	}
 	cmd := exec.Command(o.Binary, args...)
-	cmd.Env = hotpathEnv(dir)
-	if env != "" {
-		cmd.Env = hotpathEnv(dir, env)
-	}
+	cmd.Env = hotpathEnv(dir, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -111,6 +111,11 @@ type Edge struct {
 	AcceptP99Ms *float64 `json:"accept_p99_ms,omitempty"`
 	ResultP99Ms *float64 `json:"result_p99_ms,omitempty"`
 	Cancels     uint64   `json:"cancels,omitempty"`
+	// A pub or sub edge's bytes a second (its endpoint's inter-process
+	// messages as serialized, design note 0033), when its process measures
+	// bytes and could size them; BytesSampled: from sampled sizes.
+	BytesPerS    *float64 `json:"bytes_per_s,omitempty"`
+	BytesSampled bool     `json:"bytes_sampled,omitempty"`
 }
 
 // Hz returns the edge's rate on transport "inter" or "intra", and whether it was measured.
@@ -281,6 +286,7 @@ func FromWindow(w *window.Window) *Graph {
 			e := &t.Pubs[j]
 			if id, ok := nodeID(e.Node, e.Pid); ok {
 				g.Edges = append(g.Edges, Edge{From: id, To: tid, Kind: "pub", Transport: transport(*e), InterHz: ptr(e.Inter), IntraHz: ptr(e.Intra), Alive: e.Alive})
+				setBytes(&g.Edges[len(g.Edges)-1], e.Bytes)
 				edge := &g.Edges[len(g.Edges)-1] // filled in place: an edge is large
 				if e.PubHidden {
 					edge.Transport, edge.InterHz, edge.IntraHz = "not_measured", nil, nil
@@ -292,6 +298,7 @@ func FromWindow(w *window.Window) *Graph {
 			e := &t.Subs[j]
 			if id, ok := nodeID(e.Node, e.Pid); ok {
 				g.Edges = append(g.Edges, Edge{From: tid, To: id, Kind: "sub", Transport: transport(*e), InterHz: ptr(e.Inter), IntraHz: ptr(e.Intra), Alive: e.Alive})
+				setBytes(&g.Edges[len(g.Edges)-1], e.Bytes)
 				edge := &g.Edges[len(g.Edges)-1]
 				switch {
 				case t.Starved(e): // never received anything, while its topic is published here
@@ -468,6 +475,26 @@ func (e *Edge) label() string {
 	if e.Kind == "serves" || e.Kind == "calls" {
 		return e.callLabel(inter)
 	}
+	l := e.rateLabel(inter, intra)
+	if e.BytesPerS != nil && (e.Transport == "inter" || e.Transport == "both") {
+		approx := ""
+		if e.BytesSampled {
+			approx = "~"
+		}
+		l += " · " + approx + window.HumanBytes(*e.BytesPerS) + "/s"
+	}
+	return l
+}
+
+// setBytes gives a pub or sub edge its endpoint's bytes, when measured.
+func setBytes(e *Edge, b window.Bytes) {
+	if b.Measured() {
+		e.BytesPerS, e.BytesSampled = ptr(b.PerS), b.How == window.BytesSampled
+	}
+}
+
+// rateLabel is a pub or sub edge's rate, or why it has none.
+func (e *Edge) rateLabel(inter, intra float64) string {
 	switch e.Transport { // strconv's 'f' with 1 digit writes what fmt's %.1f does, at a fraction of its cost
 	case "both":
 		return hz1(inter) + " Hz + " + hz1(intra) + " intra"

@@ -172,12 +172,15 @@ type Now struct {
 	// EdgeLatency: a publish edge's latency link ("p50 4.2 ms"), "" for
 	// the others; absent without links. Paths: the window's end-to-end
 	// paths (paths.go).
-	EdgeLatency []string  `json:"edge_latency,omitempty"`
-	Paths       []PathRow `json:"paths,omitempty"`
-	Warnings    []WarnRow `json:"warnings"`
-	Procs       []ProcRow `json:"procs"`
-	Index       int       `json:"index"` // replay: this frame's place; live: 0
-	Count       int       `json:"count"` // replay: how many; live: 0
+	EdgeLatency []string `json:"edge_latency,omitempty"`
+	// EdgeBytes: each edge's bytes a second (0 where not measured), which
+	// sets its width; absent when no process measures bytes.
+	EdgeBytes []float64 `json:"edge_bytes,omitempty"`
+	Paths     []PathRow `json:"paths,omitempty"`
+	Warnings  []WarnRow `json:"warnings"`
+	Procs     []ProcRow `json:"procs"`
+	Index     int       `json:"index"` // replay: this frame's place; live: 0
+	Count     int       `json:"count"` // replay: how many; live: 0
 }
 
 // NodeNow is whether a node's process exited and, where measured, its
@@ -261,6 +264,12 @@ func (b *Builder) Build(w *window.Window, warns []health.Warning, samples map[in
 		inter, _ := e.Hz("inter")
 		intra, _ := e.Hz("intra")
 		now.EdgeHz[i] = milli(inter + intra)
+		if e.BytesPerS != nil {
+			if now.EdgeBytes == nil {
+				now.EdgeBytes = make([]float64, len(g.Edges))
+			}
+			now.EdgeBytes[i] = math.Round(*e.BytesPerS)
+		}
 	}
 	warned := map[string]bool{}
 	for _, x := range warns {

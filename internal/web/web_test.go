@@ -234,6 +234,31 @@ func TestEdgeLabelsSayLoss(t *testing.T) {
 	}
 }
 
+// Where a process measures bytes (design note 0033) each measured edge
+// carries its bytes a second (the page's edge width) and says them in its
+// label, "~" when sampled; without bytes a frame has no edge_bytes at all.
+func TestEdgeBytes(t *testing.T) {
+	w := win(1, "/imu")
+	if f := NewBuilder().Build(w, nil, nil); f.Now.EdgeBytes != nil {
+		t.Fatalf("edge bytes without bytes: %v", f.Now.EdgeBytes)
+	}
+	w.Topics[0].Pubs[0].Bytes = window.Bytes{How: window.BytesSampled, PerS: 2.76e7}
+	w.Topics[0].Subs[0].Bytes = window.Bytes{How: window.BytesNone}
+	f := NewBuilder().Build(w, nil, nil)
+	if len(f.Now.EdgeBytes) != len(f.Shape.Edges) {
+		t.Fatalf("edge bytes %v for %d edges", f.Now.EdgeBytes, len(f.Shape.Edges))
+	}
+	for i, e := range f.Shape.Edges {
+		pub := e.Kind == "pub"
+		if got := f.Now.EdgeBytes[i]; pub && got != 2.76e7 || !pub && got != 0 {
+			t.Errorf("edge %+v: %v bytes/s", e, got)
+		}
+		if strings.Contains(f.Now.EdgeLabel[i], "~27.6 MB/s") != pub {
+			t.Errorf("edge %+v label %q", e, f.Now.EdgeLabel[i])
+		}
+	}
+}
+
 // A detail's key comes from the page's query string: any string gives a
 // detail of that key, never a panic.
 func FuzzDetail(f *testing.F) {

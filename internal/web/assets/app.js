@@ -50,6 +50,14 @@ function fmt(v, digits) { return v === undefined || v === null ? "-" : Number(v)
 
 function rate(hz) { return hz >= 1000 ? (hz / 1000).toFixed(1) + "k" : hz.toFixed(1); }
 
+// byteRate is a bandwidth in SI units: "27.6 MB/s".
+function byteRate(b) {
+  const units = ["B/s", "kB/s", "MB/s", "GB/s"];
+  let u = 0;
+  while (b >= 999.5 && u < units.length - 1) { b /= 1000; u++; }
+  return (u === 0 ? b.toFixed(0) : b >= 99.95 ? b.toFixed(0) : b >= 9.995 ? b.toFixed(1) : b.toFixed(2)) + " " + units[u];
+}
+
 // topicSub is a topic's second line: what it is part of, or its types.
 function topicSub(t) {
   return t.introspects ? "service events of " + t.introspects : t.action ? t.part + " of action " + t.action : (t.types || []).join(", ");
@@ -398,9 +406,10 @@ function render(f) {
   const topicIndex = new Map(s.topics.map((t, i) => [t.id, i]));
   for (const ge of state.edges.values()) {
     const e = ge.view;
-    let hz = 0, cls = "none", worst = 0;
+    let hz = 0, bytes = 0, cls = "none", worst = 0;
     for (const m of e.members) {
       hz += f.edge_hz[m] || 0;
+      if (f.edge_bytes) bytes += f.edge_bytes[m] || 0;
       const se = s.edges[m], st = f.edge_state[m];
       // A topic's state colours its edges as top's words do: stalled, or below
       // its spec (a verdict names it); an edge's own fault (exited, starved,
@@ -414,8 +423,13 @@ function render(f) {
     ge.setAttribute("class", "edge " + cls + (ge.classList.contains("hidden") ? " hidden" : ""));
     ge.dataset.state = cls;
     ge.dataset.hz = hz.toFixed(3);
-    ge.children[0].setAttribute("stroke-width", (1 + Math.log10(1 + hz) * 1.5).toFixed(2));
+    // Width: bytes a second where processes measure them (a camera's 30 Hz
+    // outweighs a 100 Hz twist), else messages a second.
+    const width = f.edge_bytes ? 1 + Math.log10(1 + bytes / 1000) * 1.2 : 1 + Math.log10(1 + hz) * 1.5;
+    ge.children[0].setAttribute("stroke-width", width.toFixed(2));
+    ge.dataset.bytes = bytes.toFixed(0);
     let text = edgeText(hz, cls, e);
+    if (bytes > 0 && !text.includes("\n")) text += " · " + byteRate(bytes);
     const lat = e.members.length === 1 && f.edge_latency ? f.edge_latency[e.members[0]] : "";
     if (lat && !text.includes("\n")) text += "\n" + lat; // a latency link's hop: the input's age at this publish
     const label = ge.children[1];
