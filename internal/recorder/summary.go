@@ -30,6 +30,7 @@ type Summary struct {
 	threads map[int]window.ProcBusy // per process, the complete window whose busiest thread was busiest
 	calls   map[callKey]*CallTotal
 	links   []window.Link // the run's latency links, every window's added
+	bytes   map[string]*BytesTotal
 	// PathRules: the spec's named paths, shown first (the runner sets them).
 	PathRules []spec.PathRule
 }
@@ -105,6 +106,7 @@ func (s *Summary) Add(w *window.Window) {
 	s.addTiming(w, complete)
 	s.addCalls(w)
 	s.addLinks(w)
+	s.addBytes(w)
 }
 
 func (s *Summary) addTiming(w *window.Window, complete bool) {
@@ -216,6 +218,7 @@ func (s *Summary) Print(out io.Writer) {
 	s.printTiming(out)
 	s.printCalls(out)
 	s.printPaths(out)
+	s.printBytes(out)
 	pids := make([]int, 0, len(s.procs))
 	for pid := range s.procs {
 		pids = append(pids, pid)

@@ -75,10 +75,10 @@ func BytesDelta(cur, prev segment.Bytes, n uint64) (float64, string) {
 	return 0, BytesNone
 }
 
-// add sums b, an endpoint of a topic's side, into the side's bytes: the
-// side is exact when every endpoint is, sampled when some are sampled, and
-// not measured when messages flowed on an endpoint that could not be sized.
-func (s *Bytes) add(b Bytes) {
+// AddSide sums b, an endpoint of a topic's side (or another window of it),
+// into s: exact when every part is, sampled when some are sampled, and not
+// measured when messages flowed on a part that could not be sized.
+func (s *Bytes) AddSide(b Bytes) {
 	if b.How == "" {
 		return
 	}

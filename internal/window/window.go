@@ -704,7 +704,7 @@ func (t *Topic) count(kind segment.Kind, r *EndpointRate) {
 		t.PubHidden = t.PubHidden || (r.PubHidden && r.Alive)
 		t.PubInter += r.Inter
 		t.PubIntra += r.Intra
-		t.PubBytes.add(r.Bytes)
+		t.PubBytes.AddSide(r.Bytes)
 		t.PubAny += max(r.Inter, r.Intra)
 		if r.Alive {
 			t.PubCount++
@@ -715,7 +715,7 @@ func (t *Topic) count(kind segment.Kind, r *EndpointRate) {
 	}
 	t.RecvInter += r.Inter
 	t.RecvIntra += r.Intra
-	t.RecvBytes.add(r.Bytes)
+	t.RecvBytes.AddSide(r.Bytes)
 	if r.Alive {
 		t.SubCount++
 		t.RecvSeen = t.RecvSeen || r.Total[0]+r.Total[1] > 0
