@@ -7,13 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/window"
 )
 
 // bytesGraph has one publisher of each kind design note 0033 sizes: a
 // fixed-size type (Stamp), a variable one (Sample, its payload varying with
 // its sequence number), a serialized publisher, an rclpy node's C
-// messages, and a type the stand-in has no type support for.
+// messages, and a type the stand-in has no type support for; and a
+// serialized subscription (rosbag2's kind), whose rmw_take fires with the
+// serialized message on Jazzy and must not be walked as a typed one.
 const bytesGraph = `
 process cams threads=2
   node /cam
@@ -34,6 +37,8 @@ process viewer
     sub /replay
     sub /py_out
     sub /text type=std_msgs/msg/String
+  node /bagger
+    sub /image serialized
 `
 
 // With ROS_PULSE_BYTES=1, every publisher's and subscription's bytes over
@@ -53,6 +58,29 @@ func TestBytes(t *testing.T) {
 			ws := record(t, g, rec, time.Second)
 			g.wait()
 			truth := g.truth()
+			// The serialized subscription's takes were never walked as typed messages
+			// (Jazzy fires rmw_take inside them with the serialized buffer): no samples,
+			// every take exact.
+			r := segment.NewReader(g.dir)
+			defer r.Close()
+			scan, err := r.Scan()
+			if err != nil {
+				t.Fatal(err)
+			}
+			bagger := 0
+			for _, sn := range scan.Snapshots {
+				for _, e := range sn.Endpoints {
+					if e.Kind == segment.KindSubscription && e.Name == "/image" && e.Node >= 0 && sn.Nodes[e.Node].Name == "/bagger" {
+						bagger++
+						if b := e.Bytes; b.Sampled != 0 || b.Exact == 0 || !b.Typed {
+							t.Errorf("the serialized subscription's sizes: %+v", b)
+						}
+					}
+				}
+			}
+			if bagger != 1 {
+				t.Errorf("%d /bagger subscriptions in the segments", bagger)
+			}
 			type key struct{ side, node, topic string }
 			got := map[key]*window.Bytes{}
 			for _, w := range ws {
@@ -82,6 +110,7 @@ func TestBytes(t *testing.T) {
 				{"sub", "/view", "/image", window.BytesSampled}, {"sub", "/pyview", "/image", window.BytesSampled},
 				{"sub", "/view", "/pose", window.BytesExact}, {"sub", "/view", "/replay", window.BytesSampled},
 				{"sub", "/view", "/py_out", window.BytesSampled}, {"sub", "/view", "/text", window.BytesNone},
+				{"sub", "/bagger", "/image", window.BytesExact},
 			} {
 				b := got[key{c.side, c.node, c.topic}]
 				var want uint64

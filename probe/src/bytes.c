@@ -32,6 +32,8 @@
 #include "probe_internal.h"
 #include "ros2_pulse/tracetools_api.h"
 
+#define EXPORT __attribute__((visibility("default")))
+
 /* Per endpoint, in process memory: how to size its messages (the segment's rp_bytes says whether it must). */
 struct sizer {
     const rp_introspection_members_t *_Atomic type;
@@ -355,4 +357,30 @@ void rp_bytes_exact(uint64_t ep, uint64_t size)
         return;
     struct rp_bytes *b = &g_seg.bytes[ep - 1];
     add_size(b, size, &b->exact_bytes, &b->exact);
+}
+
+/*
+ * A serialized take (rclcpp's GenericSubscription, rosbag2, rclpy raw)
+ * knows its size: exact bytes. On Jazzy and Kilted both RMWs fire rmw_take
+ * inside it with the *serialized* message, which the take hook must not
+ * walk as a typed one: the thread is marked for the call. The ordinary
+ * take path is not touched. No librcl: an error, nothing taken.
+ */
+EXPORT rp_rcl_ret_t rcl_take_serialized_message(const void *subscription, void *serialized_message, void *message_info,
+                                                void *allocation)
+{
+    static void *_Atomic real_fn = RP_UNRESOLVED;
+    rp_rcl_take_serialized_fn real = (rp_rcl_take_serialized_fn)rp_real(&real_fn, "rcl_take_serialized_message", "librcl.so");
+    if (real == NULL)
+        return RP_RCL_RET_ERROR;
+    rp_bytes_serialized++;
+    rp_rcl_ret_t ret = real(subscription, serialized_message, message_info, allocation);
+    rp_bytes_serialized--;
+    if (ret == RP_RCL_RET_OK && subscription != NULL && serialized_message != NULL && rp_lanes() != NULL &&
+        g_seg.bytes != NULL) {
+        uint64_t ep = rp_endpoint_of(false, subscription);
+        if (ep != 0)
+            rp_bytes_exact(ep, ((const rp_serialized_message_t *)serialized_message)->buffer_length);
+    }
+    return ret;
 }

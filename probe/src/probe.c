@@ -611,7 +611,7 @@ static void record_latency(struct rp_gap *g, int64_t source_ns)
 /* The opt-in work of a take: gap tracking when counted here, latency for all, the input a callback links from, a size sample. */
 static void take_extras(uintptr_t ep, bool counted, int64_t source_ns, const void *message)
 {
-    if (g_seg.bytes != NULL && rp_bytes_sampled(ep))
+    if (g_seg.bytes != NULL && rp_bytes_serialized == 0 && rp_bytes_sampled(ep)) /* a serialized take's message is not typed */
         rp_bytes_take(ep, message);
     if (counted && g_seg.gaps != NULL)
         record_gap(&g_seg.gaps[ep - 1], KEY_TAKE, RP_SLOT_INTER, NULL);
@@ -1041,6 +1041,11 @@ EXPORT void ros_trace_rcl_client_init(const void *client_handle, const void *nod
             (client_handle, node_handle, rmw_client_handle, service_name));
 }
 
+uint64_t rp_endpoint_of(bool publisher, const void *rcl_handle)
+{
+    return rp_map_get(publisher ? &g_pubs : &g_subs, impl_of(rcl_handle));
+}
+
 uint64_t rp_call_endpoint(const void *rcl_handle, bool client)
 {
     return rp_map_get(client ? &g_clients : &g_services, impl_of(rcl_handle));
@@ -1173,7 +1178,7 @@ EXPORT rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const 
     rp_bytes_serialized--;
     if (ret == RP_RCL_RET_OK && publisher != NULL && serialized_message != NULL && rp_lanes() != NULL &&
         g_seg.bytes != NULL) {
-        uint64_t ep = rp_map_get(&g_pubs, impl_of(publisher));
+        uint64_t ep = rp_endpoint_of(true, publisher);
         if (ep != 0)
             rp_bytes_exact(ep, ((const rp_serialized_message_t *)serialized_message)->buffer_length);
     }

@@ -128,6 +128,9 @@ uint64_t rp_timer_endpoint(uintptr_t impl, bool create) RP_HIDDEN;
  */
 uint64_t rp_describe_endpoint(bool publisher, const void *rcl_handle, struct rp_qos *facts) RP_HIDDEN;
 
+/* The endpoint (index + 1) of an rcl publisher or subscription handle, or 0: one lock-free map lookup. */
+uint64_t rp_endpoint_of(bool publisher, const void *rcl_handle) RP_HIDDEN;
+
 /* A mapping the threads' caches resolve from changed (bytes.c learnt a type): they resolve again. */
 void rp_mappings_changed(void) RP_HIDDEN;
 
@@ -325,7 +328,7 @@ void rp_bytes_take(uint64_t ep, const void *message) RP_HIDDEN;
 void rp_bytes_exact(uint64_t ep, uint64_t size) RP_HIDDEN;
 
 extern uint32_t rp_bytes_mask RP_HIDDEN;            /* RP_BYTES_EVERY - 1 */
-extern __thread uint32_t rp_bytes_serialized RP_HIDDEN; /* inside rcl_publish_serialized_message: its rcl_publish is not typed */
+extern __thread uint32_t rp_bytes_serialized RP_HIDDEN; /* inside rcl_publish/take_serialized_message: its rcl_publish or rmw_take is not typed */
 
 /* Forwards to the real ros_trace_<name>, resolved once per call site. */
 #define RP_FORWARD(name, params, args)                                                             \

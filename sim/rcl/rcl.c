@@ -102,6 +102,29 @@ EXPORT rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const 
     return publish(publisher, serialized_message, &ok_serialized);
 }
 
+/*
+ * rcl_take_serialized_message: the stand-in's transport (simgraph's socket)
+ * already delivered the message; this is rcl's take of it. From Jazzy on
+ * both RMWs fire rmw_take inside with the serialized message (design note
+ * 0033); Humble's fire nothing. message_info starts with the source
+ * timestamp, as rmw_message_info_t does.
+ */
+void ros_trace_rmw_take(const void *rmw_subscription_handle, const void *message, int64_t source_timestamp, const bool taken);
+EXPORT rp_rcl_ret_t rcl_take_serialized_message(const void *subscription, void *serialized_message, void *message_info,
+                                                void *allocation)
+{
+    (void)allocation;
+    const struct rcl_publisher *s = subscription;
+    if (s == NULL || s->impl == NULL)
+        return 400; /* RCL_RET_SUBSCRIPTION_INVALID */
+    if (serialized_message == NULL || message_info == NULL)
+        return RP_RCL_RET_INVALID_ARGUMENT;
+#if SIM_DISTRO >= 2
+    ros_trace_rmw_take(*(void *const *)s->impl, serialized_message, *(const int64_t *)message_info, true);
+#endif
+    return RP_RCL_RET_OK;
+}
+
 /* ---- publishers and subscriptions */
 
 void ros_trace_rmw_publisher_init(const void *rmw_publisher_handle, const uint8_t *gid);

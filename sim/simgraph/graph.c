@@ -284,7 +284,7 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
             bool reuse = kw[0] == 'r';
             if ((reuse ? nt != 4 : nt < 2) || g->nsubs >= G_MAX_SUBS || !valid_name(tok[1]) ||
                 (reuse && !valid_name(tok[2])))
-                FAIL("usage: sub TOPIC [cost=MS] [delay=MS] [drop=FRACTION] [deaf] [throws=N] [reentrant] [spin] [relay=TOPIC] | reuse_sub OLD NEW AT_S");
+                FAIL("usage: sub TOPIC [cost=MS] [delay=MS] [drop=FRACTION] [deaf] [throws=N] [reentrant] [spin] [serialized] [relay=TOPIC] | reuse_sub OLD NEW AT_S");
             struct g_sub *s = &g->subs[g->nsubs++];
             memset(s, 0, sizeof *s);
             s->node = node;
@@ -317,6 +317,12 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                     *(tok[i][0] == 'r' ? &s->reentrant : &s->spin) = true;
                     continue;
                 }
+                if (strcmp(tok[i], "serialized") == 0) {
+                    if (g->nodes[node].py || g->nodes[node].intra)
+                        FAIL("serialized subscriptions are modelled for rclcpp nodes without intra-process");
+                    s->serialized = true;
+                    continue;
+                }
                 if (strncmp(tok[i], "relay=", 6) == 0 && valid_name(tok[i] + 6)) {
                     for (int k = 0; k < g->npubs; k++)
                         if (g->pubs[k].node == node && strcmp(g->pubs[k].topic, tok[i] + 6) == 0)
@@ -328,7 +334,7 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                     s->relay = g->npubs;
                     continue;
                 }
-                FAIL("bad sub option '%s' (cost=MS, delay=MS, drop=FRACTION, deaf, throws=N, reentrant, spin or relay=TOPIC)", tok[i]);
+                FAIL("bad sub option '%s' (cost=MS, delay=MS, drop=FRACTION, deaf, throws=N, reentrant, spin, serialized or relay=TOPIC)", tok[i]);
             }
             if (reuse) {
                 snprintf(s->reuse_topic, sizeof s->reuse_topic, "%s", tok[2]);

@@ -864,8 +864,15 @@ static void deliver_socket(int s, const struct msg *m)
     size_t sent = m->pub >= 0 && m->pub < G.npubs ? G.pubs[m->pub].size : 0;
     uint64_t size = typed_message(r->type, m, sent <= r->scratch_size ? (uint8_t *)r->scratch : NULL, sent, &typed);
     /* delay=MS: the message is that much older than "now" when taken (a known latency) */
-    ros_trace_rmw_take(rmw, r->type == TYPE_OTHER ? (const void *)r->scratch : &typed,
-                       m->src_real_ns - (int64_t)(gs->delay_ms * 1e6), true);
+    int64_t source_ns = m->src_real_ns - (int64_t)(gs->delay_ms * 1e6);
+    if (gs->serialized) { /* rclcpp's GenericSubscription: rcl's serialized take (rmw_take inside from Jazzy on) */
+        rp_serialized_message_t serialized = {(uint8_t *)r->scratch, size, size};
+        int64_t info[8] = {source_ns}; /* rmw_message_info_t: the source timestamp first */
+        if (rcl_take_serialized_message(handle, &serialized, info, NULL) != RP_RCL_RET_OK)
+            return;
+    } else {
+        ros_trace_rmw_take(rmw, r->type == TYPE_OTHER ? (const void *)r->scratch : &typed, source_ns, true);
+    }
     truth_inc(truth, TC_SUB_TAKEN);
     ros_trace_rcl_take(r->scratch);
     if (gn->py) { /* rclpy: rmw_take and rcl_take only; the take is the delivery */
@@ -888,9 +895,14 @@ static void deliver_socket(int s, const struct msg *m)
         memset(r->scratch, 0, r->scratch_size);
     const char *cb = r->rclcpp_sub + 0x168;
     uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+    if (gs->serialized && !jazzy) { /* Humble's GenericSubscription calls its callback directly: no tracepoint */
+        truth_inc(truth, TC_SUB_INTER);
+        truth_bytes(truth, size);
+        return;
+    }
     ros_trace_callback_start(cb, false);
     truth_inc(truth, TC_SUB_INTER);
-    if (r->type != TYPE_OTHER)
+    if (r->type != TYPE_OTHER || gs->serialized)
         truth_bytes(truth, size);
     aged(truth, m);
     seen(s, truth, m->src_real_ns - (int64_t)(gs->delay_ms * 1e6));

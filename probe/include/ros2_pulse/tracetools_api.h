@@ -128,6 +128,11 @@ typedef int32_t rp_rcl_ret_t;
 typedef rp_rcl_ret_t (*rp_rcl_publish_fn)(const void *publisher, const void *message, void *allocation);
 rp_rcl_ret_t rcl_publish_loaned_message(const void *publisher, void *ros_message, void *allocation);
 rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const void *serialized_message, void *allocation);
+/* The same on Humble-Kilted; Jazzy's RMWs fire rmw_take inside with the serialized message (design note 0033). */
+typedef rp_rcl_ret_t (*rp_rcl_take_serialized_fn)(const void *subscription, void *serialized_message, void *message_info,
+                                                  void *allocation);
+rp_rcl_ret_t rcl_take_serialized_message(const void *subscription, void *serialized_message, void *message_info,
+                                         void *allocation);
 
 /*
  * The rcl timer calls the probe wraps to see when each timer is called
