@@ -20,16 +20,16 @@ import (
 const bytesGraph = `
 process cams threads=2
   node /cam
-    pub /image 30 thread size=20000
+    pub /image 250 thread size=20000
     pub /pose 50 type=sim_msgs/msg/Stamp
   node /bag
-    pub /replay 20 serialized size=3000
+    pub /replay 200 serialized size=3000
   node /odd
     pub /text 10 type=std_msgs/msg/String
 process py
   node /pyview lang=py
     sub /image
-    pub /py_out 20 size=500
+    pub /py_out 200 size=500
 process viewer
   node /view
     sub /image
@@ -43,17 +43,27 @@ process viewer
 
 // With ROS_PULSE_BYTES=1, every publisher's and subscription's bytes over
 // the run are the graph's own (the serialized sizes it sent and took):
-// exact for the fixed-size type and the serialized publisher, within 1 %
-// for the sampled ones, and not measured where no type support could be
-// read. On Humble's and Jazzy's member layouts.
+// exact for the fixed-size type and the serialized publisher, and not
+// measured where no type support could be read. The variable-size ones:
+// with every message sized (ROS_PULSE_BYTES_EVERY=1, on Humble's member
+// layout) exact to the byte, which proves the walk; at the default sampling
+// (on Jazzy's) within 1 % over the run's ~1500 messages a topic (their
+// sizes vary by 8 %: a sample's mean is that close with about a hundred;
+// under emulation, with fewer messages, every message is sized there too).
 func TestBytes(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "bytes.graph")
 	if err := os.WriteFile(file, []byte(bytesGraph), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, distro := range []string{"humble", "jazzy"} {
+	for _, run := range []struct {
+		distro, every string
+	}{{"humble", "1"}, {"jazzy", ""}} {
+		distro := run.distro
+		if emulated != "" { // fewer messages under qemu-user: every message sized, judged exactly
+			run.every = "1"
+		}
 		t.Run(distro, func(t *testing.T) {
-			g := sim(t, file, distro, 6*time.Second, "ROS_PULSE_BYTES=1")
+			g := sim(t, file, distro, 6*time.Second, "ROS_PULSE_BYTES=1", "ROS_PULSE_BYTES_EVERY="+run.every)
 			rec := newRecorder(t, g.dir, time.Second, window.Options{})
 			ws := record(t, g, rec, time.Second)
 			g.wait()
@@ -134,7 +144,9 @@ func TestBytes(t *testing.T) {
 						t.Errorf("%s %s %s: %.1f bytes, the graph's own %d exactly", c.side, c.node, c.topic, b.Total, want)
 					}
 				case window.BytesSampled:
-					if math.Abs(b.Total-float64(want)) > 0.01*float64(want) || want == 0 {
+					if run.every == "1" && math.Abs(b.Total-float64(want)) > 0.5 || want == 0 {
+						t.Errorf("%s %s %s: %.1f bytes with every message sized, the graph's own %d exactly", c.side, c.node, c.topic, b.Total, want)
+					} else if math.Abs(b.Total-float64(want)) > 0.01*float64(want) {
 						t.Errorf("%s %s %s: %.1f bytes, the graph's own %d (1 %%)", c.side, c.node, c.topic, b.Total, want)
 					}
 				case window.BytesNone:

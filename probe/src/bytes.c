@@ -39,7 +39,7 @@ struct sizer {
     const rp_introspection_members_t *_Atomic type;
     _Atomic uint32_t skip;     /* samples to skip after each walk: its size in members / RP_WALK_BUDGET */
     _Atomic uint32_t skipping; /* countdown to the next walk */
-    _Atomic uint64_t takes;    /* takes of a subscription, for its sampling (no lane counter at rmw_take) */
+    _Atomic uint32_t tried;    /* a first message was walked: no longer every message until one is */
 };
 
 static struct sizer *g_sizers; /* [g_sizers_len], allocated with the segment */
@@ -288,7 +288,7 @@ void rp_bytes_learn(uint64_t ep, const void *type_support)
     struct sizer *s = &g_sizers[ep - 1];
     atomic_store_explicit(&s->skip, 0, memory_order_relaxed);
     atomic_store_explicit(&s->skipping, 0, memory_order_relaxed);
-    atomic_store_explicit(&s->takes, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->tried, 0, memory_order_relaxed);
     atomic_store_explicit(&s->type, variable ? t : NULL, memory_order_relaxed);
     if (!variable) {
         uint64_t size = 4 + (body != 0 ? body : 1); /* an empty body is one byte on the wire */
@@ -319,12 +319,40 @@ static void add_size(struct rp_bytes *b, uint64_t size, _Atomic uint64_t *sum, _
     }
 }
 
+/* This thread's sampling draws (xorshift32): a random one in RP_BYTES_EVERY,
+ * so no size pattern that repeats with the publish count (a key frame every
+ * 8th) is sampled at one phase only. */
+static __thread uint32_t tls_draw;
+
+static RP_COLD uint32_t first_draw(void)
+{
+    uint32_t x = (uint32_t)((uintptr_t)&tls_draw >> 4) * 2654435761u ^ (uint32_t)rp_mono_ns();
+    return x != 0 ? x : 1;
+}
+
+void rp_bytes_message(uint64_t ep, const void *message)
+{
+    if (ep == 0 || ep > g_sizers_len)
+        return;
+    uint32_t x = tls_draw != 0 ? tls_draw : first_draw();
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    tls_draw = x;
+    /* until an endpoint has been walked once, every message is its turn: a slow topic has a size at once */
+    if ((x & rp_bytes_mask) != 0 && atomic_load_explicit(&g_sizers[ep - 1].tried, memory_order_relaxed) != 0)
+        return;
+    rp_bytes_sample(ep, message);
+}
+
 RP_COLD void rp_bytes_sample(uint64_t ep, const void *message)
 {
     struct sizer *s = &g_sizers[ep - 1];
     const rp_introspection_members_t *t = atomic_load_explicit(&s->type, memory_order_relaxed);
     if (t == NULL || message == NULL)
         return;
+    if (atomic_load_explicit(&s->tried, memory_order_relaxed) == 0)
+        atomic_store_explicit(&s->tried, 1, memory_order_relaxed);
     uint32_t left = atomic_load_explicit(&s->skipping, memory_order_relaxed);
     if (left != 0) { /* a racing thread may skip one sample more or fewer: a sample, not a count */
         atomic_store_explicit(&s->skipping, left - 1, memory_order_relaxed);
@@ -340,15 +368,6 @@ RP_COLD void rp_bytes_sample(uint64_t ep, const void *message)
     struct rp_bytes *b = &g_seg.bytes[ep - 1];
     atomic_store_explicit(&b->every, (rp_bytes_mask + 1) * (skip + 1), memory_order_relaxed);
     add_size(b, 4 + (w.off != 0 ? w.off : 1), &b->sampled_bytes, &b->sampled);
-}
-
-void rp_bytes_take(uint64_t ep, const void *message)
-{
-    if (ep > g_sizers_len)
-        return;
-    uint64_t n = atomic_fetch_add_explicit(&g_sizers[ep - 1].takes, 1, memory_order_relaxed);
-    if ((n & rp_bytes_mask) == 0)
-        rp_bytes_sample(ep, message);
 }
 
 void rp_bytes_exact(uint64_t ep, uint64_t size)

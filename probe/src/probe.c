@@ -612,7 +612,7 @@ static void record_latency(struct rp_gap *g, int64_t source_ns)
 static void take_extras(uintptr_t ep, bool counted, int64_t source_ns, const void *message)
 {
     if (g_seg.bytes != NULL && rp_bytes_serialized == 0 && rp_bytes_sampled(ep)) /* a serialized take's message is not typed */
-        rp_bytes_take(ep, message);
+        rp_bytes_message(ep, message);
     if (counted && g_seg.gaps != NULL)
         record_gap(&g_seg.gaps[ep - 1], KEY_TAKE, RP_SLOT_INTER, NULL);
     if (g_seg.latency != NULL && source_ns > 0)
@@ -662,10 +662,9 @@ static __attribute__((noinline)) void count_publish(uintptr_t handle, unsigned c
     struct tls_slot *hit = lookup(handle, KEY_PUB);
     if (hit->counters != 0) {
         count_hit(hit, KEY_PUB, counter_slot);
-        /* one in RP_BYTES_EVERY of this thread's publishes (its first among them) is sized */
-        if (UNLIKELY(hit->counters & SIZED_BIT) && counter_slot == RP_SLOT_INTER && rp_bytes_serialized == 0 &&
-            ((read_counter(hit->counters + RP_SLOT_INTER * sizeof(uint64_t)) - 1) & rp_bytes_mask) == 0)
-            rp_bytes_sample(slot_endpoint(hit), message);
+        /* a random one in RP_BYTES_EVERY of the publishes is sized (bytes.c) */
+        if (UNLIKELY(hit->counters & SIZED_BIT) && counter_slot == RP_SLOT_INTER && rp_bytes_serialized == 0)
+            rp_bytes_message(slot_endpoint(hit), message);
         if (rp_link_tls.armed != 0)
             rp_link_publish(slot_endpoint(hit), counter_slot);
         if (rp_hinted_ep != 0) { /* else no callback fetched early runs on this thread: none reads hints */

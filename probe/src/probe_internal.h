@@ -318,11 +318,13 @@ void rp_bytes_learn(uint64_t ep, const void *type_support) RP_HIDDEN;
 /* Whether endpoint ep's messages vary in size and are sampled. */
 bool rp_bytes_sampled(uint64_t ep) RP_HIDDEN;
 
-/* Sizes one typed message of endpoint ep (the caller chose it: one in rp_bytes_mask + 1). */
-void rp_bytes_sample(uint64_t ep, const void *message) RP_HIDDEN;
+/* A typed message published or taken on sampled endpoint ep (index + 1):
+ * sized when a random draw (one in RP_BYTES_EVERY) says so, or while the
+ * endpoint has never been sized. */
+void rp_bytes_message(uint64_t ep, const void *message) RP_HIDDEN;
 
-/* A take of a message on sampled subscription ep: sized when its turn comes. */
-void rp_bytes_take(uint64_t ep, const void *message) RP_HIDDEN;
+/* Sizes one typed message of endpoint ep now. */
+void rp_bytes_sample(uint64_t ep, const void *message) RP_HIDDEN;
 
 /* A message of endpoint ep whose size is known (a serialized publish or take). */
 void rp_bytes_exact(uint64_t ep, uint64_t size) RP_HIDDEN;

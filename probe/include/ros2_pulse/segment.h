@@ -411,9 +411,10 @@ struct rp_link {
  * type support given to rcl_publisher_init / rcl_subscription_init.
  *   A type without strings or sequences has one size, fixed_size: every
  *   counted message of it weighs that (no per-message work).
- *   Otherwise every RP_BYTES_EVERY-th message a thread publishes (or
- *   takes) is sized by walking its type's introspection members: the sum
- *   and count of those samples; a reader scales their mean by the count.
+ *   Otherwise a random one in RP_BYTES_EVERY of the messages published
+ *   (or taken), and every one until the first, is sized by walking its
+ *   type's introspection members: the sum and count of those samples; a
+ *   reader scales their mean by the count.
  *   A serialized publish (rcl_publish_serialized_message) or take knows its
  *   size: those go to exact_bytes and exact, always.
  * A publisher's bytes are its inter-process messages (counter slot

@@ -4,7 +4,10 @@
 // truth (truth.hpp), written as JSON at exit (--truth FILE).
 //
 //   --name N --nodes K --namespace NS --intra --multi THREADS --reentrant --best-effort --depth D
-//   --pub TOPIC,HZ[,BYTES[,COUNT[,TYPE]]] (TYPE string, int32, or stamped: a string that starts a chain)
+//   --pub TOPIC,HZ[,BYTES[,COUNT[,TYPE]]] (TYPE string, int32, stamped: a string that starts a chain,
+//     varstring: a string whose length changes with each message, up to BYTES; with sensor_msgs, image:
+//     an rgb8 sensor_msgs/Image of about BYTES, cloud: a sensor_msgs/PointCloud2 of about BYTES); each
+//     publisher's truth has the bytes rclcpp serialized (rclcpp::Serialization, encapsulation included)
 //   --sub TOPIC[,WORK_MS]   --timer HZ[,WORK_MS]
 //   --relay IN,OUT[,WORK_MS]: a subscription to IN whose callback works, then publishes the message on OUT
 //     (a pipeline node); each relayed message's age since its input's publish and since its chain began
@@ -45,6 +48,10 @@
 #include "std_msgs/msg/int32.hpp"
 #include "std_msgs/msg/string.hpp"
 #include "truth.hpp"
+#ifdef PULSE_HAVE_SENSOR_MSGS
+#include "sensor_msgs/msg/image.hpp"
+#include "sensor_msgs/msg/point_cloud2.hpp"
+#endif
 
 using namespace std::chrono_literals;
 using AddTwoInts = example_interfaces::srv::AddTwoInts;
@@ -213,8 +220,47 @@ private:
       add_int_publisher(f, qos);
       return;
     }
+    if (f.size() > 4 && f[4] == "varstring") {
+      add_sized_publisher<std_msgs::msg::String>(f, qos, [](std_msgs::msg::String & m, size_t max, uint64_t n) {
+          m.data.assign(1 + (n * 7919) % max, 'v');  // every length up to max, in a scattered order
+        });
+      return;
+    }
+#ifdef PULSE_HAVE_SENSOR_MSGS
+    if (f.size() > 4 && f[4] == "image") {
+      add_sized_publisher<sensor_msgs::msg::Image>(f, qos, [](sensor_msgs::msg::Image & m, size_t max, uint64_t n) {
+          m.header.frame_id = n % 2 ? "camera" : "camera_optical";
+          m.encoding = "rgb8";
+          m.width = static_cast<uint32_t>(std::max<size_t>(1, max / 3 / 120));
+          m.height = 120 - static_cast<uint32_t>(n % 4);  // a cropped frame now and then
+          m.step = 3 * m.width;
+          m.data.assign(static_cast<size_t>(m.step) * m.height, static_cast<uint8_t>(n));
+        });
+      return;
+    }
+    if (f.size() > 4 && f[4] == "cloud") {
+      add_sized_publisher<sensor_msgs::msg::PointCloud2>(f, qos, [](sensor_msgs::msg::PointCloud2 & m, size_t max, uint64_t n) {
+          m.header.frame_id = "lidar";
+          for (const char * name : {"x", "y", "z", "intensity"}) {
+            sensor_msgs::msg::PointField pf;
+            pf.name = name;
+            pf.offset = static_cast<uint32_t>(4 * m.fields.size());
+            pf.datatype = sensor_msgs::msg::PointField::FLOAT32;
+            pf.count = 1;
+            m.fields.push_back(pf);
+          }
+          m.point_step = 16;
+          m.width = static_cast<uint32_t>(std::max<size_t>(1, max / 16 - n % 64));  // returns vary
+          m.height = 1;
+          m.row_step = m.point_step * m.width;
+          m.data.assign(m.row_step, 0);
+          m.is_dense = true;
+        });
+      return;
+    }
+#endif
     bool stamped = f.size() > 4 && f[4] == "stamped";
-    if (f.size() > 4 && f[4] != "string" && !stamped) {usage("a publisher's type is string, int32 or stamped");}
+    if (f.size() > 4 && f[4] != "string" && !stamped) {usage("a publisher's type is string, int32, stamped, varstring, image or cloud");}
     auto pub = create_publisher<std_msgs::msg::String>(f.at(0), qos);
     Endpoint & e = truth_.add("publisher", get_fully_qualified_name(), pub->get_topic_name());
     e.keep_stamps = stamps_;
@@ -234,6 +280,34 @@ private:
           pub->publish(msg);
           e.counted();
           e.bytes += wire;
+          if (count > 0 && e.count == count) {
+            (*timer)->cancel();
+            finish_.one_done();
+          }
+        }, group_);
+    stoppable_.push_back(*timer);
+  }
+
+  // A publisher whose messages change size (fill sets message n of at most
+  // about BYTES): each message is serialized by rclcpp for the truth, off
+  // nothing but the test's own time.
+  template<typename Msg, typename Fill>
+  void add_sized_publisher(const std::vector<std::string> & f, const rclcpp::QoS & qos, Fill fill)
+  {
+    auto pub = create_publisher<Msg>(f.at(0), qos);
+    Endpoint & e = truth_.add("publisher", get_fully_qualified_name(), pub->get_topic_name());
+    size_t max = static_cast<size_t>(std::max(1.0, field(f, 2, 1000)));
+    uint64_t count = static_cast<uint64_t>(field(f, 3, 0));
+    if (count > 0) {finish_.pending++;}
+    auto timer = std::make_shared<rclcpp::TimerBase::SharedPtr>();
+    *timer = create_wall_timer(period_of(field(f, 1, 10)), [this, pub, &e, max, count, timer, fill]() {
+          Msg msg;
+          fill(msg, max, e.count.load());
+          rclcpp::SerializedMessage out;
+          rclcpp::Serialization<Msg>().serialize_message(&msg, &out);
+          pub->publish(msg);
+          e.counted();
+          e.bytes += out.size();
           if (count > 0 && e.count == count) {
             (*timer)->cancel();
             finish_.one_done();
