@@ -85,6 +85,32 @@ func TestRunRecordsAndSummarises(t *testing.T) {
 	}
 }
 
+// pulse run --bytes: the run's processes measure bytes (found without
+// LD_LIBRARY_PATH: the probe looks beside the loaded rosidl), the record has
+// BYTES lines, and the summary a bandwidth table, the demo robot's
+// variable-size messages marked sampled.
+func TestRunBytes(t *testing.T) {
+	_, sim, _ := bin(t)
+	log := filepath.Join(t.TempDir(), "run.log")
+	cmd := pulseCmd(t, "run", "--bytes", "--period", "1s", "--record", log, "--", sim, "--duration", "3")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^BYTES /scan pub how=sampled per_s=[1-9]`).Match(data) {
+		t.Errorf("no sampled bytes for /scan in the record:\n%s", data)
+	}
+	summary := stderr.String()
+	if !strings.Contains(summary, "bandwidth") || !regexp.MustCompile(`(?m)^/scan +~[0-9.]+ kB`).MatchString(summary) {
+		t.Errorf("no bandwidth table with /scan:\n%s", summary)
+	}
+}
+
 func TestRunExitStatus(t *testing.T) {
 	for _, c := range []struct {
 		script string

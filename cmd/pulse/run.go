@@ -15,7 +15,7 @@ import (
 
 func runCmd() *cobra.Command {
 	var f recordFlags
-	var noSummary, jitter, links, check bool
+	var noSummary, jitter, links, bytesOn, check bool
 	c := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARGS...]",
 		Short: "Run a command (e.g. ros2 launch) with the probe preloaded, record it, summarise it",
@@ -42,6 +42,9 @@ by any reader of the owner (record, export, top, check, graph, cpu, bridge).`,
 			ro := runner.Options{Lib: lib, Recorder: opt, Stdout: os.Stdout, Stderr: os.Stderr}
 			if jitter {
 				ro.Env = append(ro.Env, "ROS_TOPIC_STATS_JITTER=1")
+			}
+			if bytesOn {
+				ro.Env = append(ro.Env, "ROS_PULSE_BYTES=1")
 			}
 			if links {
 				ro.Env = append(ro.Env, "ROS_PULSE_LINKS=1")
@@ -78,6 +81,7 @@ by any reader of the owner (record, export, top, check, graph, cpu, bridge).`,
 	c.Flags().BoolVar(&noSummary, "no-summary", false, "do not print the per-topic summary at the end")
 	c.Flags().BoolVar(&check, "check", false, "exit with the spec's verdict (0 healthy, 1 violations, 2 cannot judge) when CMD succeeds")
 	c.Flags().BoolVar(&jitter, "jitter", false, "gap tracking in CMD's processes (ROS_TOPIC_STATS_JITTER=1): JITTER and PERIOD lines")
+	c.Flags().BoolVar(&bytesOn, "bytes", false, "bandwidth in CMD's processes (ROS_PULSE_BYTES=1): bytes per topic and endpoint, a bandwidth table in the summary (on when the spec bounds bytes)")
 	c.Flags().BoolVar(&links, "links", false, "latency links in CMD's processes (ROS_PULSE_LINKS=1): LINK and PATH lines, end-to-end paths (on when the spec names a path)")
 	return c
 }

@@ -97,6 +97,9 @@ func Run(ctx context.Context, argv []string, opt Options) (int, error) {
 	if opt.Recorder.Spec != nil && opt.Recorder.Spec.NeedsLinks() {
 		opt.Env = append(opt.Env, "ROS_PULSE_LINKS=1") // nor a path
 	}
+	if opt.Recorder.Spec != nil && opt.Recorder.Spec.NeedsBytes() {
+		opt.Env = append(opt.Env, "ROS_PULSE_BYTES=1") // nor a bytes bound
+	}
 	// The run's own record keeps every process it started, to the summary; the
 	// other views age them out, and sweep the run's directory once it ended.
 	opt.Recorder.Retain = -1

@@ -171,6 +171,16 @@ func (s *Spec) NeedsGaps() bool {
 	return false
 }
 
+// NeedsBytes reports whether any rule bounds bytes: the probes must measure them (ROS_PULSE_BYTES=1).
+func (s *Spec) NeedsBytes() bool {
+	for _, r := range s.Topics {
+		if r.HasBytes() {
+			return true
+		}
+	}
+	return false
+}
+
 // NeedsLatency reports whether any rule needs latency tracking in the probes.
 func (s *Spec) NeedsLatency() bool {
 	for _, r := range s.Topics {

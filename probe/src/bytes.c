@@ -234,6 +234,50 @@ void rp_bytes_init(uint32_t endpoint_capacity, uint32_t every)
     }
 }
 
+/* dlopen lib from dir, the directory of the object holding addr; NULL when that fails. */
+static void *open_in_dir_of(const char *lib, const void *addr)
+{
+    Dl_info info;
+    if (addr == NULL || dladdr(addr, &info) == 0 || info.dli_fname == NULL)
+        return NULL;
+    const char *slash = strrchr(info.dli_fname, '/');
+    char path[4096];
+    if (slash == NULL ||
+        snprintf(path, sizeof path, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname, lib) >= (int)sizeof path)
+        return NULL;
+    void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    if (h == NULL)
+        dlerror();
+    return h;
+}
+
+/*
+ * A package's type support library by name: the loaded one (Cyclone DDS
+ * loaded the introspection one), else through the search path (a sourced
+ * setup.bash puts the prefix's lib in LD_LIBRARY_PATH), else beside the
+ * library holding the dispatcher ts (the package's own typesupport_c/_cpp:
+ * an install found through RUNPATH), else beside librosidl_runtime_c. Never
+ * closed.
+ */
+static void *open_beside(const char *lib, const void *ts)
+{
+    void *h = dlopen(lib, RTLD_LAZY | RTLD_LOCAL);
+    if (h != NULL)
+        return h;
+    dlerror();
+    if ((h = open_in_dir_of(lib, ts)) != NULL)
+        return h;
+    void *rt = dlopen("librosidl_runtime_c.so", RTLD_LAZY | RTLD_NOLOAD);
+    if (rt == NULL) {
+        dlerror();
+        return NULL;
+    }
+    h = open_in_dir_of(lib, dlsym(rt, "get_message_typesupport_handle"));
+    dlerror();
+    dlclose(rt);
+    return h;
+}
+
 /* The introspection type support of lang ("c"/"cpp") behind ts, or NULL. */
 static const rp_rosidl_message_type_support_t *introspection_of(const rp_rosidl_message_type_support_t *ts)
 {
@@ -256,7 +300,7 @@ static const rp_rosidl_message_type_support_t *introspection_of(const rp_rosidl_
         char lib[512];
         if (snprintf(lib, sizeof lib, "lib%s__%s.so", map->package_name, want) >= (int)sizeof lib)
             return NULL;
-        void *h = dlopen(lib, RTLD_LAZY | RTLD_LOCAL); /* the loaded one when Cyclone DDS has it; never closed */
+        void *h = open_beside(lib, ts);
         void *getter = h != NULL ? dlsym(h, map->symbol_name[i]) : NULL;
         if (getter == NULL) {
             dlerror();
