@@ -164,6 +164,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(sample())
 	f.Add(withTiming(sample(), 61))
 	f.Add(withLinks(sample(), []rawLink{linkRec(1, 0, 4), linkRec(0, 1, 2)}))
+	f.Add(withBytes(sample(), []rawBytes{{Sampled: 2, SampledBytes: 100, Flags: BytesTyped}, {FixedSize: 44, Flags: BytesTyped}}))
 	f.Add(build(nil, nil, nil, 1))
 	f.Add(make([]byte, HeaderSize))
 	f.Fuzz(func(t *testing.T, data []byte) {
