@@ -131,14 +131,24 @@ func accuracyProblems(t *testing.T, g *graph, ws []*window.Window, want map[stri
 		}
 		// Hidden: a publisher's own process delivers the topic intra-process
 		// on a distro without the intra publish tracepoint (design note 0002).
+		// The truth is the whole run's, so is the probe's view: the topic is
+		// hidden in some window, the final one included (under emulation a
+		// starved intra-process subscription may deliver its first message
+		// only after the last complete window).
 		hidden := false
 		for k, c := range truth.Counts {
 			if k.Kind == "sub" && k.Topic == name && c[simtruth.SubIntra] > 0 && !window.IntraPublishVisible(distros[k.Pid]) {
 				hidden = true
 			}
 		}
-		if tp.PubHidden != hidden {
-			bad = append(bad, fmt.Sprintf("%s: PubHidden %v, want %v", name, tp.PubHidden, hidden))
+		seenHidden := false
+		for _, w := range ws {
+			if wt := w.Topic(name); wt != nil && wt.PubHidden {
+				seenHidden = true
+			}
+		}
+		if seenHidden != hidden {
+			bad = append(bad, fmt.Sprintf("%s: PubHidden in some window %v, want %v", name, seenHidden, hidden))
 		}
 	}
 	return bad
