@@ -1,6 +1,7 @@
 package realros
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -63,8 +64,8 @@ func TestBytes(t *testing.T) {
 		if want.exact {
 			wantHow = window.BytesExact
 		}
-		t.Logf("%s: pulse %s %.0f bytes over %d messages (max %d); the node serialized %d bytes over %d",
-			topic, got.How, got.Total, got.Messages, got.MaxSize, want.bytes, want.count)
+		table(t, "bytes "+topic, fmt.Sprintf("%s %.0f B over %d messages", got.How, got.Total, got.Messages),
+			fmt.Sprintf("%d B over %d (rclcpp serialized)", want.bytes, want.count))
 		switch {
 		case got.How != wantHow:
 			t.Errorf("%s: bytes %q, want %q", topic, got.How, wantHow)
