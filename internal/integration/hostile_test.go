@@ -131,6 +131,15 @@ func TestGarbageEnvironment(t *testing.T) {
 		t.Fatalf("QUIET must keep errors: %q", lines)
 	}
 	os.RemoveAll(segment.DefaultDir()) // that run fell back to the default directory
+	// A sampling interval that is not a power of two (or zero, or past the
+	// limit) is said once and the default is used; bytes still count.
+	for _, every := range []string{"3", "0", "131072", "1e3"} {
+		stderr, err := runHost(t, "", "ROS_PULSE_DIR="+dir, "ROS_TOPIC_STATS_QUIET=1", "ROS_PULSE_BYTES=1", "ROS_PULSE_BYTES_EVERY="+every)
+		lines := probeLines(stderr)
+		if err != nil || len(lines) != 1 || !strings.Contains(lines[0], "invalid ROS_PULSE_BYTES_EVERY '"+every+"' (expected a power of two in [1, 65536]), using 16") {
+			t.Errorf("ROS_PULSE_BYTES_EVERY=%s: %v %q", every, err, lines)
+		}
+	}
 }
 
 // A process killed with SIGKILL is reported exited, its nodes no longer

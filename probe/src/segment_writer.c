@@ -86,6 +86,21 @@ static bool flag_not_off(const char *name)
     return true;
 }
 
+/* A number in [lo, hi] (a power of two when pow2); unset and "" give dflt; anything else gives dflt, and is said once. */
+static uint32_t env_u32(const char *name, uint32_t lo, uint32_t hi, uint32_t dflt, bool pow2)
+{
+    const char *v = getenv(name);
+    uint32_t out = dflt;
+    if (v == NULL || *v == '\0')
+        return dflt;
+    if (!parse_u32(v, lo, hi, &out) || (pow2 && (out & (out - 1)) != 0)) {
+        rp_log("invalid %s '%.64s' (expected %s in [%u, %u]), using %u", name, v, pow2 ? "a power of two" : "an integer",
+               lo, hi, dflt);
+        return dflt;
+    }
+    return out;
+}
+
 void rp_config_load(struct rp_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -100,33 +115,8 @@ void rp_config_load(struct rp_config *cfg)
     }
 
     cfg->bytes = flag_on("ROS_PULSE_BYTES");
-    cfg->bytes_every = RP_DEFAULT_BYTES_EVERY;
-    const char *every = getenv("ROS_PULSE_BYTES_EVERY");
-    if (every != NULL && *every != '\0' &&
-        (!parse_u32(every, 1, RP_MAX_BYTES_EVERY, &cfg->bytes_every) || (cfg->bytes_every & (cfg->bytes_every - 1)) != 0)) {
-        rp_log("invalid ROS_PULSE_BYTES_EVERY '%.64s' (expected a power of two in [1, %u]), using %u", every,
-               RP_MAX_BYTES_EVERY, RP_DEFAULT_BYTES_EVERY);
-        cfg->bytes_every = RP_DEFAULT_BYTES_EVERY;
-    }
-
-    cfg->endpoint_capacity = RP_DEFAULT_ENDPOINTS;
-    const char *eps = getenv("ROS_PULSE_MAX_ENDPOINTS");
-    if (eps != NULL && *eps != '\0' &&
-        !parse_u32(eps, 16, RP_MAX_ENDPOINTS_LIMIT, &cfg->endpoint_capacity)) {
-        rp_log("invalid ROS_PULSE_MAX_ENDPOINTS '%.64s' (expected an integer in [16, %u]), using %u",
-               eps, RP_MAX_ENDPOINTS_LIMIT, RP_DEFAULT_ENDPOINTS);
-        cfg->bytes = flag_on("ROS_PULSE_BYTES");
-    cfg->bytes_every = RP_DEFAULT_BYTES_EVERY;
-    const char *every = getenv("ROS_PULSE_BYTES_EVERY");
-    if (every != NULL && *every != '\0' &&
-        (!parse_u32(every, 1, RP_MAX_BYTES_EVERY, &cfg->bytes_every) || (cfg->bytes_every & (cfg->bytes_every - 1)) != 0)) {
-        rp_log("invalid ROS_PULSE_BYTES_EVERY '%.64s' (expected a power of two in [1, %u]), using %u", every,
-               RP_MAX_BYTES_EVERY, RP_DEFAULT_BYTES_EVERY);
-        cfg->bytes_every = RP_DEFAULT_BYTES_EVERY;
-    }
-
-    cfg->endpoint_capacity = RP_DEFAULT_ENDPOINTS;
-    }
+    cfg->bytes_every = env_u32("ROS_PULSE_BYTES_EVERY", 1, RP_MAX_BYTES_EVERY, RP_DEFAULT_BYTES_EVERY, true);
+    cfg->endpoint_capacity = env_u32("ROS_PULSE_MAX_ENDPOINTS", 16, RP_MAX_ENDPOINTS_LIMIT, RP_DEFAULT_ENDPOINTS, false);
     cfg->node_capacity = cfg->endpoint_capacity / 4;
 
     const char *dir = getenv("ROS_PULSE_DIR");

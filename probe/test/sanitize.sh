@@ -21,13 +21,17 @@ $cc $flags -fPIC -shared -fvisibility=hidden -Wl,--version-script=probe/exports.
   -o "$out/lib/libros2_pulse.so" probe/src/probe.c probe/src/callbacks.c probe/src/qos.c probe/src/services.c probe/src/links.c probe/src/bytes.c probe/src/symbols.c probe/src/segment_writer.c -ldl -lpthread
 $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,libtracetools.so -DSIM_DISTRO=2 \
   -o "$out/lib/libtracetools.so" sim/tracetools/tracetools.c
-# the stand-in rosidl (design note 0033): bytes runs size sim_msgs through its introspection type supports
-$cc $flags -fPIC -shared -fvisibility=hidden -Wl,-soname,librosidl_runtime_c.so -DSIM_DISTRO=2 \
-  -o "$out/lib/librosidl_runtime_c.so" sim/rosidl/runtime_c.c
-for lang in c cpp; do
-  $cc $flags -fPIC -shared -fvisibility=hidden -DSIM_DISTRO=2 -DSIM_LANG=$lang -Isim/rosidl \
-    -o "$out/lib/libsim_msgs__rosidl_typesupport_introspection_$lang.so" sim/rosidl/introspection.c
-done
+# the stand-in rosidl (design note 0033) into DIR for distro number N: bytes runs size
+# sim_msgs through its introspection type supports
+rosidl_standin() { # DIR N
+  $cc $flags -fPIC -shared -fvisibility=hidden -Wl,-soname,librosidl_runtime_c.so -DSIM_DISTRO="$2" \
+    -o "$1/librosidl_runtime_c.so" sim/rosidl/runtime_c.c
+  for lang in c cpp; do
+    $cc $flags -fPIC -shared -fvisibility=hidden -DSIM_DISTRO="$2" -DSIM_LANG=$lang -Isim/rosidl \
+      -o "$1/libsim_msgs__rosidl_typesupport_introspection_$lang.so" sim/rosidl/introspection.c
+  done
+}
+rosidl_standin "$out/lib" 2
 $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,librcl.so -DSIM_DISTRO=2 \
   -Isim/rcl -o "$out/lib/librcl.so" sim/rcl/rcl.c -L"$out/lib" -ltracetools -lrosidl_runtime_c
 $cc $flags -Wno-unused-parameter -Isim/simgraph -Isim/rcl -Isim/rosidl -o "$out/bin/simgraph" sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/truth.c \
@@ -59,12 +63,7 @@ done
 mkdir -p "$out/lib/humble"
 $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,libtracetools.so -DSIM_DISTRO=1 \
   -o "$out/lib/humble/libtracetools.so" sim/tracetools/tracetools.c
-$cc $flags -fPIC -shared -fvisibility=hidden -Wl,-soname,librosidl_runtime_c.so -DSIM_DISTRO=1 \
-  -o "$out/lib/humble/librosidl_runtime_c.so" sim/rosidl/runtime_c.c
-for lang in c cpp; do
-  $cc $flags -fPIC -shared -fvisibility=hidden -DSIM_DISTRO=1 -DSIM_LANG=$lang -Isim/rosidl \
-    -o "$out/lib/humble/libsim_msgs__rosidl_typesupport_introspection_$lang.so" sim/rosidl/introspection.c
-done
+rosidl_standin "$out/lib/humble" 1
 $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,librcl.so -DSIM_DISTRO=1 \
   -Isim/rcl -o "$out/lib/humble/librcl.so" sim/rcl/rcl.c -L"$out/lib/humble" -ltracetools -lrosidl_runtime_c
 for g in demo chain internal/integration/testdata/timing.graph; do
