@@ -215,7 +215,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.d.timerFires, c.d.timerPeriod, c.d.build, c.d.ruleOK, c.d.ruleUnjudgeable, c.d.specMin, c.d.specMax, c.d.dropped, c.d.starved, c.d.unmatched, c.d.endpointInfo,
 		c.d.callbackDuration, c.d.timerLateness, c.d.timerOverruns, c.d.threadBusy, c.d.threadWait, c.d.wakeups,
 		c.d.serviceRequests, c.d.serviceResponses, c.d.serviceAbandoned, c.d.serviceResponse, c.d.serviceOutstanding, c.d.serviceOldest, c.d.serverMissing,
-		c.d.serviceSendFailed, c.lf.age, c.lf.own, c.lf.pathLatency, c.lf.pathBound} {
+		c.d.serviceSendFailed, c.d.bytes, c.lf.age, c.lf.own, c.lf.pathLatency, c.lf.pathBound} {
 		ch <- d
 	}
 }

@@ -17,6 +17,7 @@ type SyntheticEndpoint struct {
 	Generation  uint32                      // a reused slot's generation
 	Base        [3]uint64                   // and what the entities before it counted
 	QoS         *QoS                        // what the probe learnt of it at creation (nil: nothing)
+	Bytes       *Bytes                      // its sizes (ROS_PULSE_BYTES=1); any endpoint's set: a bytes section
 }
 
 // SyntheticSpec describes a segment as the probe would write it. Tests and
@@ -60,6 +61,13 @@ func Encode(spec SyntheticSpec) []byte {
 	qosOff := align(laneOff + uint64(lanes)*laneStride)
 	qosStride := uint64(unsafe.Sizeof(rawQos{}))
 	total := align(qosOff + uint64(epCap)*qosStride)
+	bytesOff, bytesStride := uint64(0), uint64(unsafe.Sizeof(rawBytes{}))
+	for _, e := range spec.Endpoints {
+		if e.Bytes != nil && bytesOff == 0 { // the probe's extension place, after the others
+			bytesOff = total
+			total = align(bytesOff + uint64(epCap)*bytesStride)
+		}
+	}
 
 	words := make([]uint64, total/8)
 	mem := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), total)
@@ -74,6 +82,9 @@ func Encode(spec SyntheticSpec) []byte {
 	h.Sections[1] = rawSection{SectionEndpoints, uint32(epCap), epOff, uint64(unsafe.Sizeof(rawEndpoint{}))}
 	h.Sections[2] = rawSection{SectionLanes, uint32(lanes), laneOff, laneStride}
 	h.Sections[3] = rawSection{SectionQoS, uint32(epCap), qosOff, qosStride}
+	if bytesOff != 0 {
+		h.ExtSections[0], h.ExtSectionCount = rawSection{SectionBytes, uint32(epCap), bytesOff, bytesStride}, 1
+	}
 	env := &h.Env
 	env.Flags = spec.Env.Flags
 	copy(env.DomainId[:len(env.DomainId)-1], spec.Env.DomainID)
@@ -120,6 +131,20 @@ func Encode(spec SyntheticSpec) []byte {
 		}
 		for c := 0; c < CountersPerEndpoint; c++ {
 			binary.LittleEndian.PutUint64(mem[laneOff+uint64(i)*CountersPerEndpoint*8+uint64(c)*8:], e.Counts[c])
+		}
+		if b := e.Bytes; b != nil {
+			rb := (*rawBytes)(unsafe.Pointer(&mem[bytesOff+uint64(i)*bytesStride]))
+			rb.SampledBytes, rb.Sampled, rb.ExactBytes, rb.Exact = b.SampledBytes, b.Sampled, b.ExactBytes, b.Exact
+			rb.FixedSize, rb.MaxSize, rb.Every = b.FixedSize, b.MaxSize, b.Every
+			if b.Typed {
+				rb.Flags |= BytesTyped
+			}
+			if b.Unreadable {
+				rb.Flags |= BytesUnreadable
+			}
+			if b.Wide {
+				rb.Flags |= BytesWide
+			}
 		}
 	}
 	return mem
