@@ -1,9 +1,11 @@
 package realros
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,8 +19,11 @@ import (
 // exactly for a plain type (std_msgs/Int32), within 1 % for the sampled ones
 // (a std_msgs/String of changing length; an rclpy String; with sensor_msgs
 // in the prefix, an rgb8 Image and a PointCloud2 whose sizes vary). Each
-// subscription's mean message size is its publisher's, within 1 %: what
-// `ros2 topic bw` adds up per message, without subscribing.
+// subscription's mean message size is its publisher's, within 1 %. Beside
+// them pulse_bw.py takes /bytes/text as `ros2 topic bw` does (raw, the
+// sensor-data QoS, len() of each serialized message; the prefix has no
+// ros2cli): its mean is pulse's within 1 %, and pulse counts its own raw
+// subscription's bytes exactly (its serialized takes, rcl_take_serialized_message).
 func TestBytes(t *testing.T) {
 	l := setup(t)
 	r := l.newRun(t, "ROS_PULSE_BYTES=1")
@@ -33,6 +38,13 @@ func TestBytes(t *testing.T) {
 	listener := r.node("bytes_listener", "cpp", "", append([]string{"--duration", "8"}, subs...)...)
 	talker := r.node("bytes_talker", "cpp", "", append([]string{"--duration", "6"}, pubs...)...)
 	py := r.node("bytes_py", "py", "", "--duration", "6", "--pub", "/bytes/py,20,300")
+	bwOut := filepath.Join(r.truths, "bw.json")
+	bw := exec.Command("/usr/bin/python3", filepath.Join(l.ws, "lib/pulse_testnodes/pulse_bw.py"),
+		"--topic", "/bytes/text", "--type", "std_msgs/msg/String", "--duration", "8", "--out", bwOut)
+	bw.Env = r.env("", nil)
+	if out, err := bw.CombinedOutput(); err != nil {
+		t.Fatalf("pulse_bw.py: %v\n%s", err, out)
+	}
 	r.waitAll(60 * time.Second)
 	w := window.Compute(nil, r.scan(), 0, 0, window.Options{})
 
@@ -53,6 +65,24 @@ func TestBytes(t *testing.T) {
 		t.Fatalf("publishers with truth: %v", truth)
 	}
 	_ = listener
+	var took struct{ Received, Bytes uint64 }
+	if b, err := os.ReadFile(bwOut); err != nil || json.Unmarshal(b, &took) != nil || took.Received == 0 {
+		t.Fatalf("pulse_bw.py took nothing: %v %+v", err, took)
+	}
+	if text := w.Topic("/bytes/text"); text != nil && len(text.Pubs) == 1 {
+		pub := text.Pubs[0].Bytes
+		bwMean := float64(took.Bytes) / float64(took.Received)
+		table(t, "bytes beside ros2 topic bw's method (/bytes/text)", fmt.Sprintf("%.1f B a message (%s)", pub.MeanSize, pub.How),
+			fmt.Sprintf("%.1f B a message over %d taken raw", bwMean, took.Received))
+		if math.Abs(pub.MeanSize-bwMean) > 0.01*bwMean {
+			t.Errorf("/bytes/text: pulse's mean message %.1f bytes, ros2 topic bw's method %.1f", pub.MeanSize, bwMean)
+		}
+		for _, s := range text.Subs {
+			if s.Node == "/pulse_bw" && (s.Bytes.How != window.BytesExact || s.Bytes.Total != float64(took.Bytes)) {
+				t.Errorf("pulse_bw.py's raw subscription: pulse %s %.0f bytes, it took %d", s.Bytes.How, s.Bytes.Total, took.Bytes)
+			}
+		}
+	}
 	for topic, want := range truth {
 		tp := w.Topic(topic)
 		if tp == nil || len(tp.Pubs) != 1 {
