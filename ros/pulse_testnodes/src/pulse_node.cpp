@@ -5,10 +5,10 @@
 //
 //   --name N --nodes K --namespace NS --intra --multi THREADS --reentrant --best-effort --depth D
 //   --pub TOPIC,HZ[,BYTES[,COUNT[,TYPE]]] (TYPE string, int32, stamped: a string that starts a chain,
-//     varstring: a string whose length changes with each message, up to BYTES; with sensor_msgs, image:
+//     varstring: a string whose length changes with each message, within 4 % below BYTES; with sensor_msgs, image:
 //     an rgb8 sensor_msgs/Image of about BYTES, cloud: a sensor_msgs/PointCloud2 of about BYTES); each
 //     publisher's truth has the bytes rclcpp serialized (rclcpp::Serialization, encapsulation included)
-//   --sub TOPIC[,WORK_MS]   --timer HZ[,WORK_MS]
+//   --sub TOPIC[,WORK_MS[,TYPE]] (TYPE string, int32, or with sensor_msgs image, cloud)   --timer HZ[,WORK_MS]
 //   --relay IN,OUT[,WORK_MS]: a subscription to IN whose callback works, then publishes the message on OUT
 //     (a pipeline node); each relayed message's age since its input's publish and since its chain began
 //     is in the truth (ages_ns, path_ages_ns)
@@ -222,7 +222,7 @@ private:
     }
     if (f.size() > 4 && f[4] == "varstring") {
       add_sized_publisher<std_msgs::msg::String>(f, qos, [](std_msgs::msg::String & m, size_t max, uint64_t n) {
-          m.data.assign(1 + (n * 7919) % max, 'v');  // every length up to max, in a scattered order
+          m.data.assign(max - (n * 7919) % (max / 25 + 1), 'v');  // a length within 4 % below max, scattered
         });
       return;
     }
@@ -346,13 +346,32 @@ private:
 
   void add_subscription(const std::vector<std::string> & f, const rclcpp::QoS & qos)
   {
+    const std::string type = f.size() > 2 ? f[2] : "string";
+    if (type == "string") {
+      add_typed_subscription<std_msgs::msg::String>(f, qos);
+    } else if (type == "int32") {
+      add_typed_subscription<std_msgs::msg::Int32>(f, qos);
+#ifdef PULSE_HAVE_SENSOR_MSGS
+    } else if (type == "image") {
+      add_typed_subscription<sensor_msgs::msg::Image>(f, qos);
+    } else if (type == "cloud") {
+      add_typed_subscription<sensor_msgs::msg::PointCloud2>(f, qos);
+#endif
+    } else {
+      usage("a subscription's type is string, int32, image or cloud");
+    }
+  }
+
+  template<typename Msg>
+  void add_typed_subscription(const std::vector<std::string> & f, const rclcpp::QoS & qos)
+  {
     double ms = field(f, 1, 0);
     Endpoint & e = truth_.add("subscription", get_fully_qualified_name(), "");
     e.keep_stamps = stamps_;
     rclcpp::SubscriptionOptions options;
     options.callback_group = group_;
-    auto sub = create_subscription<std_msgs::msg::String>(f.at(0), qos,
-        [&e, ms](std_msgs::msg::String::ConstSharedPtr) {
+    auto sub = create_subscription<Msg>(f.at(0), qos,
+        [&e, ms](typename Msg::ConstSharedPtr) {
           int64_t t0 = now_ns();
           e.counted();
           work(ms);
