@@ -269,6 +269,10 @@ process doomed kill=14
 	if hz, _ := strconv.ParseFloat(sides["pub /camera"].Hz, 64); edgeHz <= 0 || math.Abs(hz-edgeHz) > 0.1*edgeHz {
 		t.Errorf("/image's publisher in the detail: %q Hz, its edge %.2f Hz", sides["pub /camera"].Hz, edgeHz)
 	}
+	// bytes measured: the detail's last column says the camera's bandwidth and its ~100 kB messages
+	if b, _ := eval[string](p, `[...document.querySelectorAll("#detailtable tr")].slice(1).filter(r => r.cells[0].textContent === "pub").map(r => r.cells[8] ? r.cells[8].textContent : "")[0] || ""`); !strings.Contains(b, "MB/s") || !strings.Contains(b, "kB") {
+		t.Errorf("/image's publisher bytes in the detail: %q", b)
+	}
 	if lat, _ := eval[string](p, `document.querySelector('#topics tr[data-topic="/image"]').cells[4].textContent`); lat == "-" || lat == "" {
 		t.Errorf("the topic table has no latency for /image: %q", lat)
 	}

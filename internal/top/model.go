@@ -865,6 +865,16 @@ func qosLines(t *window.Topic, node string, pid int, w int) []string {
 		if q.Domain >= 0 {
 			s += fmt.Sprintf(" · domain %d", q.Domain)
 		}
+		switch b := e.Bytes; { // its bytes (ROS_PULSE_BYTES=1), "~" when sampled
+		case b.Measured():
+			approx := ""
+			if b.How == window.BytesSampled {
+				approx = "~"
+			}
+			s += fmt.Sprintf(" · %s%s/s, %s%s a message", approx, window.HumanBytes(b.PerS), approx, window.HumanBytes(b.MeanSize))
+		case b.How == window.BytesNone:
+			s += " · bytes not measured"
+		}
 		out = append(out, cell(s, w, false))
 	}
 	for i := range t.Pubs {

@@ -307,6 +307,14 @@ func TestBytesColumn(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, v)
 		}
 	}
+	// the focus view says each endpoint's bytes beside what else the probe learnt of it
+	tp := &window.Topic{Name: "/scan", Pubs: []window.EndpointRate{{Pid: 1, Node: "/lidar", QoS: &segment.QoS{Type: "sensor_msgs/msg/LaserScan", Domain: -1},
+		Bytes: window.Bytes{How: window.BytesSampled, PerS: 2.76e6, MeanSize: 92000}}},
+		Subs: []window.EndpointRate{{Pid: 2, Node: "/ctl", QoS: &segment.QoS{Domain: -1}, Bytes: window.Bytes{How: window.BytesNone, Messages: 1}}}}
+	lines := strings.Join(qosLines(tp, "", 0, 200), "\n")
+	if !strings.Contains(lines, "~2.76 MB/s, ~92.0 kB a message") || !strings.Contains(lines, "bytes not measured") {
+		t.Errorf("focus lines:\n%s", lines)
+	}
 	if d := describe(&health.Warning{Kind: health.TopicBytes, Topic: "/img", Side: "pub", Value: 2.7e7, Max: 1e6, Min: 0}); d != "/img pub 27.0 MB/s, expected ≤ 1.00 MB/s" {
 		t.Errorf("bytes verdict: %q", d)
 	}

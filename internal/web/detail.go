@@ -1,6 +1,7 @@
 package web
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -44,6 +45,12 @@ type DetailRow struct {
 	// (ABI 1.8): their client went away before the answer.
 	Failed uint64 `json:"failed,omitempty"`
 	Why    string `json:"why,omitempty"` // why the timing is not measured
+	// A publisher's or subscription's bytes a second and mean message
+	// size, with how they were measured (design note 0033); BytesHow
+	// "none": messages whose size could not be read; "": bytes are off.
+	BytesPerS *float64 `json:"bytes_per_s,omitempty"`
+	MeanBytes *float64 `json:"mean_bytes,omitempty"`
+	BytesHow  string   `json:"bytes_how,omitempty"`
 }
 
 // Spread is a duration's mean, p99 and max over the window, in ms.
@@ -104,6 +111,13 @@ func DetailOf(w *window.Window, key string) Detail {
 		}
 		if q := e.QoS; q != nil {
 			r.QoS, r.Type = compat.Summary(q), q.Type
+		}
+		if b := e.Bytes; b.How != "" {
+			r.BytesHow = b.How
+			if b.Measured() {
+				perS, mean := math.Round(b.PerS), milli(b.MeanSize)
+				r.BytesPerS, r.MeanBytes = &perS, &mean
+			}
 		}
 		if kind == "sub" {
 			r.timed(callback["subscription\x00"+strconv.Itoa(e.Pid)+"\x00"+e.Node+"\x00"+topic])

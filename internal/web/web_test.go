@@ -234,6 +234,26 @@ func TestEdgeLabelsSayLoss(t *testing.T) {
 	}
 }
 
+// A clicked topic's detail carries each endpoint's bytes a second and mean
+// message size where bytes are measured, how ("sampled"), or that they
+// could not be ("none"); without bytes, nothing.
+func TestDetailBytes(t *testing.T) {
+	w := win(1, "/imu")
+	if d := DetailOf(w, "t:/imu"); d.Endpoints[0].BytesHow != "" || d.Endpoints[0].BytesPerS != nil {
+		t.Fatalf("bytes without bytes: %+v", d.Endpoints[0])
+	}
+	w.Topics[0].Pubs[0].Bytes = window.Bytes{How: window.BytesSampled, PerS: 2.76e7, MeanSize: 921652.4}
+	w.Topics[0].Subs[0].Bytes = window.Bytes{How: window.BytesNone, Messages: 3}
+	d := DetailOf(w, "t:/imu")
+	pub, sub := d.Endpoints[0], d.Endpoints[1]
+	if pub.BytesHow != "sampled" || pub.BytesPerS == nil || *pub.BytesPerS != 2.76e7 || pub.MeanBytes == nil || *pub.MeanBytes != 921652.4 {
+		t.Errorf("publisher %+v", pub)
+	}
+	if sub.BytesHow != "none" || sub.BytesPerS != nil {
+		t.Errorf("subscription %+v", sub)
+	}
+}
+
 // Where a process measures bytes (design note 0033) each measured edge
 // carries its bytes a second (the page's edge width) and says them in its
 // label, "~" when sampled; without bytes a frame has no edge_bytes at all.

@@ -98,6 +98,13 @@ function spread(s) { return s ? `${fmt(s.mean_ms, 2)} / ${fmt(s.p99_ms, 2)} / ${
 
 // drawDetail draws the selected entity: each endpoint (from the detail the
 // server sent, else from the frame's edges), its gaps, and its sparkline.
+// bytesText is an endpoint's bytes: "~27.6 MB/s · 921 kB" (~: sampled sizes), "not measured", or "-".
+function bytesText(e) {
+  if (e.bytes_per_s === undefined) return e.bytes_how === "none" ? "not measured" : "-";
+  const approx = e.bytes_how === "sampled" ? "~" : "";
+  return approx + byteRate(e.bytes_per_s) + " · " + byteRate(e.mean_bytes).replace("/s", "");
+}
+
 function drawDetail() {
   const f = state.frame, s = state.shape, key = state.selected;
   if (!key || !f) return;
@@ -107,6 +114,8 @@ function drawDetail() {
   const head = document.createElement("tr");
   const d = state.detail && state.detail.key === key ? state.detail : null;
   const cols = d ? ["side", "node / topic", "pid", "Hz", "loss %", "QoS · type", "time ms (mean / p99 / max)", "late ms"] : ["side", "node / topic", "Hz", "QoS", "state"];
+  const withBytes = d && d.endpoints.some((e) => e.bytes_how);
+  if (withBytes) cols.push("bytes/s · mean size");
   for (const h of cols) { const th = document.createElement("th"); th.textContent = h; head.appendChild(th); }
   table.appendChild(head);
   if (d) {
@@ -120,6 +129,7 @@ function drawDetail() {
       cell(tr, [e.qos, e.type].filter(Boolean).join(" · ") || "-");
       cell(tr, e.time ? spread(e.time) : e.why || "-");
       cell(tr, spread(e.late) + (e.open ? ` · ${e.open} open` : "") + (e.failed ? ` · ${e.failed} not sent (client gone)` : ""));
+      if (withBytes) cell(tr, bytesText(e));
       tr.title = e.exe || "";
       table.appendChild(tr);
     }
