@@ -1,12 +1,15 @@
 package realros
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -39,6 +42,20 @@ func TestBytes(t *testing.T) {
 	listener := r.node("bytes_listener", "cpp", "", append([]string{"--duration", "8"}, subs...)...)
 	talker := r.node("bytes_talker", "cpp", "", append([]string{"--duration", "6"}, pubs...)...)
 	py := r.node("bytes_py", "py", "", "--duration", "6", "--pub", "/bytes/py,20,300")
+	// `ros2 topic bw` itself where the prefix has ros2cli, on the text: it
+	// prints kB with two decimals there (an image's MB would round by 5 %)
+	bwTopic := "/bytes/text"
+	var cli *exec.Cmd
+	var cliOut bytes.Buffer
+	if ros2 := filepath.Join(l.prefix, "bin/ros2"); fileExists(ros2) {
+		cli = exec.Command("timeout", "-s", "INT", "7", ros2, "topic", "bw", bwTopic)
+		cli.Env, cli.Stdout = r.env("", []string{"LD_PRELOAD="}), &cliOut
+		if err := cli.Start(); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		t.Logf("%s has no ros2cli: ros2 topic bw itself is not run (pulse_bw.py takes its method)", l.prefix)
+	}
 	bwOut := filepath.Join(r.truths, "bw.json")
 	bw := exec.Command("/usr/bin/python3", filepath.Join(l.ws, "lib/pulse_testnodes/pulse_bw.py"),
 		"--topic", "/bytes/text", "--type", "std_msgs/msg/String", "--duration", "8", "--out", bwOut)
@@ -47,7 +64,13 @@ func TestBytes(t *testing.T) {
 		t.Fatalf("pulse_bw.py: %v\n%s", err, out)
 	}
 	r.waitAll(60 * time.Second)
+	if cli != nil {
+		_ = cli.Wait() // timeout's SIGINT: exit 124
+	}
 	w := window.Compute(nil, r.scan(), 0, 0, window.Options{})
+	if cli != nil {
+		judgeTopicBw(t, w, bwTopic, cliOut.String())
+	}
 
 	type sent struct {
 		bytes, count uint64
@@ -119,4 +142,35 @@ func TestBytes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// judgeTopicBw holds pulse's mean message size on topic to the last one
+// `ros2 topic bw` printed ("\tMessage size mean: 98.81 KB min: … max: …",
+// units powers of 1000, two decimals): within 1 % and its rounding.
+func judgeTopicBw(t *testing.T, w *window.Window, topic, out string) {
+	t.Helper()
+	m := regexp.MustCompile(`Message size mean: ([0-9.]+) (B|KB|MB)`).FindAllStringSubmatch(out, -1)
+	if len(m) == 0 {
+		t.Errorf("ros2 topic bw %s printed no size:\n%s", topic, out)
+		return
+	}
+	last := m[len(m)-1]
+	v, _ := strconv.ParseFloat(last[1], 64)
+	unit := map[string]float64{"B": 1, "KB": 1e3, "MB": 1e6}[last[2]]
+	mean, rounding := v*unit, 0.005*unit
+	tp := w.Topic(topic)
+	if tp == nil || len(tp.Pubs) != 1 {
+		t.Errorf("%s: no single publisher in pulse's window", topic)
+		return
+	}
+	got := tp.Pubs[0].Bytes.MeanSize
+	table(t, "bytes beside ros2 topic bw ("+topic+")", fmt.Sprintf("%.1f B a message", got), "ros2 topic bw: "+last[1]+" "+last[2]+" a message")
+	if math.Abs(got-mean) > 0.01*mean+rounding {
+		t.Errorf("%s: pulse's mean message %.1f bytes, ros2 topic bw's %s %s", topic, got, last[1], last[2])
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
