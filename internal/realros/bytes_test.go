@@ -33,7 +33,7 @@ func TestBytes(t *testing.T) {
 	r := l.newRun(t, "ROS_PULSE_BYTES=1")
 	pubs := []string{"--pub", "/bytes/text,100,2000,0,varstring", "--pub", "/bytes/count,100,0,0,int32"}
 	subs := []string{"--sub", "/bytes/text", "--sub", "/bytes/count,0,int32", "--sub", "/bytes/py"}
-	if _, err := os.Stat(filepath.Join(l.prefix, "share/sensor_msgs")); err == nil {
+	if fileExists(filepath.Join(l.prefix, "share/sensor_msgs")) {
 		pubs = append(pubs, "--pub", "/bytes/image,30,100000,0,image", "--pub", "/bytes/cloud,20,64000,0,cloud")
 		subs = append(subs, "--sub", "/bytes/image,0,image", "--sub", "/bytes/cloud,0,cloud")
 	} else {

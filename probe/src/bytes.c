@@ -37,14 +37,13 @@
 /* Per endpoint, in process memory: how to size its messages (the segment's rp_bytes says whether it must). */
 struct sizer {
     const rp_introspection_members_t *_Atomic type;
-    _Atomic uint32_t skip;     /* samples to skip after each walk: its size in members / RP_WALK_BUDGET */
-    _Atomic uint32_t skipping; /* countdown to the next walk */
+    _Atomic uint32_t skipping; /* samples to skip before the next walk: the last walk's members / RP_WALK_BUDGET */
     _Atomic uint32_t tried;    /* a first message was walked: no longer every message until one is */
 };
 
 static struct sizer *g_sizers; /* [g_sizers_len], allocated with the segment */
 static uint32_t g_sizers_len;
-uint32_t rp_bytes_mask RP_HIDDEN; /* RP_BYTES_EVERY - 1 */
+static uint32_t rp_bytes_mask; /* RP_BYTES_EVERY - 1 */
 __thread uint32_t rp_bytes_serialized RP_HIDDEN;
 
 #define RP_WALK_BUDGET 64u        /* members a walk may visit per sample without skipping the next */
@@ -330,7 +329,6 @@ void rp_bytes_learn(uint64_t ep, const void *type_support)
         return;
     }
     struct sizer *s = &g_sizers[ep - 1];
-    atomic_store_explicit(&s->skip, 0, memory_order_relaxed);
     atomic_store_explicit(&s->skipping, 0, memory_order_relaxed);
     atomic_store_explicit(&s->tried, 0, memory_order_relaxed);
     atomic_store_explicit(&s->type, variable ? t : NULL, memory_order_relaxed);
@@ -407,7 +405,6 @@ RP_COLD void rp_bytes_sample(uint64_t ep, const void *message)
     if (w.bad)
         return;
     uint32_t skip = w.steps / RP_WALK_BUDGET;
-    atomic_store_explicit(&s->skip, skip, memory_order_relaxed);
     atomic_store_explicit(&s->skipping, skip, memory_order_relaxed);
     struct rp_bytes *b = &g_seg.bytes[ep - 1];
     atomic_store_explicit(&b->every, (rp_bytes_mask + 1) * (skip + 1), memory_order_relaxed);

@@ -329,7 +329,6 @@ void rp_bytes_sample(uint64_t ep, const void *message) RP_HIDDEN;
 /* A message of endpoint ep whose size is known (a serialized publish or take). */
 void rp_bytes_exact(uint64_t ep, uint64_t size) RP_HIDDEN;
 
-extern uint32_t rp_bytes_mask RP_HIDDEN;            /* RP_BYTES_EVERY - 1 */
 extern __thread uint32_t rp_bytes_serialized RP_HIDDEN; /* inside rcl_publish/take_serialized_message: its rcl_publish or rmw_take is not typed */
 
 /* Forwards to the real ros_trace_<name>, resolved once per call site. */
