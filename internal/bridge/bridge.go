@@ -288,7 +288,7 @@ func topicStatus(t *window.Topic, name string, rules []spec.TopicRule, ws []heal
 		if t.Loss.Judged > 0 {
 			st.Values = append(st.Values, KeyValue{"worst_loss_pct", strconv.FormatFloat(t.Loss.WorstPct, 'f', 2, 64)})
 		}
-		// bytes (ROS_PULSE_BYTES=1): each side's bytes a second, and how they were measured
+		// bytes (ROS_PULSE_BYTES=1): each side's bytes a second, how they were measured, and its mean message size
 		for _, side := range []struct {
 			key string
 			b   window.Bytes
@@ -296,6 +296,9 @@ func topicStatus(t *window.Topic, name string, rules []spec.TopicRule, ws []heal
 			if side.b.Measured() {
 				st.Values = append(st.Values, KeyValue{side.key + "_bytes_per_s", strconv.FormatFloat(side.b.PerS, 'f', 0, 64)},
 					KeyValue{side.key + "_bytes", side.b.How})
+				if side.b.Messages > 0 {
+					st.Values = append(st.Values, KeyValue{side.key + "_mean_bytes", strconv.FormatFloat(side.b.MeanSize, 'f', 0, 64)})
+				}
 			} else if side.b.How == window.BytesNone {
 				st.Values = append(st.Values, KeyValue{side.key + "_bytes", "not_measured"})
 			}

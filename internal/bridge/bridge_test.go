@@ -50,7 +50,7 @@ func TestStatistics(t *testing.T) {
 	w := win()
 	w.Topics[1].Latency = window.GapStats{HasData: true, N: 10, MeanMs: 12.5, MaxMs: 20.48, MinMs: 8.2}
 	w.Topics[1].Loss = window.Loss{Judged: 1, WorstPct: 3.25, Node: "/ctl", Pid: 2}
-	w.Topics[1].PubBytes = window.Bytes{How: window.BytesSampled, PerS: 72000.4}
+	w.Topics[1].PubBytes = window.Bytes{How: window.BytesSampled, PerS: 72000.4, MeanSize: 7200.04, Messages: 10}
 	w.Topics[1].RecvBytes = window.Bytes{How: window.BytesNone, Messages: 3}
 	ms = Statistics(w)
 	if len(ms) != 5 || ms[2].SourceName != AgeSource || ms[2].MetricsSource != "/scan" || ms[2].Unit != "age_ms" ||
@@ -64,7 +64,7 @@ func TestStatistics(t *testing.T) {
 		got[kv.Key] = kv.Value
 	}
 	if arr.Status[1].Name != "/scan" || got["current_delay_from_realtime_ms"] != "12.500" || got["max_delay_ms"] != "20.480" || got["worst_loss_pct"] != "3.25" ||
-		got["pub_bytes_per_s"] != "72000" || got["pub_bytes"] != "sampled" || got["recv_bytes"] != "not_measured" {
+		got["pub_bytes_per_s"] != "72000" || got["pub_bytes"] != "sampled" || got["pub_mean_bytes"] != "7200" || got["recv_bytes"] != "not_measured" {
 		t.Errorf("/scan diagnostics: %+v", arr.Status[1])
 	}
 	if ms[0].Start != (Time{9, 500_000_000}) || ms[0].Stop != (Time{10, 500_000_000}) {

@@ -113,8 +113,10 @@ type Edge struct {
 	Cancels     uint64   `json:"cancels,omitempty"`
 	// A pub or sub edge's bytes a second (its endpoint's inter-process
 	// messages as serialized, design note 0033), when its process measures
-	// bytes and could size them; BytesSampled: from sampled sizes.
+	// bytes and could size them, and its mean message size in the window;
+	// BytesSampled: from sampled sizes.
 	BytesPerS    *float64 `json:"bytes_per_s,omitempty"`
+	MeanBytes    *float64 `json:"mean_bytes,omitempty"`
 	BytesSampled bool     `json:"bytes_sampled,omitempty"`
 }
 
@@ -482,6 +484,9 @@ func (e *Edge) label() string {
 			approx = "~"
 		}
 		l += " · " + approx + window.HumanBytes(*e.BytesPerS) + "/s"
+		if e.MeanBytes != nil && *e.MeanBytes > 0 {
+			l += ", " + approx + window.HumanBytes(*e.MeanBytes) + "/msg"
+		}
 	}
 	return l
 }
@@ -490,6 +495,9 @@ func (e *Edge) label() string {
 func setBytes(e *Edge, b window.Bytes) {
 	if b.Measured() {
 		e.BytesPerS, e.BytesSampled = ptr(b.PerS), b.How == window.BytesSampled
+		if b.Messages > 0 {
+			e.MeanBytes = ptr(b.MeanSize)
+		}
 	}
 }
 

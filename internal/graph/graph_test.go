@@ -279,3 +279,38 @@ func TestIntrospectionAndActionTopics(t *testing.T) {
 		}
 	}
 }
+
+// An edge whose process measures bytes carries its bytes a second and mean
+// message size in the JSON and says both in its label, "~" when sampled; an
+// edge that could not be sized says nothing of bytes.
+func TestEdgeBytes(t *testing.T) {
+	w := fixture()
+	d := &w.Topics[1]
+	d.Pubs[0].Bytes = window.Bytes{How: window.BytesSampled, PerS: 30 * 1500, MeanSize: 1500, Messages: 30}
+	d.Subs[0].Bytes = window.Bytes{How: window.BytesExact, PerS: 30 * 1400, MeanSize: 1400, Messages: 30}
+	d.Subs[1].Bytes = window.Bytes{How: window.BytesNone, Messages: 30}
+	g := FromWindow(w)
+	if len(g.Edges) != 5 {
+		t.Fatalf("edges %+v", g.Edges)
+	}
+	for i, e := range g.Edges[2:] { // the /detections edges: its publisher's, then its two subscriptions'
+		switch i {
+		case 0:
+			if e.BytesPerS == nil || *e.BytesPerS != 45000 || e.MeanBytes == nil || *e.MeanBytes != 1500 || !e.BytesSampled ||
+				!strings.HasSuffix(e.Label(), " · ~45.0 kB/s, ~1.50 kB/msg") {
+				t.Errorf("sampled pub edge %+v: %q", e, e.Label())
+			}
+		case 1:
+			if e.BytesPerS == nil || *e.MeanBytes != 1400 || e.BytesSampled || !strings.HasSuffix(e.Label(), " · 42.0 kB/s, 1.40 kB/msg") {
+				t.Errorf("exact sub edge %+v: %q", e, e.Label())
+			}
+		case 2:
+			if e.BytesPerS != nil || e.MeanBytes != nil || strings.Contains(e.Label(), "B/s") {
+				t.Errorf("unsized edge %+v: %q", e, e.Label())
+			}
+		}
+	}
+	if j, _ := g.JSON(); !strings.Contains(string(j), `"mean_bytes": 1500`) || !strings.Contains(string(j), `"bytes_sampled": true`) {
+		t.Errorf("JSON:\n%s", j)
+	}
+}

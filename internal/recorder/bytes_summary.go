@@ -16,6 +16,14 @@ type BytesTotal struct {
 	Topic     string
 	Pub, Recv window.Bytes // Total and Messages summed (window.Bytes.AddSide); How the run's worst; MaxSize the largest
 	Seconds   float64      // the windows the topic had bytes in
+	Pubs      []PubBytes   // each publisher's share of Pub, by node and pid
+}
+
+// PubBytes is one publisher's bytes over a run.
+type PubBytes struct {
+	Node  string
+	Pid   int
+	Bytes window.Bytes
 }
 
 // addBytes adds a window's topic sides to the run's.
@@ -36,13 +44,36 @@ func (s *Summary) addBytes(w *window.Window) {
 		b.Seconds += w.Seconds
 		b.Pub.AddSide(t.PubBytes) // its sums; PerS is not used: a rate is Total over Seconds
 		b.Recv.AddSide(t.RecvBytes)
+		for j := range t.Pubs {
+			b.addPub(&t.Pubs[j])
+		}
 	}
 }
 
-// Bytes are the run's topics with bytes, by name.
+// addPub adds a publisher's window to its run.
+func (b *BytesTotal) addPub(e *window.EndpointRate) {
+	if e.Bytes.How == "" {
+		return
+	}
+	for k := range b.Pubs {
+		if p := &b.Pubs[k]; p.Node == e.Node && p.Pid == e.Pid {
+			p.Bytes.AddSide(e.Bytes)
+			return
+		}
+	}
+	p := PubBytes{Node: e.Node, Pid: e.Pid}
+	p.Bytes.AddSide(e.Bytes)
+	b.Pubs = append(b.Pubs, p)
+}
+
+// Bytes are the run's topics with bytes, by name, each one's publishers by node and pid.
 func (s *Summary) Bytes() []BytesTotal {
 	out := make([]BytesTotal, 0, len(s.bytes))
 	for _, b := range s.bytes {
+		sort.Slice(b.Pubs, func(i, j int) bool {
+			p, q := b.Pubs[i], b.Pubs[j]
+			return p.Node < q.Node || p.Node == q.Node && p.Pid < q.Pid
+		})
 		out = append(out, *b)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Topic < out[j].Topic })
@@ -74,15 +105,19 @@ func (s *Summary) printBytes(out io.Writer) {
 			}
 			return x.Total / b.Seconds
 		}
-		mean := 0.0
-		if b.Pub.Messages > 0 {
-			mean = b.Pub.Total / float64(b.Pub.Messages)
+		sent := func(pub window.Bytes) string {
+			maxSize := "-"
+			if pub.MaxSize > 0 {
+				maxSize = window.HumanBytes(float64(pub.MaxSize))
+			}
+			return cell(pub, rate(pub)) + "\t" + cell(pub, pub.MeanSize) + "\t" + maxSize
 		}
-		maxSize := "-"
-		if b.Pub.MaxSize > 0 {
-			maxSize = window.HumanBytes(float64(b.Pub.MaxSize))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", b.Topic, sent(b.Pub), cell(b.Recv, rate(b.Recv)))
+		if len(b.Pubs) > 1 { // which publisher sends what; a lone publisher's is the topic's row
+			for _, p := range b.Pubs {
+				fmt.Fprintf(tw, "  %s@%d\t%s\t\n", p.Node, p.Pid, sent(p.Bytes))
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.Topic, cell(b.Pub, rate(b.Pub)), cell(b.Pub, mean), maxSize, cell(b.Recv, rate(b.Recv)))
 	}
 	tw.Flush()
 }
