@@ -12,7 +12,7 @@ import (
 )
 
 // bytesGraph has one publisher of each kind design note 0033 sizes: a
-// fixed-size type (Stamp), a variable one (Sample, its payload varying with
+// fixed-size type (Stamp), published plainly and through a loan, a variable one (Sample, its payload varying with
 // its sequence number), a serialized publisher, an rclpy node's C
 // messages, and a type the stand-in has no type support for; and a
 // serialized subscription (rosbag2's kind), whose rmw_take fires with the
@@ -22,6 +22,7 @@ process cams threads=2
   node /cam
     pub /image 250 thread size=20000
     pub /pose 50 type=sim_msgs/msg/Stamp
+    pub /loan 40 loaned type=sim_msgs/msg/Stamp
   node /bag
     pub /replay 200 serialized size=3000
   node /odd
@@ -34,6 +35,7 @@ process viewer
   node /view
     sub /image
     sub /pose type=sim_msgs/msg/Stamp
+    sub /loan type=sim_msgs/msg/Stamp
     sub /replay
     sub /py_out
     sub /text type=std_msgs/msg/String
@@ -43,7 +45,7 @@ process viewer
 
 // With ROS_PULSE_BYTES=1, every publisher's and subscription's bytes over
 // the run are the graph's own (the serialized sizes it sent and took):
-// exact for the fixed-size type and the serialized publisher, and not
+// exact for the fixed-size type (loaned too) and the serialized publisher, and not
 // measured where no type support could be read. The variable-size ones:
 // with every message sized (ROS_PULSE_BYTES_EVERY=1, on Humble's member
 // layout) exact to the byte, which proves the walk; at the default sampling
@@ -115,6 +117,7 @@ func TestBytes(t *testing.T) {
 				side, node, topic, how string
 			}{
 				{"pub", "/cam", "/image", window.BytesSampled}, {"pub", "/cam", "/pose", window.BytesExact},
+				{"pub", "/cam", "/loan", window.BytesExact}, {"sub", "/view", "/loan", window.BytesExact},
 				{"pub", "/bag", "/replay", window.BytesExact}, {"pub", "/odd", "/text", window.BytesNone},
 				{"pub", "/pyview", "/py_out", window.BytesSampled},
 				{"sub", "/view", "/image", window.BytesSampled}, {"sub", "/pyview", "/image", window.BytesSampled},
