@@ -27,7 +27,7 @@ SIMGRAPH    := $(BIN)/simgraph
 ABI_DUMP    := $(BIN)/abi_dump
 PULSE       := $(BIN)/pulse
 
-.PHONY: build probe sim pulse bridge demo bench soak screenshots test test-ros test-ros-short bench-ros test-lanes test-go test-c test-prom deps test-integration fuzz sanitize sanitize-asan \
+.PHONY: build probe sim pulse bridge demo bench soak screenshots test test-ros test-ros-short bench-ros test-lanes test-go test-c test-prom test-python deps test-integration fuzz sanitize sanitize-asan \
         sanitize-tsan lint clean install cross cross-build test-arm64 deb test-deb release test-fleet test-busy calltrace
 
 # The bridge needs CycloneDDS (cyclonedds-dev, cyclonedds-tools); without it
@@ -195,7 +195,7 @@ soak: build
 # ---------------------------------------------------------------- tests
 test: deps
 	@$(MAKE) --no-print-directory test-lanes
-test-lanes: lint test-c test-prom test-go fuzz sanitize test-arm64 test-deb test-fleet test-ros-short
+test-lanes: lint test-c test-prom test-python test-go fuzz sanitize test-arm64 test-deb test-fleet test-ros-short
 	@echo "make test: all lanes passed"
 
 # ---------------------------------------------------------------- real ROS
@@ -233,6 +233,11 @@ test-prom:
 	cd deploy/prometheus && promtool check config prometheus.yml && promtool check rules ros2_pulse.rules.yml && \
 	  promtool test rules ros2_pulse.rules.test.yml
 	cd deploy/fleet && promtool check config agent.yml && promtool check config central.yml
+
+# ros/ros2pulse (ros2 pulse <verb>) without ROS: its flags and exit status against the
+# real pulse, on Debian's python3; ros2cli's side runs in the real-ROS lane (TestROS2Pulse).
+test-python: build
+	PULSE_BIN=$(abspath $(PULSE)) /usr/bin/python3 -m unittest discover -s ros/ros2pulse/test
 
 lint:
 	@out=$$(gofmt -l cmd internal sim); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

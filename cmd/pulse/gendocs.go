@@ -15,15 +15,30 @@ import (
 // ship (scripts/package.sh), from the commands themselves so they cannot
 // drift. Hidden: it is for packagers.
 func genDocsCmd(root *cobra.Command) *cobra.Command {
-	var manDir, compDir string
+	var manDir, compDir, ros2cli string
 	c := &cobra.Command{
-		Use:    "gen-docs [--man DIR] [--completions DIR]",
-		Short:  "Write man pages (section 1) and bash, zsh and fish completions",
+		Use:    "gen-docs [--man DIR] [--completions DIR] [--ros2cli FILE]",
+		Short:  "Write man pages (section 1), bash, zsh and fish completions, and the verbs for ros2 pulse",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if manDir == "" && compDir == "" {
-				return fmt.Errorf("give --man DIR, --completions DIR or both")
+			if manDir == "" && compDir == "" && ros2cli == "" {
+				return fmt.Errorf("give --man DIR, --completions DIR, --ros2cli FILE or several")
+			}
+			if ros2cli == "-" { // ros/ros2pulse asks the binary it runs
+				return writeROS2CLI(root, cmd.OutOrStdout())
+			} else if ros2cli != "" {
+				f, err := os.Create(ros2cli)
+				if err != nil {
+					return err
+				}
+				err = writeROS2CLI(root, f)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return fmt.Errorf("ros2cli verbs: %w", err)
+				}
 			}
 			if manDir != "" {
 				escapeAngles(root)
@@ -57,6 +72,7 @@ func genDocsCmd(root *cobra.Command) *cobra.Command {
 	}
 	c.Flags().StringVar(&manDir, "man", "", "directory to write pulse.1 and one page per subcommand into")
 	c.Flags().StringVar(&compDir, "completions", "", "directory to write pulse.bash, _pulse and pulse.fish into")
+	c.Flags().StringVar(&ros2cli, "ros2cli", "", "file to write the verbs and flags of `ros2 pulse` into as JSON (- for stdout)")
 	return c
 }
 
