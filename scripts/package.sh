@@ -27,6 +27,16 @@ $strip --remove-section=.comment --remove-section=.note --strip-unneeded "$stage
 cp -r deploy "$stage/deploy"
 build/bin/pulse gen-docs --man "$stage/man" --completions "$stage/completions"
 gzip -9n "$stage"/man/*.1
+# ros2 pulse (ros/ros2pulse): its modules and the egg-info that names its
+# entry points, for /usr/lib/python3/dist-packages, on the path of the system
+# python3 every ROS distro's ros2 runs on (design note 0034).
+bash scripts/need-packages.sh python3 python3-setuptools
+mkdir -p "$stage/python"
+(cd ros/ros2pulse && find ros2pulse -name '*.py' -exec install -D -m 0644 {} "$stage/python/{}" \;)
+(cd ros/ros2pulse && /usr/bin/python3 setup.py -q egg_info --egg-base "$stage/python" >/dev/null 2>&1) ||
+  { echo "package: python3 setup.py egg_info failed in ros/ros2pulse (is python3-setuptools installed?)" >&2; exit 1; }
+rm -f "$stage/python/ros2pulse.egg-info/SOURCES.txt" # the build's own paths, of no use installed
+cp packaging/ros2-pulse.prerm "$stage/"
 
 # The oldest glibc a binary runs on: the highest GLIBC_ symbol version it needs.
 libc_min() {

@@ -5,7 +5,9 @@
 #          (pulse doctor, given the build tree's stand-in libtracetools as the
 #          ROS install, exits 0); pulse demo runs the build tree's simulator
 #          (--simgraph); man pulse-run renders; systemd-analyze verify accepts
-#          every unit; dpkg --purge leaves none of the package's files.
+#          every unit; ros2 pulse's modules and entry points are on
+#          python3's path and run the installed pulse; dpkg --purge leaves
+#          none of the package's files.
 #   arm64: the same package for arm64 (multiarch), its pulse doctor run under
 #          qemu-user; purged the same way.
 # usage: test-deb.sh DIST_DIR NATIVE_BUILD ARM64_BUILD
@@ -50,6 +52,26 @@ doctor() {
   echo "  pulse doctor: exit 0, probe /usr/lib/ros2-pulse/libros2_pulse.so"
 }
 
+# ros2pulse: the installed ros2cli extension (ros2 pulse) as ros2's python3
+# finds it: one ros2pulse.verb entry point per verb the installed pulse has,
+# the pulse command, and a verb run through it is the installed pulse's own.
+ros2pulse() {
+  local got want out direct
+  got=$(/usr/bin/python3 -c 'import importlib.metadata as m
+print(" ".join(sorted(e.name for e in m.entry_points(group="ros2pulse.verb"))),
+      [e.value for e in m.entry_points(group="ros2cli.command") if e.name == "pulse"])')
+  want=$(/usr/bin/pulse gen-docs --ros2cli - | /usr/bin/python3 -c 'import json, sys; print(" ".join(sorted(json.load(sys.stdin)["verbs"])))')
+  [[ $got == "$want ['ros2pulse.command.pulse:PulseCommand']" ]] || fail "ros2 pulse's entry points: $got; the installed pulse's verbs: $want"
+  out=$(cd / && /usr/bin/python3 -c 'import argparse, sys
+from ros2pulse import binary
+p = argparse.ArgumentParser()
+binary.add_arguments(p, "env")
+sys.exit(binary.run("env", p.parse_args(["--format", "envfile"])))') || fail "ros2pulse's env exited $?"
+  direct=$(/usr/bin/pulse env --format envfile)
+  [[ $out == "$direct" ]] || fail "ros2pulse's env printed:"$'\n'"$out"$'\n'"pulse env:"$'\n'"$direct"
+  echo "  ros2 pulse: $(wc -w <<<"$want") verbs as entry points in /usr/lib/python3/dist-packages; env runs /usr/bin/pulse"
+}
+
 deb=$dist/ros2-pulse_${version}_amd64.deb
 echo "install test: $deb"
 install "$deb"
@@ -72,7 +94,9 @@ for unit in /lib/systemd/system/ros2-pulse-*@.service; do
 done
 rm -rf "$units"
 echo "  systemd-analyze verify: $(ls /lib/systemd/system/ros2-pulse-*@.service | wc -l) units accepted"
+ros2pulse
 purge
+[[ ! -e /usr/lib/python3/dist-packages/ros2pulse ]] || fail "dpkg --purge left /usr/lib/python3/dist-packages/ros2pulse: $(find /usr/lib/python3/dist-packages/ros2pulse)"
 
 deb=$dist/ros2-pulse_${version}_arm64.deb
 echo "install test: $deb (under qemu-user)"
