@@ -6,8 +6,9 @@
 #          ROS install, exits 0); pulse demo runs the build tree's simulator
 #          (--simgraph); man pulse-run renders; systemd-analyze verify accepts
 #          every unit; ros2 pulse's modules and entry points are on
-#          python3's path and run the installed pulse; dpkg --purge leaves
-#          none of the package's files.
+#          python3's path and run the installed pulse; rosdep resolves
+#          its key file and finds the package installed (and not, after);
+#          dpkg --purge leaves none of the package's files.
 #   arm64: the same package for arm64 (multiarch), its pulse doctor run under
 #          qemu-user; purged the same way.
 # usage: test-deb.sh DIST_DIR NATIVE_BUILD ARM64_BUILD
@@ -72,6 +73,41 @@ sys.exit(binary.run("env", p.parse_args(["--format", "envfile"])))') || fail "ro
   echo "  ros2 pulse: $(wc -w <<<"$want") verbs as entry points in /usr/lib/python3/dist-packages; env runs /usr/bin/pulse"
 }
 
+# rosdep KEYFILE CODE: a robot package whose package.xml depends on the key
+# ros2-pulse, checked by rosdep (Debian's python3-rosdep2) against the key
+# file through a private source list; CODE is rosdep check's exit status:
+# 0 while the package is installed, 1 when it is not. Offline: the rosdistro
+# index is an empty one of the test's own.
+rosdep_check() {
+  local tmp out rc=0
+  tmp=$(mktemp -d)
+  mkdir -p "$tmp/sources.list.d" "$tmp/ws/robot_bringup"
+  printf '%%YAML 1.1\n---\ndistributions: {}\ntype: index\nversion: 4\n' >"$tmp/index-v4.yaml"
+  echo "yaml file://$1" >"$tmp/sources.list.d/50-ros2-pulse.list"
+  cat >"$tmp/ws/robot_bringup/package.xml" <<'XML'
+<?xml version="1.0"?>
+<package format="3">
+  <name>robot_bringup</name>
+  <version>1.0.0</version>
+  <description>a robot's bringup, which runs under ros2_pulse</description>
+  <maintainer email="robot@example.org">robot</maintainer>
+  <license>Apache-2.0</license>
+  <exec_depend>ros2-pulse</exec_depend>
+</package>
+XML
+  export ROSDISTRO_INDEX_URL=file://$tmp/index-v4.yaml ROSDEP_SOURCE_PATH=$tmp/sources.list.d ROS_HOME=$tmp/home
+  rosdep update >"$tmp/update.log" 2>&1 || fail "rosdep update with $1:"$'\n'"$(cat "$tmp/update.log")"
+  out=$(rosdep resolve ros2-pulse --os=ubuntu:noble 2>&1) || fail "rosdep resolve ros2-pulse: $out"
+  [[ $out == $'#apt\nros2-pulse' ]] || fail "rosdep resolve ros2-pulse on ubuntu: $out"
+  out=$(rosdep check --from-paths "$tmp/ws" --os=debian:bookworm 2>&1) || rc=$?
+  [[ $rc == "$2" ]] || fail "rosdep check exited $rc, want $2:"$'\n'"$out"
+  [[ $rc == 0 ]] || grep -q 'apt.*ros2-pulse' <<<"$out" || fail "rosdep check does not name the ros2-pulse package:"$'\n'"$out"
+  unset ROSDISTRO_INDEX_URL ROSDEP_SOURCE_PATH ROS_HOME
+  rm -rf "$tmp"
+  echo "  rosdep: key ros2-pulse resolves to the apt package; rosdep check exits $rc"
+}
+
+bash scripts/need-packages.sh python3-rosdep2 >/dev/null
 deb=$dist/ros2-pulse_${version}_amd64.deb
 echo "install test: $deb"
 install "$deb"
@@ -95,7 +131,9 @@ done
 rm -rf "$units"
 echo "  systemd-analyze verify: $(ls /lib/systemd/system/ros2-pulse-*@.service | wc -l) units accepted"
 ros2pulse
+rosdep_check /usr/share/ros2-pulse/rosdep/ros2-pulse.yaml 0
 purge
+rosdep_check "$PWD/deploy/rosdep/ros2-pulse.yaml" 1
 [[ ! -e /usr/lib/python3/dist-packages/ros2pulse ]] || fail "dpkg --purge left /usr/lib/python3/dist-packages/ros2pulse: $(find /usr/lib/python3/dist-packages/ros2pulse)"
 
 deb=$dist/ros2-pulse_${version}_arm64.deb
