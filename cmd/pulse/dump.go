@@ -83,6 +83,7 @@ type dumpThread struct {
 type dumpSegment struct {
 	Path        string         `json:"path"`
 	Pid         int            `json:"pid"`
+	OwnPid      int            `json:"own_pid,omitempty"` // its pid in its own PID namespace (a container), where that is another
 	Ppid        int            `json:"ppid"`
 	Alive       bool           `json:"alive"`
 	Distro      string         `json:"tracetools"`
@@ -135,7 +136,7 @@ func dumpCmd() *cobra.Command {
 			}
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			for _, s := range scan.Snapshots {
-				d := dumpSegment{Path: s.Path, Pid: s.Pid, Ppid: s.Ppid, Alive: s.Alive, Distro: s.Distro.String(), Exe: s.Exe,
+				d := dumpSegment{Path: s.Path, Pid: s.Pid, OwnPid: s.OwnPid, Ppid: s.Ppid, Alive: s.Alive, Distro: s.Distro.String(), Exe: s.Exe,
 					Cmdline: s.Cmdline, Dropped: s.DroppedEndpoints, CacheMisses: s.CacheMisses, Corrupt: s.Corrupt,
 					Nodes: []string{}, Endpoints: []dumpEndpoint{}, Timing: s.Timing, Env: s.Env}
 				for _, th := range s.Threads {

@@ -58,7 +58,7 @@ func RunExport(procs, endpoints []int, scrapes int, interval time.Duration, log 
 				c0, t0 := cpuNow(), time.Now()
 				body := scrapeBody(h)
 				for k := 0; k < p; k++ {
-					_, _ = reader.Read(os.Getpid())
+					_, _ = reader.Read(os.Getpid(), 0)
 				}
 				if i == 0 {
 					r.Bytes, r.Series = len(body), seriesIn(body)

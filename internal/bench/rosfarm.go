@@ -229,7 +229,7 @@ func farmCPU(cmds []*exec.Cmd) (float64, error) {
 	}
 	var sum float64
 	for _, c := range cmds {
-		got, err := r.Read(c.Process.Pid)
+		got, err := r.Read(c.Process.Pid, 0)
 		if err != nil {
 			return 0, fmt.Errorf("ros-farm: the CPU of pid %d: %v", c.Process.Pid, err)
 		}

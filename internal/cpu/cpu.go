@@ -27,6 +27,11 @@ type Target struct {
 	Pid    int
 	Name   string // its nodes, joined by ','; or the command-line identity
 	Probed bool   // named from its segment (false: from its command line)
+	// Start is the start time its segment gives (clock ticks after boot; 0
+	// unknown): /proc/<Pid> is read only where it is that process's, never
+	// another's that has the pid here (a recycled pid, or a container's pid
+	// read outside its PID namespace).
+	Start uint64
 }
 
 // Sample is one process's (or, with threads, one thread's) cost over the
@@ -79,8 +84,9 @@ func NewReader(procRoot string) (*Reader, error) {
 	return &Reader{fs: fs}, nil
 }
 
-// Read returns pid's CPU time and resident memory.
-func (r *Reader) Read(pid int) (Reading, error) {
+// Read returns pid's CPU time and resident memory; with start (its start
+// time, clock ticks after boot) not 0, only where pid is still that process.
+func (r *Reader) Read(pid int, start uint64) (Reading, error) {
 	p, err := r.fs.Proc(pid)
 	if err != nil {
 		return Reading{}, err
@@ -88,6 +94,9 @@ func (r *Reader) Read(pid int) (Reading, error) {
 	st, err := p.Stat()
 	if err != nil {
 		return Reading{}, err
+	}
+	if start != 0 && st.Starttime != start {
+		return Reading{}, fmt.Errorf("pid %d is another process than the one started at %d ticks", pid, start)
 	}
 	return Reading{CPUSeconds: st.CPUTime(), RSSBytes: int64(st.ResidentMemory())}, nil
 }
@@ -158,7 +167,7 @@ func (s *Sampler) Sample(targets []Target) []Sample {
 		pids := make(map[int]bool, len(targets))
 		for _, t := range targets {
 			st, err := s.stats.read(t.Pid)
-			if err != nil {
+			if err != nil || t.Start != 0 && st.start != t.Start {
 				continue
 			}
 			pids[t.Pid] = true
@@ -180,6 +189,9 @@ func (s *Sampler) Sample(targets []Target) []Sample {
 				st, err := q.Stat()
 				if err != nil {
 					continue
+				}
+				if i == 0 && t.Start != 0 && st.Starttime != t.Start {
+					break // not the process its segment is of: none of its threads either
 				}
 				k := key{pid: t.Pid, start: st.Starttime}
 				if i > 0 {
@@ -363,7 +375,7 @@ func Targets(procs []window.Proc, others bool, procRoot string) []Target {
 		if name == "" {
 			name = filepath.Base(p.Exe)
 		}
-		out = append(out, Target{Pid: p.Pid, Name: name, Probed: true})
+		out = append(out, Target{Pid: p.Pid, Name: name, Probed: true, Start: p.Start})
 	}
 	if others {
 		out = append(out, Unprobed(procRoot, probed)...)

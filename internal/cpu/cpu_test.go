@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -124,5 +125,50 @@ func TestSummarize(t *testing.T) {
 		if _, err := Summarize(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// A target whose segment gives its start time is read only where /proc/<pid>
+// is that process: another start time (a recycled pid, a container's pid read
+// outside its PID namespace) yields no sample and no reading, never another
+// process's CPU.
+func TestTargetStartTime(t *testing.T) {
+	self := os.Getpid()
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	start, err := strconv.ParseUint(f[19], 10, 64) // field 22; f[0] is field 3
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, threads := range []bool{false, true} {
+		for _, c := range []struct {
+			start uint64
+			read  bool
+		}{{start, true}, {start + 1, false}, {0, true}} {
+			s, err := New("", threads) // one per target: the same pid thrice would share readings
+			if err != nil {
+				t.Fatal(err)
+			}
+			target := []Target{{Pid: self, Name: "/self", Start: c.start}}
+			s.Sample(target)
+			time.Sleep(20 * time.Millisecond)
+			if got := s.Sample(target); (len(got) > 0) != c.read {
+				t.Errorf("threads %v, start %d (its own %d): %d samples", threads, c.start, start, len(got))
+			}
+			s.Close()
+		}
+	}
+	r, err := NewReader("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Read(self, start); err != nil {
+		t.Errorf("its own start time: %v", err)
+	}
+	if _, err := r.Read(self, start+1); err == nil {
+		t.Error("another start time read")
 	}
 }

@@ -366,7 +366,7 @@ func (c *Collector) process(ch chan<- prometheus.Metric, s *segment.Snapshot, mo
 	emit(ch, c.d.procUp, prometheus.GaugeValue, up, time.Time{}, pid, s.Exe)
 	emit(ch, c.d.dropped, prometheus.CounterValue, float64(s.DroppedEndpoints), time.Time{}, pid)
 	if s.Alive {
-		if r, err := c.cpu.Read(s.Pid); err == nil {
+		if r, err := c.cpu.Read(s.Pid, s.ProcStartTicks); err == nil {
 			emit(ch, c.d.cpuSec, prometheus.CounterValue, r.CPUSeconds, time.Time{}, pid, nodesLabel)
 			emit(ch, c.d.wakeups, prometheus.CounterValue, float64(window.SnapshotWakeups(s)), time.Time{}, pid, nodesLabel)
 			emit(ch, c.d.rss, prometheus.GaugeValue, float64(r.RSSBytes), time.Time{}, pid, nodesLabel)

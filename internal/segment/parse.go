@@ -228,6 +228,10 @@ type Snapshot struct {
 	Corrupt          int      // records skipped because they failed validation
 
 	Alive bool // set by Reader: the probe's lock is held
+	// OwnPid, set by Reader for a process in another PID namespace than the
+	// reader's: the pid it knows itself by (its segment's), while Pid is its
+	// pid in the reader's namespace, learnt from the lock it holds. 0 otherwise.
+	OwnPid int
 
 	key   string    // Key(), kept by the Reader per mapping
 	times *timeSlab // its endpoints' Timing and Lateness

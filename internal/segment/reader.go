@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -63,6 +64,11 @@ type mapping struct {
 	names mappingCache
 	key   string // the last snapshot's Key(): one string per mapping, not per scan
 	keyAt uint64 // the StartMono it was made for
+	// holder is the pid, in this reader's PID namespace, of the process that
+	// held the segment's lock when last seen alive (0: not seen, or not
+	// visible from here); kept after it exits, so its pid does not change.
+	holder    int
+	holderFor uint64 // the StartMono it was learnt for
 }
 
 // Reader keeps segments of one directory mapped between scans. It is not
@@ -279,7 +285,20 @@ func (r *Reader) read(path string, e dirEntry) (*Snapshot, error) {
 		return nil, err
 	}
 	snap.Path = path
-	snap.Alive = lockHeld(m.file)
+	var holder int
+	snap.Alive, holder = lockHolder(m.file)
+	if m.holderFor != snap.StartMono { // another process image: learn its holder afresh
+		m.holder, m.holderFor = 0, snap.StartMono
+	}
+	if m.holder == 0 && holder > 0 && holder != snap.Pid && innermostPid(holder) == snap.Pid {
+		m.holder = holder
+	}
+	if m.holder > 0 {
+		// The process lives in another PID namespace (a container): Pid is
+		// its pid here, where /proc and kill reach it and no other process
+		// has it; OwnPid the one it knows itself by (design note 0034).
+		snap.OwnPid, snap.Pid = snap.Pid, m.holder
+	}
 	if m.key == "" || m.keyAt != snap.StartMono {
 		m.key, m.keyAt = snap.Key(), snap.StartMono
 	}
@@ -336,11 +355,38 @@ func parseGuarded(mem []byte, names *mappingCache) (snap *Snapshot, err error) {
 // lockHeld asks the kernel whether any process holds the probe's record lock.
 // It works across PID namespaces and cannot be fooled by PID reuse.
 func lockHeld(f *os.File) bool {
+	held, _ := lockHolder(f)
+	return held
+}
+
+// innermostPid is the pid process pid (of this PID namespace) has in its own
+// PID namespace: the last NSpid of its /proc status; 0 when unknown.
+func innermostPid(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "NSpid:" {
+			n, _ := strconv.Atoi(f[len(f)-1])
+			return n
+		}
+	}
+	return 0
+}
+
+// lockHolder is lockHeld and the holder's pid as the kernel gives it to
+// F_GETLK: translated into this process's PID namespace, 0 when the holder
+// is not visible from it (a sibling container's process).
+func lockHolder(f *os.File) (held bool, pid int) {
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 0}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk); err != nil {
-		return false
+		return false, 0
 	}
-	return lk.Type != unix.F_UNLCK
+	if lk.Type == unix.F_UNLCK {
+		return false, 0
+	}
+	return true, int(max(lk.Pid, 0))
 }
 
 // Remove deletes a dead segment after its final counts were recorded. It

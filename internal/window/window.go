@@ -194,6 +194,8 @@ func (t *Topic) State(warned bool) string {
 // Proc is one process image.
 type Proc struct {
 	Pid     int
+	OwnPid  int    // its pid in its own PID namespace, where that is another (segment.Snapshot.OwnPid)
+	Start   uint64 // its start time in clock ticks after boot (/proc/<pid>/stat's 22nd field); 0 unknown
 	Exe     string
 	Cmdline []string
 	Alive   bool
@@ -724,7 +726,7 @@ func (t *Topic) count(kind segment.Kind, r *EndpointRate) {
 
 // procOf is the process of a segment snapshot, its node names sorted.
 func procOf(s *segment.Snapshot) Proc {
-	p := Proc{Pid: s.Pid, Exe: s.Exe, Cmdline: s.Cmdline, Alive: s.Alive, Distro: s.Distro.String(),
+	p := Proc{Pid: s.Pid, OwnPid: s.OwnPid, Start: s.ProcStartTicks, Exe: s.Exe, Cmdline: s.Cmdline, Alive: s.Alive, Distro: s.Distro.String(),
 		Path: s.Path, Key: s.Key(), Corrupt: s.Corrupt, Dropped: s.DroppedEndpoints}
 	for _, n := range s.Nodes {
 		p.Nodes = append(p.Nodes, n.Name)
