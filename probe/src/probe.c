@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <time.h>
 #include <stdatomic.h>
@@ -289,6 +290,43 @@ static void process_init(void)
     pthread_key_create(&g_cache_key, release_cache);
 }
 
+/*
+ * ROS's own tooling, which a launch-wide or shell-wide LD_PRELOAD reaches
+ * and which is no part of the robot: `ros2 launch` (its /launch_ros_<pid>
+ * node) and the ros2cli daemon (`ros2 daemon`, and the process ros2cli
+ * daemonizes, `python3 -c "from ros2cli.daemon.daemonize import ..."`).
+ * Design note 0034. Other ros2 verbs stay probed: `ros2 bag play` publishes
+ * the robot's data, and a `ros2 topic echo` is real traffic.
+ */
+static bool ros_tooling(void)
+{
+    char buf[4096];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t got = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (got <= 0)
+        return false;
+    buf[got] = '\0';
+    const char *word[4] = {NULL};
+    int n = 0;
+    for (const char *w = buf; w < buf + got && n < 4; w += strlen(w) + 1)
+        word[n++] = w;
+    if (n >= 3 && strcmp(word[1], "-c") == 0 && strstr(word[2], "ros2cli.daemon") != NULL)
+        return true;
+    for (int i = 0; i < 2 && i < n; i++) { /* ros2, or python3 .../ros2 */
+        const char *base = strrchr(word[i], '/');
+        if (strcmp(base != NULL ? base + 1 : word[i], "ros2") != 0)
+            continue;
+        for (int j = i + 1; j < n; j++) /* its verb: the first word after its options */
+            if (word[j][0] != '-')
+                return strcmp(word[j], "launch") == 0 || strcmp(word[j], "daemon") == 0;
+        return false;
+    }
+    return false;
+}
+
 /* Caller holds g_mutex. Creates the segment on the first init tracepoint (or after fork). */
 static bool ensure_segment_locked(void)
 {
@@ -297,6 +335,12 @@ static bool ensure_segment_locked(void)
     if (g_disabled || g_started)
         return false;
     g_started = true;
+    if (ros_tooling()) {
+        g_disabled = true; /* pass-through only, as when a segment cannot be made */
+        if (!g_cfg.quiet)
+            rp_log("not counting in pid %d: ROS tooling (ros2 launch or the ros2cli daemon)", (int)getpid());
+        return false;
+    }
 
     if (!rp_segment_create(&g_seg, &g_cfg, g_distro)) {
         g_disabled = true;

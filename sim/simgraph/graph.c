@@ -183,6 +183,8 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                 else if (strncmp(tok[i], "env=", 4) == 0 && strchr(tok[i] + 5, '=') != NULL && p->nenv < G_MAX_ENV &&
                          strlen(tok[i] + 4) < G_NAME)
                     snprintf(p->env[p->nenv++], G_NAME, "%s", tok[i] + 4);
+                else if (strncmp(tok[i], "argv=", 5) == 0 && tok[i][5] != '\0' && strlen(tok[i] + 5) < G_NAME)
+                    snprintf(p->argv, G_NAME, "%s", tok[i] + 5);
                 else
                     FAIL("unknown process option '%s'", tok[i]);
             }

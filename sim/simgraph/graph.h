@@ -41,6 +41,7 @@ struct g_proc {
     double msgcost_us; /* msgcost=US: thread CPU each publish and delivery spends, as a real middleware's would */
     int nenv;        /* env=NAME=VALUE: set in the process before it starts (domain, rmw, discovery) */
     char env[G_MAX_ENV][G_NAME];
+    char argv[G_NAME]; /* argv=W1,W2,...: the command line it shows, as a real ROS process's (e.g. ros2 launch) */
 };
 
 struct g_node {

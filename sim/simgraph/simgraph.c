@@ -1567,7 +1567,15 @@ int main(int argc, char **argv)
     double duration = 0, start_delay = 0.2;
     int child_proc = -1;
     bool check = false, rusage = false;
-    for (int i = 1; i < argc; i++) {
+    /* A process with argv= shows another command line (ros2 launch ...): the
+     * words before its own options, which SIMGRAPH_DISGUISE counts, are skipped. */
+    int first = 1;
+    const char *disguise = getenv("SIMGRAPH_DISGUISE");
+    if (disguise != NULL) {
+        first = 1 + atoi(disguise);
+        unsetenv("SIMGRAPH_DISGUISE");
+    }
+    for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--graph") == 0 && v) graph_arg = v, i++;
@@ -1674,9 +1682,21 @@ int main(int argc, char **argv)
         if (pid == 0) {
             for (int e = 0; e < G.procs[p].nenv; e++) /* the graph's env=NAME=VALUE, as a launch file would set it */
                 putenv(G.procs[p].env[e]);
-            char *args[20] = {"simgraph", "--graph", (char *)graph_arg, "--child", idx, "--t0", t0s,
-                              "--duration", ds, "--rundir", rundir};
-            int na = 11;
+            char *args[20 + G_NAME / 2] = {"simgraph"};
+            int na = 1;
+            static char words[G_NAME];
+            if (G.procs[p].argv[0] != '\0') { /* its own command line first, then simgraph's options */
+                snprintf(words, sizeof words, "%s", G.procs[p].argv);
+                na = 0;
+                for (char *w = strtok(words, ","); w != NULL; w = strtok(NULL, ","))
+                    args[na++] = w;
+                char n[16];
+                snprintf(n, sizeof n, "%d", na - 1);
+                setenv("SIMGRAPH_DISGUISE", n, 1);
+            }
+            const char *own[] = {"--graph", graph_arg, "--child", idx, "--t0", t0s, "--duration", ds, "--rundir", rundir};
+            for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
+                args[na++] = (char *)own[k];
             if (truth_arg != NULL && truth_arg[0] != '\0') {
                 args[na++] = "--truth";
                 args[na++] = (char *)truth_arg;
