@@ -26,5 +26,7 @@ setup(
         'ros2cli.command': ['pulse = ros2pulse.command.pulse:PulseCommand'],
         'ros2cli.extension_point': ['ros2pulse.verb = ros2pulse.verb:VerbExtension'],
         'ros2pulse.verb': [f'{v} = ros2pulse.verb.verbs:{v.capitalize()}Verb' for v in verbs],
+        # PulseProbe as <pulse_probe/> in XML and YAML launch files
+        'launch.frontend.launch_extension': ['ros2pulse = ros2pulse.launch'],
     },
 )

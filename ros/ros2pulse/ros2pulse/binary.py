@@ -41,6 +41,30 @@ def verbs():
         return {}  # an older pulse: its verbs are passed through without help
 
 
+def environment(pulse=None):
+    """What `pulse env --format envfile` says a probed process needs ({name: value}), or None without a pulse."""
+    pulse = pulse or find()
+    if pulse is None:
+        return None
+    try:
+        out = subprocess.run([pulse, 'env', '--format', 'envfile'], capture_output=True, text=True,
+                             timeout=20, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    env = {}
+    for line in out.splitlines():
+        name, eq, value = line.partition('=')
+        if eq and name and not name.startswith('#'):
+            env[name.strip()] = value
+    return env or None
+
+
+def preload(probe, existing):
+    """LD_PRELOAD with probe first and what was there kept (once)."""
+    rest = [p for p in (existing or '').replace(' ', ':').split(':') if p and p != probe]
+    return ':'.join([probe] + rest)
+
+
 def short(verb):
     return verbs().get(verb, {}).get('short', '')
 

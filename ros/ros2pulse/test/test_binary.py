@@ -76,6 +76,21 @@ class Verbs(unittest.TestCase):
         self.assertIn('--no-such-flag', err.getvalue())
 
 
+class Environment(unittest.TestCase):
+    def test_the_binarys_own(self):
+        env = binary.environment()
+        direct = subprocess.run([PULSE, 'env', '--format', 'envfile'], capture_output=True, text=True, check=True).stdout
+        self.assertEqual(env, dict(line.split('=', 1) for line in direct.splitlines()))
+        self.assertTrue(env['LD_PRELOAD'].endswith('libros2_pulse.so'), env)
+
+    def test_no_binary(self):
+        self.assertIsNone(binary.environment('/nonexistent/pulse'))
+
+    def test_preload_keeps_what_was_there(self):
+        self.assertEqual(binary.preload('/p.so', None), '/p.so')
+        self.assertEqual(binary.preload('/p.so', '/a.so:/p.so /b.so'), '/p.so:/a.so:/b.so')
+
+
 RUN = '''
 import argparse, sys
 sys.path.insert(0, sys.argv[1])
