@@ -218,12 +218,12 @@ test-busy: deps
 	@bash scripts/busy.sh $(MAKE) --no-print-directory test-lanes
 
 # Debian packages the tests use for real: gcc's libasan/libubsan/libtsan (sanitizer lanes),
-# binutils (nm, readelf), util-linux (mount), tmux (pulse top's terminal), python3 (an unprobed
+# binutils (nm, readelf), util-linux (mount, unshare: containers), libcap2-bin (setcap: pulse doctor on file capabilities), tmux (pulse top's terminal), python3 (an unprobed
 # node; the fleet test reads an agent inside its namespace with it), prometheus/promtool (pulse export and the rules), CycloneDDS with idlc (pulse bridge and
 # its subscribers), Fast DDS with fastddsgen and g++ (a subscriber as rmw_fastrtps nodes make
 # one), graphviz (checks pulse graph's DOT output), chromium and firefox-esr (pulse web in two real browsers, driven
 # by chromedp and by WebDriver BiDi).
-TEST_PKGS := make gcc g++ libc6-dev binutils util-linux pkg-config tmux python3 prometheus cyclonedds-dev cyclonedds-tools \
+TEST_PKGS := make gcc g++ libc6-dev binutils util-linux libcap2-bin pkg-config tmux python3 python3-setuptools prometheus cyclonedds-dev cyclonedds-tools \
 	libfastrtps-dev fastddsgen graphviz chromium firefox-esr
 deps:
 	@bash scripts/need-packages.sh $(TEST_PKGS)

@@ -511,6 +511,7 @@ func Report(out io.Writer, lib string, libErr error, tracetools []string, dir, n
 			fmt.Fprintf(out, "         callback timing off (ROS_PULSE_TIMING=0, or a probe before ABI 1.4): no callback durations, busy share or timer lateness\n")
 		}
 	}
+	reportUnprobed(out, scan, dir)
 	later := &laterScan{}
 	why, explained := reportWhy(out, scan)
 	problems += why

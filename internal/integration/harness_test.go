@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -58,6 +59,13 @@ type graph struct {
 // segment directory. env adds or overrides variables.
 func sim(t *testing.T, graphArg, distro string, duration time.Duration, env ...string) *graph {
 	t.Helper()
+	return simAs(t, nil, graphArg, distro, duration, env...)
+}
+
+// simAs is sim with simgraph's own process showing argv as its command line
+// before its options (a ros2 launch, say); nil: its own.
+func simAs(t *testing.T, argv []string, graphArg, distro string, duration time.Duration, env ...string) *graph {
+	t.Helper()
 	b := buildDir(t)
 	if _, err := os.Stat(graphArg); err == nil {
 		graphArg, _ = filepath.Abs(graphArg)
@@ -78,6 +86,10 @@ func sim(t *testing.T, graphArg, distro string, duration time.Duration, env ...s
 		"ROS_PULSE_DIR="+g.dir,
 		"ROS_TOPIC_STATS_QUIET=1",
 		"TMPDIR="+tmp)
+	if len(argv) > 0 {
+		g.cmd.Args = append(slices.Clone(argv), g.cmd.Args[1:]...)
+		g.cmd.Env = append(g.cmd.Env, fmt.Sprintf("SIMGRAPH_DISGUISE=%d", len(argv)-1))
+	}
 	g.cmd.Env = append(g.cmd.Env, env...)
 	g.cmd.Stderr = &g.stderr
 	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // cleanup reaches the graph's children
