@@ -1,6 +1,6 @@
 # Sourced by scripts/test-ros.sh and scripts/bench-ros.sh: finds the ROS 2
 # prefix (ROS_PREFIX, else the first of /opt/ros/{jazzy,humble,kilted}),
-# checks it, and builds ros/pulse_testnodes against it in build/ros/<distro>-<hash>.
+# checks it, and builds ros/ (pulse_testnodes, ros2pulse) against it in build/ros/<distro>-<hash>.
 # Needs root, build, short, me (its name in messages) and say_none (one line
 # and exit) from its caller.
 # Sets prefix, distro, lttng (with/without), rmws and ws.
@@ -42,6 +42,8 @@ echo "$me: $prefix: $distro, tracetools $lttng LTTng, RMWs: ${rmws[*]}"
 # rclpy and colcon are Debian's (or Ubuntu's) python: never a pyenv or venv one.
 export PATH=/usr/bin:$PATH
 command -v colcon >/dev/null || bash "$root/scripts/need-packages.sh" python3-colcon-common-extensions
+# ros2 pulse's completion (TestROS2Pulse) is argcomplete's, as ros2cli's is; tmux runs ros2 pulse top.
+[[ -e $prefix/bin/ros2 ]] && bash "$root/scripts/need-packages.sh" python3-argcomplete tmux
 key=$(echo "$prefix" | sha256sum | cut -c1-8)
 ws=$build/ros/$distro-$key
 log=$ws/colcon.log

@@ -39,7 +39,7 @@ fi
 run=${PULSE_ROS_RUN:-}
 if [[ $short == 1 ]]; then
   rmws=("${rmws[0]}")
-  run=${run:-'^(TestTopicCounts|TestCallbackTiming|TestServices|TestDoctorOnRealROS|TestLatencyLinks)$'}
+  run=${run:-'^(TestTopicCounts|TestCallbackTiming|TestServices|TestDoctorOnRealROS|TestLatencyLinks|TestROS2Pulse)$'}
 fi
 for rmw in "${rmws[@]}"; do
   echo "test-ros: $distro / $rmw / tracetools $lttng LTTng"

@@ -1,0 +1,221 @@
+package realros
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"ros2_pulse/internal/doctor"
+)
+
+// launched is one ros2 launch of pulse_testnodes' launch files.
+type launched struct {
+	r      *run
+	cmd    *exec.Cmd
+	out    strings.Builder
+	truths string
+	done   chan error
+}
+
+// launch starts cmd (a ros2 launch, or pulse run -- ros2 launch) whose nodes
+// write their truth into truths.
+func (r *run) launch(cmd *exec.Cmd, truths string) *launched {
+	r.t.Helper()
+	lc := &launched{r: r, cmd: cmd, truths: truths, done: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = &lc.out, &lc.out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	go func() { lc.done <- cmd.Wait() }()
+	r.t.Cleanup(func() {
+		select {
+		case <-lc.done:
+		default:
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-lc.done
+		}
+	})
+	return lc
+}
+
+// finish waits until every COUNT-limited publisher in want has written its
+// truth with count messages, lets the deliveries drain, then ends the launch
+// with SIGINT, as Ctrl-C does, and waits for it.
+func (lc *launched) finish(count uint64, publishers ...string) {
+	t := lc.r.t
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		done := 0
+		for _, name := range publishers {
+			if tr, err := ReadTruth(filepath.Join(lc.truths, name+".json")); err == nil {
+				for _, e := range tr.Endpoints {
+					if e.Kind == "publisher" && e.Count >= count {
+						done++
+					}
+				}
+			}
+		}
+		if done == len(publishers) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the launch's publishers %v did not all send %d messages in 60 s:\n%s", publishers, count, lc.out.String())
+		}
+	}
+	time.Sleep(time.Second)
+	_ = syscall.Kill(-lc.cmd.Process.Pid, syscall.SIGINT)
+	select {
+	case <-lc.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the launch did not end within 30 s of SIGINT:\n%s", lc.out.String())
+	}
+}
+
+// probedNodes are the nodes with a segment in the run's directory (its run
+// directories included), sorted.
+func (r *run) probedNodes() []string {
+	var nodes []string
+	for _, s := range r.scan().Snapshots {
+		for _, n := range s.Nodes {
+			nodes = append(nodes, n.Name)
+		}
+	}
+	sort.Strings(nodes)
+	return nodes
+}
+
+// judgeLaunched holds each named node's truth to pulse's counts (judgeCounts).
+func (lc *launched) judge(names ...string) {
+	for _, name := range names {
+		judgeCounts(lc.r, &proc{name: name, truth: filepath.Join(lc.truths, name+".json")}, nil).row(lc.r.t, "ros2 launch: "+name+"'s counts")
+	}
+}
+
+// ros2 launch without surprises (design note 0034): the probe is in every
+// node a launch starts and never in ros2 launch itself (its /launch_ros_<pid>
+// node, which loads the component container's nodes), whichever way it
+// comes: pulse run -- ros2 launch; --launch-prefix 'env LD_PRELOAD=…' with a
+// --launch-prefix-filter (only the nodes it matches); ros2pulse's PulseProbe
+// in a Python launch file and <pulse_probe/> in an XML one. A component
+// container holds two composable nodes. Every count equals the nodes' own,
+// and pulse doctor names the node whose additional_env replaced the probe.
+func TestLaunch(t *testing.T) {
+	l := setup(t)
+	ros2 := l.needROS2(t)
+	if _, err := os.Stat(filepath.Join(l.prefix, "share/launch_ros")); err != nil {
+		t.Skipf("%s has no launch_ros", l.prefix)
+	}
+	components := "false"
+	all := []string{"/launch_listener", "/launch_talker"}
+	if _, err := os.Stat(filepath.Join(l.ws, "lib/libpulse_component.so")); err == nil {
+		components = "true"
+		all = []string{"/comp_listener", "/comp_talker", "/launch_listener", "/launch_talker", "/pulse_container"}
+	} else {
+		t.Logf("no rclcpp_components in %s: the component container is not tried", l.prefix)
+	}
+	const count = 150
+	talkers := []string{"launch_talker"}
+	if components == "true" {
+		talkers = append(talkers, "comp_talker")
+	}
+	launchArgs := func(truths string, more ...string) []string {
+		return append([]string{"launch", "pulse_testnodes", "pulse_nodes.launch.py", "truth_dir:=" + truths,
+			"components:=" + components}, more...)
+	}
+	judgeAll := func(lc *launched, nodes []string) {
+		for _, n := range nodes {
+			if n != "/pulse_container" {
+				lc.judge(strings.TrimPrefix(n, "/"))
+			}
+		}
+	}
+
+	t.Run("pulse run", func(t *testing.T) {
+		r := l.newRun(t)
+		truths := t.TempDir()
+		cmd := exec.Command(l.pulse(), append([]string{"run", "--dir", r.dir, "--no-summary", "--", ros2}, launchArgs(truths)...)...)
+		cmd.Env = append(r.env("", nil), "LD_PRELOAD=")
+		lc := r.launch(cmd, truths)
+		lc.finish(count, talkers...)
+		if got := r.probedNodes(); strings.Join(got, " ") != strings.Join(all, " ") {
+			t.Errorf("pulse run -- ros2 launch: probed nodes %v, want %v (and no /launch_ros_<pid>)\n%s", got, all, lc.out.String())
+		}
+		judgeAll(lc, all)
+	})
+
+	t.Run("launch prefix", func(t *testing.T) {
+		r := l.newRun(t)
+		truths := t.TempDir()
+		cmd := r.ros2(launchArgs(truths)...)
+		cmd.Args = append(cmd.Args[:2], append([]string{"--launch-prefix", "env LD_PRELOAD=" + l.probe(), "--launch-prefix-filter", "^pulse_node$"}, cmd.Args[2:]...)...)
+		lc := r.launch(cmd, truths)
+		// Before the end: pulse doctor names the listener the filter left out.
+		var why []string
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && len(why) == 0; time.Sleep(300 * time.Millisecond) {
+			for _, w := range doctor.Unprobed("/proc", r.scan(), r.dir) {
+				if strings.Contains(w.Name, "launch_listener") {
+					why = append(why, w.Reason)
+				}
+			}
+		}
+		lc.finish(count, talkers...)
+		if got := r.probedNodes(); strings.Join(got, " ") != "/launch_talker" {
+			t.Errorf("--launch-prefix-filter ^pulse_node$: probed nodes %v, want /launch_talker alone\n%s", got, lc.out.String())
+		}
+		if len(why) == 0 || why[0] != "prefix-lost" {
+			t.Errorf("pulse doctor on the filtered-out listener: %v, want prefix-lost", why)
+		}
+		lc.judge("launch_talker")
+	})
+
+	t.Run("PulseProbe", func(t *testing.T) {
+		r := l.newRun(t)
+		truths := t.TempDir()
+		lc := r.launch(r.ros2(launchArgs(truths, "probe:=true")...), truths)
+		lc.finish(count, talkers...)
+		if got := r.probedNodes(); strings.Join(got, " ") != strings.Join(all, " ") {
+			t.Errorf("PulseProbe: probed nodes %v, want %v\n%s", got, all, lc.out.String())
+		}
+		judgeAll(lc, all)
+	})
+
+	t.Run("additional_env", func(t *testing.T) {
+		r := l.newRun(t)
+		truths := t.TempDir()
+		lc := r.launch(r.ros2(launchArgs(truths, "probe:=true", "sabotage:=true")...), truths)
+		var why []string
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && len(why) == 0; time.Sleep(300 * time.Millisecond) {
+			for _, w := range doctor.Unprobed("/proc", r.scan(), r.dir) {
+				if strings.Contains(w.Name, "launch_listener") {
+					why = append(why, w.Reason+": "+w.Words)
+				}
+			}
+		}
+		lc.finish(count, talkers...)
+		if len(why) == 0 || !strings.HasPrefix(why[0], "env-replaced") {
+			t.Errorf("pulse doctor on the listener whose additional_env set LD_PRELOAD: %v", why)
+		}
+		for _, n := range r.probedNodes() {
+			if n == "/launch_listener" {
+				t.Errorf("the listener is probed although its LD_PRELOAD was replaced")
+			}
+		}
+	})
+
+	t.Run("XML pulse_probe", func(t *testing.T) {
+		r := l.newRun(t)
+		truths := t.TempDir()
+		lc := r.launch(r.ros2("launch", "pulse_testnodes", "pulse_probe.launch.xml", "truth_dir:="+truths), truths)
+		lc.finish(100, "xml_talker")
+		if got := r.probedNodes(); strings.Join(got, " ") != "/xml_talker" {
+			t.Errorf("<pulse_probe/>: probed nodes %v, want /xml_talker\n%s", got, lc.out.String())
+		}
+		lc.judge("xml_talker")
+	})
+}
