@@ -62,7 +62,9 @@ func TestROS2Pulse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var verbs struct{ Verbs map[string]struct{ Short string } }
+	var verbs struct {
+		Verbs map[string]struct{ Short string }
+	}
 	if err := json.Unmarshal(doc, &verbs); err != nil {
 		t.Fatal(err)
 	}
