@@ -90,6 +90,19 @@ func (r *run) probedNodes() []string {
 	return nodes
 }
 
+// unprobedWhy is pulse doctor's reason and words for the unprobed ROS
+// process whose name holds node, once it lists it (within 30 s; "" never).
+func (r *run) unprobedWhy(node string) string {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		for _, w := range doctor.Unprobed("/proc", r.scan(), r.dir) {
+			if strings.Contains(w.Name, node) {
+				return w.Reason + ": " + w.Words
+			}
+		}
+	}
+	return ""
+}
+
 // judgeLaunched holds each named node's truth to pulse's counts (judgeCounts).
 func (lc *launched) judge(names ...string) {
 	for _, name := range names {
@@ -155,21 +168,13 @@ func TestLaunch(t *testing.T) {
 		cmd := r.ros2(launchArgs(truths)...)
 		cmd.Args = append(cmd.Args[:2], append([]string{"--launch-prefix", "env LD_PRELOAD=" + l.probe(), "--launch-prefix-filter", "^pulse_node$"}, cmd.Args[2:]...)...)
 		lc := r.launch(cmd, truths)
-		// Before the end: pulse doctor names the listener the filter left out.
-		var why []string
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && len(why) == 0; time.Sleep(300 * time.Millisecond) {
-			for _, w := range doctor.Unprobed("/proc", r.scan(), r.dir) {
-				if strings.Contains(w.Name, "launch_listener") {
-					why = append(why, w.Reason)
-				}
-			}
-		}
+		why := r.unprobedWhy("launch_listener") // before the end: pulse doctor names the listener the filter left out
 		lc.finish(count, talkers...)
 		if got := r.probedNodes(); strings.Join(got, " ") != "/launch_talker" {
 			t.Errorf("--launch-prefix-filter ^pulse_node$: probed nodes %v, want /launch_talker alone\n%s", got, lc.out.String())
 		}
-		if len(why) == 0 || why[0] != "prefix-lost" {
-			t.Errorf("pulse doctor on the filtered-out listener: %v, want prefix-lost", why)
+		if !strings.HasPrefix(why, "prefix-lost:") {
+			t.Errorf("pulse doctor on the filtered-out listener: %q, want prefix-lost", why)
 		}
 		lc.judge("launch_talker")
 	})
@@ -189,17 +194,10 @@ func TestLaunch(t *testing.T) {
 		r := l.newRun(t)
 		truths := t.TempDir()
 		lc := r.launch(r.ros2(launchArgs(truths, "probe:=true", "sabotage:=true")...), truths)
-		var why []string
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && len(why) == 0; time.Sleep(300 * time.Millisecond) {
-			for _, w := range doctor.Unprobed("/proc", r.scan(), r.dir) {
-				if strings.Contains(w.Name, "launch_listener") {
-					why = append(why, w.Reason+": "+w.Words)
-				}
-			}
-		}
+		why := r.unprobedWhy("launch_listener")
 		lc.finish(count, talkers...)
-		if len(why) == 0 || !strings.HasPrefix(why[0], "env-replaced") {
-			t.Errorf("pulse doctor on the listener whose additional_env set LD_PRELOAD: %v", why)
+		if !strings.HasPrefix(why, "env-replaced:") {
+			t.Errorf("pulse doctor on the listener whose additional_env set LD_PRELOAD: %q", why)
 		}
 		for _, n := range r.probedNodes() {
 			if n == "/launch_listener" {
