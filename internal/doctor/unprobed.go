@@ -112,6 +112,30 @@ func launchAncestor(proc string, pid int) int {
 	return 0
 }
 
+// launchPreloads reports a ros2 launch that gives its nodes the probe: in
+// its own environment (pulse run, an exported pulse env), or in a child's
+// (PulseProbe sets it inside the launch process, where /proc/<pid>/environ,
+// the environment it started with, does not show it).
+func launchPreloads(proc string, launch int) bool {
+	if env := procEnv(proc, launch); env != nil && preloadsProbe(env["LD_PRELOAD"]) {
+		return true
+	}
+	entries, err := os.ReadDir(proc)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || procPpid(proc, pid) != launch {
+			continue
+		}
+		if env := procEnv(proc, pid); env != nil && preloadsProbe(env["LD_PRELOAD"]) {
+			return true
+		}
+	}
+	return false
+}
+
 // secureExec names what makes the loader ignore LD_PRELOAD for exe: its
 // set-user-ID or set-group-ID bit, or file capabilities ("" for none).
 func secureExec(exe string) string {
@@ -175,9 +199,9 @@ func explainUnprobed(proc string, t cpu.Target, dir string) unprobedWhy {
 			return w
 		}
 	}
-	if launchEnv := procEnv(proc, launch); launchEnv != nil && preloadsProbe(launchEnv["LD_PRELOAD"]) {
+	if launchPreloads(proc, launch) {
 		w.Reason, w.Problematic = whyEnvReplaced, true
-		w.Words = fmt.Sprintf("ros2 launch (pid %d) preloads the probe, yet this node's LD_PRELOAD is %q: its launch action sets "+
+		w.Words = fmt.Sprintf("ros2 launch (pid %d) gives its nodes the probe, yet this node's LD_PRELOAD is %q: its launch action sets "+
 			"LD_PRELOAD itself (additional_env= or env=), replacing the probe; fix: put the probe first in that value", launch, env["LD_PRELOAD"])
 	}
 	return w

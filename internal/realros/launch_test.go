@@ -71,7 +71,8 @@ func (lc *launched) finish(count uint64, publishers ...string) {
 	time.Sleep(time.Second)
 	_ = syscall.Kill(-lc.cmd.Process.Pid, syscall.SIGINT)
 	select {
-	case <-lc.done:
+	case err := <-lc.done:
+		lc.done <- err // for the cleanup, which must not wait again
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the launch did not end within 30 s of SIGINT:\n%s", lc.out.String())
 	}
