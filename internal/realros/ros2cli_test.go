@@ -157,6 +157,27 @@ func TestROS2Pulse(t *testing.T) {
 		t.Errorf("completion of 'ros2 pulse top --per': %q", got)
 	}
 
+	// The ros2cli daemon, started from a shell that preloads the probe (eval
+	// "$(pulse env)"), is no probed node: neither `ros2 daemon start` nor the
+	// process it daemonizes.
+	daemon := r.ros2("daemon", "start")
+	daemon.Env = append(daemon.Env, "LD_PRELOAD="+l.probe())
+	if out, err := daemon.CombinedOutput(); err != nil {
+		t.Errorf("ros2 daemon start: %v\n%s", err, out)
+	}
+	time.Sleep(2 * time.Second)
+	for _, s := range r.scan().Snapshots {
+		for _, n := range s.Nodes {
+			if strings.Contains(n.Name, "_ros2cli_daemon") || strings.Contains(n.Name, "launch_ros") {
+				t.Errorf("ROS tooling probed: %s (pid %d, %q)", n.Name, s.Pid, s.Cmdline)
+			}
+		}
+	}
+	if out, err := r.ros2("daemon", "status").CombinedOutput(); err != nil || !strings.Contains(string(out), "running") {
+		t.Errorf("the daemon is not running, so the test shows nothing: %v\n%s", err, out)
+	}
+	_ = r.ros2("daemon", "stop").Run()
+
 	// no pulse binary: one line, 127
 	cmd := r.ros2("pulse", "top")
 	cmd.Env = append(cmd.Env, "PULSE_BIN=/nonexistent/pulse")
