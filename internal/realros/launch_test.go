@@ -114,7 +114,7 @@ func (lc *launched) judge(names ...string) {
 // ros2 launch without surprises (design note 0034): the probe is in every
 // node a launch starts and never in ros2 launch itself (its /launch_ros_<pid>
 // node, which loads the component container's nodes), whichever way it
-// comes: pulse run -- ros2 launch; --launch-prefix 'env LD_PRELOAD=…' with a
+// comes: (ros2) pulse run -- ros2 launch; --launch-prefix 'env LD_PRELOAD=…' with a
 // --launch-prefix-filter (only the nodes it matches); ros2pulse's PulseProbe
 // in a Python launch file and <pulse_probe/> in an XML one. A component
 // container holds two composable nodes. Every count equals the nodes' own,
@@ -150,15 +150,13 @@ func TestLaunch(t *testing.T) {
 		}
 	}
 
-	t.Run("pulse run", func(t *testing.T) {
+	t.Run("pulse run", func(t *testing.T) { // as ros2 pulse run, which is pulse run
 		r := l.newRun(t)
 		truths := t.TempDir()
-		cmd := exec.Command(l.pulse(), append([]string{"run", "--dir", r.dir, "--no-summary", "--", ros2}, launchArgs(truths)...)...)
-		cmd.Env = append(r.env("", nil), "LD_PRELOAD=")
-		lc := r.launch(cmd, truths)
+		lc := r.launch(r.ros2(append([]string{"pulse", "run", "--dir", r.dir, "--no-summary", "--", ros2}, launchArgs(truths)...)...), truths)
 		lc.finish(count, talkers...)
 		if got := r.probedNodes(); strings.Join(got, " ") != strings.Join(all, " ") {
-			t.Errorf("pulse run -- ros2 launch: probed nodes %v, want %v (and no /launch_ros_<pid>)\n%s", got, all, lc.out.String())
+			t.Errorf("ros2 pulse run -- ros2 launch: probed nodes %v, want %v (and no /launch_ros_<pid>)\n%s", got, all, lc.out.String())
 		}
 		judgeAll(lc, all)
 	})
