@@ -104,11 +104,26 @@ func (r *run) unprobedWhy(node string) string {
 	return ""
 }
 
-// judgeLaunched holds each named node's truth to pulse's counts (judgeCounts).
+// judge holds each named node's truth to pulse's counts (judgeCounts).
 func (lc *launched) judge(names ...string) {
 	for _, name := range names {
-		judgeCounts(lc.r, &proc{name: name, truth: filepath.Join(lc.truths, name+".json")}, nil).row(lc.r.t, "ros2 launch: "+name+"'s counts")
+		judgeCounts(lc.r, &proc{name: name, truth: filepath.Join(lc.truths, name+".json")}, nil).row(lc.r.t, lc.what()+": "+name+"'s counts")
 	}
+}
+
+// what names the way in for the lane's table: "ros2 launch (PulseProbe)".
+func (lc *launched) what() string {
+	_, how, _ := strings.Cut(lc.r.t.Name(), "/")
+	return "ros2 launch (" + strings.ReplaceAll(how, "_", " ") + ")"
+}
+
+// nodes checks the probed nodes against want, and says so in the table.
+func (lc *launched) nodes(want ...string) {
+	got := strings.Join(lc.r.probedNodes(), " ")
+	if got != strings.Join(want, " ") {
+		lc.r.t.Errorf("%s: probed nodes %q, want %q (never /launch_ros_<pid>)\n%s", lc.what(), got, want, lc.out.String())
+	}
+	table(lc.r.t, lc.what()+": the probed nodes", got, strings.Join(want, " "))
 }
 
 // ros2 launch without surprises (design note 0034): the probe is in every
@@ -155,9 +170,7 @@ func TestLaunch(t *testing.T) {
 		truths := t.TempDir()
 		lc := r.launch(r.ros2(append([]string{"pulse", "run", "--dir", r.dir, "--no-summary", "--", ros2}, launchArgs(truths)...)...), truths)
 		lc.finish(count, talkers...)
-		if got := r.probedNodes(); strings.Join(got, " ") != strings.Join(all, " ") {
-			t.Errorf("ros2 pulse run -- ros2 launch: probed nodes %v, want %v (and no /launch_ros_<pid>)\n%s", got, all, lc.out.String())
-		}
+		lc.nodes(all...)
 		judgeAll(lc, all)
 	})
 
@@ -169,12 +182,11 @@ func TestLaunch(t *testing.T) {
 		lc := r.launch(cmd, truths)
 		why := r.unprobedWhy("launch_listener") // before the end: pulse doctor names the listener the filter left out
 		lc.finish(count, talkers...)
-		if got := r.probedNodes(); strings.Join(got, " ") != "/launch_talker" {
-			t.Errorf("--launch-prefix-filter ^pulse_node$: probed nodes %v, want /launch_talker alone\n%s", got, lc.out.String())
-		}
+		lc.nodes("/launch_talker")
 		if !strings.HasPrefix(why, "prefix-lost:") {
 			t.Errorf("pulse doctor on the filtered-out listener: %q, want prefix-lost", why)
 		}
+		table(t, "pulse doctor: a node --launch-prefix-filter left out", strings.SplitN(why, ":", 2)[0], "prefix-lost")
 		lc.judge("launch_talker")
 	})
 
@@ -183,9 +195,7 @@ func TestLaunch(t *testing.T) {
 		truths := t.TempDir()
 		lc := r.launch(r.ros2(launchArgs(truths, "probe:=true")...), truths)
 		lc.finish(count, talkers...)
-		if got := r.probedNodes(); strings.Join(got, " ") != strings.Join(all, " ") {
-			t.Errorf("PulseProbe: probed nodes %v, want %v\n%s", got, all, lc.out.String())
-		}
+		lc.nodes(all...)
 		judgeAll(lc, all)
 	})
 
@@ -198,11 +208,14 @@ func TestLaunch(t *testing.T) {
 		if !strings.HasPrefix(why, "env-replaced:") {
 			t.Errorf("pulse doctor on the listener whose additional_env set LD_PRELOAD: %q", why)
 		}
-		for _, n := range r.probedNodes() {
-			if n == "/launch_listener" {
-				t.Errorf("the listener is probed although its LD_PRELOAD was replaced")
+		table(t, "pulse doctor: a node whose additional_env replaced LD_PRELOAD", strings.SplitN(why, ":", 2)[0], "env-replaced")
+		var rest []string
+		for _, n := range all {
+			if n != "/launch_listener" {
+				rest = append(rest, n)
 			}
 		}
+		lc.nodes(rest...)
 	})
 
 	t.Run("XML pulse_probe", func(t *testing.T) {
@@ -210,9 +223,7 @@ func TestLaunch(t *testing.T) {
 		truths := t.TempDir()
 		lc := r.launch(r.ros2("launch", "pulse_testnodes", "pulse_probe.launch.xml", "truth_dir:="+truths), truths)
 		lc.finish(100, "xml_talker")
-		if got := r.probedNodes(); strings.Join(got, " ") != "/xml_talker" {
-			t.Errorf("<pulse_probe/>: probed nodes %v, want /xml_talker\n%s", got, lc.out.String())
-		}
+		lc.nodes("/xml_talker")
 		lc.judge("xml_talker")
 	})
 }

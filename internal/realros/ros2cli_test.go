@@ -126,6 +126,7 @@ func TestROS2Pulse(t *testing.T) {
 	if !strings.Contains(screen, "/ros2pulse/chatter") {
 		t.Errorf("ros2 pulse top's screen has no /ros2pulse/chatter:\n%s", screen)
 	}
+	table(t, "ros2 pulse top in tmux: the run's topic on screen", fmt.Sprint(strings.Contains(screen, "/ros2pulse/chatter")), "true")
 	tmux("send-keys", "-t", "top", "q")
 
 	// argcomplete, as bash's completion of ros2 asks it (fd 8 gets the words)
@@ -156,6 +157,8 @@ func TestROS2Pulse(t *testing.T) {
 	if got := complete("ros2 pulse top --per"); len(got) != 1 || !strings.HasPrefix(got[0], "--period") {
 		t.Errorf("completion of 'ros2 pulse top --per': %q", got)
 	}
+	table(t, "ros2 pulse: argcomplete of 'ros2 pulse to', 'ros2 pulse top --per'",
+		strings.Join(complete("ros2 pulse to"), " ")+", "+strings.Join(complete("ros2 pulse top --per"), " "), "top, --period")
 
 	// The ros2cli daemon, started from a shell that preloads the probe (eval
 	// "$(pulse env)"), is no probed node: neither `ros2 daemon start` nor the
@@ -166,9 +169,11 @@ func TestROS2Pulse(t *testing.T) {
 		t.Errorf("ros2 daemon start: %v\n%s", err, out)
 	}
 	time.Sleep(2 * time.Second)
+	tooling := 0
 	for _, s := range r.scan().Snapshots {
 		for _, n := range s.Nodes {
 			if strings.Contains(n.Name, "_ros2cli_daemon") || strings.Contains(n.Name, "launch_ros") {
+				tooling++
 				t.Errorf("ROS tooling probed: %s (pid %d, %q)", n.Name, s.Pid, s.Cmdline)
 			}
 		}
@@ -176,6 +181,7 @@ func TestROS2Pulse(t *testing.T) {
 	if out, err := r.ros2("daemon", "status").CombinedOutput(); err != nil || !strings.Contains(string(out), "running") {
 		t.Errorf("the daemon is not running, so the test shows nothing: %v\n%s", err, out)
 	}
+	table(t, "the ros2cli daemon started with the probe preloaded: its nodes probed", fmt.Sprint(tooling), "0")
 	_ = r.ros2("daemon", "stop").Run()
 
 	// no pulse binary: one line, 127
