@@ -27,8 +27,8 @@ const (
 	launchPrefixArg = "--launch-prefix"
 )
 
-// unprobedWhy is why one ROS process has no segment, and the words for it.
-type unprobedWhy struct {
+// NotProbed is a ROS process without a segment: why, and the words for it.
+type NotProbed struct {
 	Pid         int
 	Name        string
 	Reason      string
@@ -156,8 +156,8 @@ func secureExec(exe string) string {
 }
 
 // explainUnprobed says why a ROS process has no segment in dir.
-func explainUnprobed(proc string, t cpu.Target, dir string) unprobedWhy {
-	w := unprobedWhy{Pid: t.Pid, Name: t.Name}
+func explainUnprobed(proc string, t cpu.Target, dir string) NotProbed {
+	w := NotProbed{Pid: t.Pid, Name: t.Name}
 	pidDir := filepath.Join(proc, strconv.Itoa(t.Pid))
 	if maps, err := os.ReadFile(filepath.Join(pidDir, "maps")); err == nil && bytes.Contains(maps, []byte("libros2_pulse")) {
 		w.Reason, w.Problematic = whyLoadedNoSeg, true
@@ -208,12 +208,12 @@ func explainUnprobed(proc string, t cpu.Target, dir string) unprobedWhy {
 }
 
 // Unprobed lists the ROS processes here without a segment in scan, each with why.
-func Unprobed(proc string, scan *segment.Scan, dir string) []unprobedWhy {
+func Unprobed(proc string, scan *segment.Scan, dir string) []NotProbed {
 	probed := map[int]bool{}
 	for _, s := range scan.Snapshots {
 		probed[s.Pid] = probed[s.Pid] || s.Alive
 	}
-	var out []unprobedWhy
+	var out []NotProbed
 	for _, t := range cpu.Unprobed(proc, probed) {
 		out = append(out, explainUnprobed(proc, t, dir))
 	}
