@@ -141,6 +141,7 @@ func innermost(t *testing.T, pid int) int {
 // absent, never another process's. A container that shares the host's PID
 // namespace (mount namespace only): its pids are the host's, CPU present.
 func TestContainers(t *testing.T) {
+	skipProcUnderEmulation(t)
 	if out, err := exec.Command(unshareArgs("--mount", "--pid", "--fork", "--mount-proc", "true")[0],
 		unshareArgs("--mount", "--pid", "--fork", "--mount-proc", "true")[1:]...).CombinedOutput(); err != nil {
 		t.Fatalf("unshare cannot make mount and PID namespaces here (root, or unprivileged user namespaces, needed): %v: %s", err, out)

@@ -189,6 +189,17 @@ type expect struct{ pubInter, pubIntra, recvInter, recvIntra float64 }
 // (PULSE_EMULATED, set by make test-arm64), or is empty.
 var emulated = os.Getenv("PULSE_EMULATED")
 
+// skipProcUnderEmulation skips a test that reads other processes' /proc
+// entries: under qemu-user they are the emulator's (its command line, and
+// the start time it fakes in /proc/self/stat, which the probe reads), not the
+// guest's. Nothing there is architecture-specific: these run natively.
+func skipProcUnderEmulation(t *testing.T) {
+	t.Helper()
+	if emulated != "" {
+		t.Skipf("under %s the processes' /proc entries are the emulator's; this test of /proc runs natively", emulated)
+	}
+}
+
 // skipUnderEmulation skips a test whose figure is a timing. Under qemu-user
 // the simulator, the probe and this reader run several times slower and
 // unevenly, so such a figure would judge the emulator, not the probe. Counts

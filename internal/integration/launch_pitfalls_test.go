@@ -33,6 +33,7 @@ process listener argv=/opt/ros/jazzy/lib/demo_nodes_cpp/listener,--ros-args,-r,_
 // process itself (simgraph shown as ros2 launch) is never probed nor
 // listed, and a node that got the probe is probed.
 func TestDoctorNamesLaunchPitfalls(t *testing.T) {
+	skipProcUnderEmulation(t)
 	probe := filepath.Join(buildDir(t), "lib/libros2_pulse.so")
 	for _, c := range []struct {
 		name, talkerEnv, listenerEnv string
