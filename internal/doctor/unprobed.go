@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 
 	"ros2_pulse/internal/cpu"
@@ -48,15 +49,29 @@ func preloadsProbe(ldPreload string) bool {
 	return false
 }
 
+// procOf is pid's entry under the /proc mount at proc, through procfs (as package cpu reads it).
+func procOf(proc string, pid int) (procfs.Proc, bool) {
+	fs, err := procfs.NewFS(proc)
+	if err != nil {
+		return procfs.Proc{}, false
+	}
+	p, err := fs.Proc(pid)
+	return p, err == nil
+}
+
 // procEnv is a process's environment, nil when it cannot be read.
 func procEnv(proc string, pid int) map[string]string {
-	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "environ"))
+	p, ok := procOf(proc, pid)
+	if !ok {
+		return nil
+	}
+	vars, err := p.Environ()
 	if err != nil {
 		return nil
 	}
 	env := map[string]string{}
-	for _, kv := range bytes.Split(b, []byte{0}) {
-		if k, v, ok := strings.Cut(string(kv), "="); ok {
+	for _, kv := range vars {
+		if k, v, ok := strings.Cut(kv, "="); ok {
 			env[k] = v
 		}
 	}
@@ -64,28 +79,24 @@ func procEnv(proc string, pid int) map[string]string {
 }
 
 func procCmdline(proc string, pid int) []string {
-	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "cmdline"))
-	if err != nil {
+	p, ok := procOf(proc, pid)
+	if !ok {
 		return nil
 	}
-	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	argv, _ := p.CmdLine()
+	return argv
 }
 
 func procPpid(proc string, pid int) int {
-	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "stat"))
+	p, ok := procOf(proc, pid)
+	if !ok {
+		return 0
+	}
+	st, err := p.Stat()
 	if err != nil {
 		return 0
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
+	return st.PPID
 }
 
 // isLaunch reports `ros2 launch` (ros2, or python3 .../ros2, then launch).
@@ -120,16 +131,19 @@ func launchPreloads(proc string, launch int) bool {
 	if env := procEnv(proc, launch); env != nil && preloadsProbe(env["LD_PRELOAD"]) {
 		return true
 	}
-	entries, err := os.ReadDir(proc)
+	fs, err := procfs.NewFS(proc)
 	if err != nil {
 		return false
 	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || procPpid(proc, pid) != launch {
+	all, err := fs.AllProcs()
+	if err != nil {
+		return false
+	}
+	for _, p := range all {
+		if st, err := p.Stat(); err != nil || st.PPID != launch {
 			continue
 		}
-		if env := procEnv(proc, pid); env != nil && preloadsProbe(env["LD_PRELOAD"]) {
+		if env := procEnv(proc, p.PID); env != nil && preloadsProbe(env["LD_PRELOAD"]) {
 			return true
 		}
 	}
