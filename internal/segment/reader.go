@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unsafe"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -362,17 +362,15 @@ func lockHeld(f *os.File) bool {
 // innermostPid is the pid process pid (of this PID namespace) has in its own
 // PID namespace: the last NSpid of its /proc status; 0 when unknown.
 func innermostPid(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) > 1 && f[0] == "NSpid:" {
-			n, _ := strconv.Atoi(f[len(f)-1])
-			return n
-		}
+	st, err := p.NewStatus()
+	if err != nil || len(st.NSpids) == 0 {
+		return 0
 	}
-	return 0
+	return int(st.NSpids[len(st.NSpids)-1])
 }
 
 // lockHolder is lockHeld and the holder's pid as the kernel gives it to
