@@ -135,7 +135,7 @@ $(GEN)/rmw_dds_common.c: bridge/idl/rmw_dds_common.idl
 	@mkdir -p $(@D)
 	cd $(@D) && idlc -t $(abspath $<)
 $(BRIDGE): $(GO_SRC) $(GEN)/ros2_msgs.c $(GEN)/rmw_dds_common.c internal/dds/pulse_dds.c internal/dds/pulse_dds.h
-	CGO_ENABLED=1 CC=$(CC) $(GOENV) $(GO) build -tags cyclonedds -buildmode=pie -trimpath \
+	CGO_ENABLED=1 CC=$(CC) CGO_CFLAGS="-O2 -g -I$(abspath $(GEN))" $(GOENV) $(GO) build -tags cyclonedds -buildmode=pie -trimpath \
 	  -ldflags "-X main.version=$(VERSION) -extldflags '-Wl,-z,relro,-z,now'" -o $@ ./cmd/pulse-bridge
 $(DDS_SUB): bridge/test/dds_sub.c bridge/test/sub_common.h $(GEN)/ros2_msgs.c
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -I$(GEN) -o $@ $< $(GEN)/ros2_msgs.c -lddsc

@@ -7,6 +7,8 @@
 package dds
 
 /*
+// build/gen for go vet and editors; the Makefile puts its own tree's gen
+// (build-arm64/gen, …) first through CGO_CFLAGS.
 #cgo CFLAGS: -I${SRCDIR}/../../build/gen -I${SRCDIR}
 #cgo LDFLAGS: -lddsc
 #include <stdlib.h>

@@ -49,6 +49,19 @@ type Scan struct {
 	Stale     []Stale // exited longer than the retention: left out of Snapshots (and removed, when cleaning)
 }
 
+// Unread reports whether the scan saw the segment at path but could not read
+// it: a problem names the segment or its directory. A segment merely not
+// there yet, or still being created, is not unread: everything it has
+// counted came after the scan.
+func (s *Scan) Unread(path string) bool {
+	for _, p := range s.Problems {
+		if p.Path == path || p.Path == filepath.Dir(path) {
+			return true
+		}
+	}
+	return false
+}
+
 // Stale is a segment of a process that exited longer ago than the retention.
 type Stale struct {
 	Path    string

@@ -425,9 +425,12 @@ func (sc *Scratch) Compute(prev, cur *segment.Scan, startMono uint64, tsNs int64
 		if known {
 			oldEps = old.Endpoints
 		}
-		// A segment older than the previous scan that the scan could not read
-		// has no baseline: count it from the next window on, never its history.
-		noBaseline := prev != nil && !known && s.StartMono < t1
+		// A segment the previous scan saw but could not read has no baseline:
+		// count it from the next window on, never its history. One it did not
+		// see (not yet listed, or still being created) is counted from zero,
+		// whatever its start time: it counted nothing before the scan could
+		// have read it (under load a segment's creation can straddle a scan).
+		noBaseline := prev != nil && !known && prev.Unread(s.Path)
 		// baseline is an endpoint's reading at the window start: its previous
 		// record, itself when there is no baseline (nothing counted), or nil
 		// for an endpoint born in this window (everything counted).

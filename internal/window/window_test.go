@@ -1,6 +1,7 @@
 package window
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -45,14 +46,17 @@ func TestRatesUseMeasuredTimeAndPublishMax(t *testing.T) {
 }
 
 func TestYoungEndpointsAndNewSegments(t *testing.T) {
-	prev := &segment.Scan{Mono: 10 * sec}
+	prev := &segment.Scan{Mono: 10 * sec, Problems: []segment.Problem{{Path: "old", Err: errors.New("torn")}}}
 	cur := &segment.Scan{Mono: 12 * sec, Snapshots: []*segment.Snapshot{
 		// created 1.5 s into the 2 s window: its 15 messages are 30 Hz, not 7.5
 		snap("new", 11500*sec/1000, true, ep(0, segment.KindPublisher, "/young", 11500*sec/1000, 15, 0),
 			// created 0.05 s before the end with one message: the floor keeps it at 5 Hz, not 20
 			ep(1, segment.KindPublisher, "/latched", 11950*sec/1000, 1, 0)),
-		// an old segment the previous scan missed: no baseline, so no history dumped into this window
+		// an old segment the previous scan could not read: no baseline, so no history dumped into this window
 		snap("old", 1*sec, true, ep(0, segment.KindPublisher, "/old", 1*sec, 5000, 0)),
+		// created before the previous scan ended but not yet readable by it
+		// (no magic yet, or made after the listing): every count is this window's
+		snap("straddled", 9*sec, true, ep(0, segment.KindPublisher, "/straddled", 9*sec, 7, 0)),
 	}}
 	w := Compute(prev, cur, 0, 0, Options{})
 	if tp := w.Topic("/young"); !near(tp.PubInter, 30) || !near(tp.Exposure, 0.5) {
@@ -63,6 +67,9 @@ func TestYoungEndpointsAndNewSegments(t *testing.T) {
 	}
 	if tp := w.Topic("/old"); tp.PubInter != 0 || !tp.PubInterSeen {
 		t.Errorf("old segment without baseline: %+v", tp)
+	}
+	if tp := w.Topic("/straddled"); !near(tp.PubInter, 3.5) {
+		t.Errorf("a segment created as the previous scan ran lost counts: %+v", tp)
 	}
 }
 
