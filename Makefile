@@ -12,7 +12,7 @@ VERSION ?= $(shell cat VERSION)
 
 CWARN   := -std=c11 -Wall -Wextra -Werror
 PROBE_CFLAGS := $(CWARN) -O2 -g -fPIC -fvisibility=hidden -ftls-model=initial-exec -Iprobe/include
-PROBE_SRC := probe/src/probe.c probe/src/callbacks.c probe/src/qos.c probe/src/services.c probe/src/links.c probe/src/bytes.c probe/src/symbols.c probe/src/segment_writer.c
+PROBE_SRC := probe/src/core.c probe/src/table.c probe/src/config.c probe/src/init.c probe/src/topics.c probe/src/clock.c probe/src/callbacks.c probe/src/qos.c probe/src/services.c probe/src/links.c probe/src/bytes.c probe/src/symbols.c probe/src/segment_writer.c
 PROBE_HDR := $(wildcard probe/src/*.h probe/include/ros2_pulse/*.h)
 SIM_CFLAGS := $(CWARN) -Wno-unused-parameter -O2 -g -Iprobe/include -Isim/simgraph -Isim/rcl -Isim/rosidl
 DISTROS := humble jazzy kilted
@@ -175,7 +175,7 @@ $(HOTPATH): bench/hotpath/hotpath.c $(PULSE_LIB) $(LIB)/sim/humble/libtracetools
 	  -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../lib/sim/humble' -ldl -lpthread
 # Gap tracking's steps one by one (issue 28): the probe's own bucket function, the rest as it does them.
 GAPSTEPS := $(BIN)/gapsteps
-$(GAPSTEPS): bench/gapsteps/gapsteps.c probe/src/probe_internal.h probe/src/clock.h probe/include/ros2_pulse/segment.h
+$(GAPSTEPS): bench/gapsteps/gapsteps.c probe/src/core.h probe/src/clock.h probe/include/ros2_pulse/segment.h
 	@mkdir -p $(BIN)
 	$(CC) $(CWARN) -O2 -Iprobe/include -Iprobe/src -o $@ $< -lpthread -lm
 # All three benchmarks; CSV, PNG and tables in docs/perf (docs/PERFORMANCE.md).

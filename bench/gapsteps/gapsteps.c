@@ -40,7 +40,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "probe_internal.h" /* rp_mono_ns, rp_gap_bucket: the probe's own */
+#include "core.h" /* rp_mono_ns, rp_gap_bucket: the probe's own */
 
 enum { L_LOOP, L_CLOCK, L_BUCKET, L_XCHG, L_CAS, L_ADD_SUM, L_ADD_BUCKET, L_ALL_NOCLOCK, L_ALL, L_ALL_1024, L_ALL_2T, L_PLAIN, L_COUNT };
 static const char *const names[L_COUNT] = {"loop", "clock", "bucket", "xchg", "cas", "add_sum", "add_bucket", "all_noclock", "all", "all_1024", "all_2t", "plain_noclock"};

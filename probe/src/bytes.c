@@ -25,11 +25,12 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "probe_internal.h"
+#include "core.h"
 #include "ros2_pulse/tracetools_api.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -41,9 +42,10 @@ struct sizer {
     _Atomic uint32_t tried;    /* a first message was walked: no longer every message until one is */
 };
 
-static struct sizer *g_sizers; /* [g_sizers_len], allocated with the segment */
-static uint32_t g_sizers_len;
-static uint32_t rp_bytes_mask; /* RP_BYTES_EVERY - 1 */
+static struct sizer *g_sizers;           /* [g_sizers_len], made with the first endpoint learnt */
+static _Atomic uint32_t g_sizers_len;     /* published (release) after g_sizers and rp_bytes_mask */
+static uint32_t rp_bytes_mask;            /* RP_BYTES_EVERY - 1 */
+static pthread_once_t g_sizers_once = PTHREAD_ONCE_INIT;
 __thread uint32_t rp_bytes_serialized RP_HIDDEN;
 
 #define RP_WALK_BUDGET 64u        /* members a walk may visit per sample without skipping the next */
@@ -224,14 +226,19 @@ static bool check_type(const rp_introspection_members_t *t, uint64_t *off, bool 
     return true;
 }
 
-void rp_bytes_init(uint32_t endpoint_capacity, uint32_t every)
+/* The sizers, one per endpoint slot, made once per process when the first
+ * endpoint is learnt (its segment exists then); a fork child keeps its
+ * parent's, whose table has the same capacity. */
+static void make_sizers(void)
 {
-    rp_bytes_mask = every - 1;
-    if (g_sizers == NULL) { /* kept across fork: the child's table has the same capacity */
-        g_sizers = calloc(endpoint_capacity, sizeof *g_sizers);
-        g_sizers_len = g_sizers != NULL ? endpoint_capacity : 0;
-    }
+    uint32_t n = g_seg.header->endpoint_capacity;
+    rp_bytes_mask = g_cfg.bytes_every - 1;
+    g_sizers = calloc(n, sizeof *g_sizers);
+    atomic_store_explicit(&g_sizers_len, g_sizers != NULL ? n : 0, memory_order_release);
 }
+
+/* The sizers' length; 0 until made (or when their allocation failed). */
+static inline uint32_t sizers_len(void) { return atomic_load_explicit(&g_sizers_len, memory_order_acquire); }
 
 /* dlopen lib from dir, the directory of the object holding addr; NULL when that fails. */
 static void *open_in_dir_of(const char *lib, const void *addr)
@@ -315,7 +322,10 @@ static const rp_rosidl_message_type_support_t *introspection_of(const rp_rosidl_
 
 void rp_bytes_learn(uint64_t ep, const void *type_support)
 {
-    if (g_seg.bytes == NULL || ep == 0 || ep > g_sizers_len)
+    if (g_seg.bytes == NULL || ep == 0)
+        return;
+    pthread_once(&g_sizers_once, make_sizers);
+    if (ep > sizers_len())
         return;
     struct rp_bytes *b = &g_seg.bytes[ep - 1];
     const rp_rosidl_message_type_support_t *ts = type_support;
@@ -344,7 +354,7 @@ void rp_bytes_learn(uint64_t ep, const void *type_support)
 
 bool rp_bytes_sampled(uint64_t ep)
 {
-    if (g_seg.bytes == NULL || ep == 0 || ep > g_sizers_len)
+    if (g_seg.bytes == NULL || ep == 0 || ep > sizers_len())
         return false;
     return (atomic_load_explicit(&g_seg.bytes[ep - 1].flags, memory_order_acquire) & RP_BYTES_TYPED) &&
            atomic_load_explicit(&g_sizers[ep - 1].type, memory_order_relaxed) != NULL;
@@ -374,7 +384,7 @@ static RP_COLD uint32_t first_draw(void)
 
 void rp_bytes_message(uint64_t ep, const void *message)
 {
-    if (ep == 0 || ep > g_sizers_len)
+    if (ep == 0 || ep > sizers_len())
         return;
     uint32_t x = tls_draw != 0 ? tls_draw : first_draw();
     x ^= x << 13;
@@ -413,7 +423,10 @@ RP_COLD void rp_bytes_sample(uint64_t ep, const void *message)
 
 void rp_bytes_exact(uint64_t ep, uint64_t size)
 {
-    if (g_seg.bytes == NULL || ep == 0 || ep > g_sizers_len)
+    if (g_seg.bytes == NULL || ep == 0)
+        return;
+    pthread_once(&g_sizers_once, make_sizers);
+    if (ep > sizers_len())
         return;
     struct rp_bytes *b = &g_seg.bytes[ep - 1];
     add_size(b, size, &b->exact_bytes, &b->exact);

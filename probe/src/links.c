@@ -24,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "probe_internal.h"
+#include "core.h"
 #include "ros2_pulse/segment.h"
 
 #define EXPORT __attribute__((visibility("default")))

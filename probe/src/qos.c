@@ -20,7 +20,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "probe_internal.h"
+#include "core.h"
 #include "ros2_pulse/segment.h"
 #include "ros2_pulse/tracetools_api.h"
 

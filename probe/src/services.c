@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "probe_internal.h"
+#include "core.h"
 #include "ros2_pulse/segment.h"
 #include "ros2_pulse/tracetools_api.h"
 

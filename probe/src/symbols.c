@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "probe_internal.h"
+#include "core.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

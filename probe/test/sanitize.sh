@@ -18,7 +18,7 @@ esac
 flags="-std=c11 -Wall -Wextra -Werror -O1 -g -fno-omit-frame-pointer $san -Iprobe/include"
 cd "$root"
 $cc $flags -fPIC -shared -fvisibility=hidden -Wl,--version-script=probe/exports.map \
-  -o "$out/lib/libros2_pulse.so" probe/src/probe.c probe/src/callbacks.c probe/src/qos.c probe/src/services.c probe/src/links.c probe/src/bytes.c probe/src/symbols.c probe/src/segment_writer.c -ldl -lpthread
+  -o "$out/lib/libros2_pulse.so" probe/src/core.c probe/src/table.c probe/src/config.c probe/src/init.c probe/src/topics.c probe/src/clock.c probe/src/callbacks.c probe/src/qos.c probe/src/services.c probe/src/links.c probe/src/bytes.c probe/src/symbols.c probe/src/segment_writer.c -ldl -lpthread
 $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,libtracetools.so -DSIM_DISTRO=2 \
   -o "$out/lib/libtracetools.so" sim/tracetools/tracetools.c
 # the stand-in rosidl (design note 0033) into DIR for distro number N: bytes runs size

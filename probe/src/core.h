@@ -1,16 +1,21 @@
 /*
- * What probe.c shares with the other hook families (callbacks.c): the
- * segment, the clock, forwarding, and the timer table. Hidden symbols: none
- * of this is exported from the library.
+ * The probe's core, as its hook families see it (docs/ARCHITECTURE.md): the
+ * segment, the endpoint table and its maps, the thread cache, the clock,
+ * this thread's open callbacks, forwarding, and the early-fetch hints the
+ * families fill. core.c and clock.c implement it and call no family; each
+ * family (init.c, topics.c, callbacks.c, services.c, qos.c, links.c,
+ * bytes.c, symbols.c) is one file of hooks over it. Hidden symbols: none of
+ * this is exported from the library.
  */
-#ifndef ROS2_PULSE_PROBE_INTERNAL_H
-#define ROS2_PULSE_PROBE_INTERNAL_H
+#ifndef ROS2_PULSE_CORE_H
+#define ROS2_PULSE_CORE_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "clock.h"
+#include "handle_map.h"
 #include "ros2_pulse/segment.h"
 #include "segment_writer.h"
 
@@ -210,6 +215,13 @@ static inline void rp_hint_bucket(_Atomic uint16_t *hint, const _Atomic uint32_t
  */
 void rp_prefetch_callback(uint64_t ep) RP_HIDDEN;
 
+/* A gap record's first line and the line of bucket b, for writing. */
+static inline void rp_prefetch_gap_lines(const struct rp_gap *g, uint32_t b)
+{
+    __builtin_prefetch(g, 1, 3);
+    __builtin_prefetch(&g->buckets[b], 1, 3);
+}
+
 /* callbacks.c: the callback open on this thread (the timed one, else the one
  * fetched early, rp_hinted_ep != 0) publishes on publisher impl pub, endpoint
  * pub_ep (index + 1), whose last gap fell in bucket gap_bucket: kept in its
@@ -220,11 +232,11 @@ uint32_t rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_bucket) 
 /* Counts one event in counter slot of endpoint ep (index + 1) in this thread's lane. */
 void rp_count_endpoint(uint64_t ep, unsigned slot) RP_HIDDEN;
 
-/* callbacks.c: chooses the timing clock (once, in process_init: it reads sysfs). */
-void rp_timing_clock_init(void) RP_HIDDEN;
+/* clock.c: chooses the timing clock (once, in process_init: it reads sysfs). */
+void rp_clock_init(void) RP_HIDDEN;
 
 /*
- * callbacks.c: CLOCK_MONOTONIC ns for a message gap, from the CPU's counter
+ * clock.c: CLOCK_MONOTONIC ns for a message gap, from the CPU's counter
  * when this thread's anchor allows it, else from clock_gettime. The low bit
  * says whether it is the reading callback timing's now_ns would have given
  * (RP_CLOCK_ANCHORED), so a callback_start reads the clock once; a
@@ -237,7 +249,7 @@ uint64_t rp_gap_clock_ns(void) RP_HIDDEN;
  * thread; gap_now: its gap's rp_gap_clock_ns reading, or 0. */
 void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now, bool is_intra) RP_HIDDEN;
 
-/* callbacks.c: CLOCK_MONOTONIC ns from this thread's clock (the tick counter when calibrated). */
+/* clock.c: CLOCK_MONOTONIC ns from this thread's clock (the tick counter when calibrated); rp_clock_ns inline. */
 uint64_t rp_now_ns(void) RP_HIDDEN;
 
 /* ---------------------------------------------------------------- links.c (design note 0032)
@@ -291,8 +303,6 @@ struct rp_link_input rp_link_sampled_start(uint64_t ep) RP_HIDDEN;
 /* A publish on publisher endpoint pub_ep (index + 1) while rp_link_tls.armed. */
 void rp_link_publish(uint64_t pub_ep, unsigned counter_slot) RP_HIDDEN;
 
-/* callbacks.c: the innermost open callback's frame input and start, or NULL. */
-struct rp_link_input *rp_innermost_input(uint64_t *start_ns) RP_HIDDEN;
 
 /*
  * This thread waits (rcl_wait) or dispatches another entity (a timer call, a
@@ -308,9 +318,6 @@ static inline void rp_link_handled(void)
 }
 
 /* ---------------------------------------------------------------- bytes.c (design note 0033) */
-
-/* Allocates the sizers (once per process; a fork child keeps its parent's) and sets the sampling interval. */
-void rp_bytes_init(uint32_t endpoint_capacity, uint32_t every) RP_HIDDEN;
 
 /* After a successful rcl_*_init: learns how big endpoint ep's (index + 1) messages are from its type support. */
 void rp_bytes_learn(uint64_t ep, const void *type_support) RP_HIDDEN;
@@ -344,5 +351,241 @@ extern __thread uint32_t rp_bytes_serialized RP_HIDDEN; /* inside rcl_publish/ta
         if (fn != NULL)                                                                            \
             ((void(*) params)fn) args;                                                             \
     } while (0)
+
+/* ---------------------------------------------------------------- the endpoint table (table.c) */
+
+/* handle -> value maps (process-private); written under the init lock only */
+extern struct rp_map g_pubs RP_HIDDEN;        /* rcl publisher impl -> endpoint + 1 */
+extern struct rp_map g_subs RP_HIDDEN;        /* rcl subscription impl -> endpoint + 1 */
+extern struct rp_map g_rmw_subs RP_HIDDEN;    /* rmw subscription handle -> endpoint + 1 (rmw_take) */
+extern struct rp_map g_rclcpp_subs RP_HIDDEN; /* rclcpp (or intra-process) subscription -> rcl subscription impl */
+extern struct rp_map g_callbacks RP_HIDDEN;   /* callback -> owner | CB_TAG_* */
+extern struct rp_map g_timers RP_HIDDEN;      /* rcl timer impl -> endpoint + 1 */
+extern struct rp_map g_timer_periods RP_HIDDEN; /* rcl timer impl -> period ns + 1, until an rclcpp timer claims it */
+extern struct rp_map g_services RP_HIDDEN;    /* rcl service impl -> endpoint + 1 */
+extern struct rp_map g_clients RP_HIDDEN;     /* rcl client impl -> endpoint + 1 */
+
+enum { CB_TAG_SUB = 1, CB_TAG_TIMER = 2, CB_TAG_SERVICE = 3, CB_TAG_MASK = 3 };
+
+/* The tracetools ABI this process's libtracetools has (RP_DISTRO_*). */
+extern uint32_t g_distro RP_HIDDEN;
+/* The probe's configuration, from the environment once per process. */
+extern struct rp_config g_cfg RP_HIDDEN;
+
+static inline uintptr_t rp_impl_of(const void *rcl_handle)
+{
+    /*
+     * rcl publisher/subscription/timer/service structs hold one impl pointer,
+     * and rcl sometimes publishes through a copy of the struct (/rosout), so
+     * the impl is the identity. rcl has just used the handle, so it is valid.
+     */
+    const void *impl = *(const void *const *)rcl_handle;
+    return impl != NULL ? (uintptr_t)impl : (uintptr_t)rcl_handle;
+}
+
+/*
+ * Init-time work: takes the probe's mutex and makes the segment on first use;
+ * true when it exists. rp_unlock releases the mutex whatever it said.
+ * INIT_BEGIN/INIT_END bracket an init hook's map changes and publish them to
+ * every thread's cache (a generation bump) at the end.
+ */
+bool rp_init_lock(void) RP_HIDDEN;
+void rp_unlock(void) RP_HIDDEN;
+/* The mutex alone: the segment is not made. */
+void rp_lock(void) RP_HIDDEN;
+#define INIT_BEGIN() if (rp_init_lock()) {
+#define INIT_END()                                                                                 \
+    rp_mappings_changed();                                                                         \
+    }                                                                                              \
+    rp_unlock()
+
+/* Under the init lock: a map entry (a full map counts a dropped handle). */
+void rp_map_put_locked(struct rp_map *m, uintptr_t key, uint64_t value) RP_HIDDEN;
+/* Under the init lock: an endpoint for key in map; a re-used key retires the endpoint it named before. */
+void rp_add_endpoint_locked(struct rp_map *map, uintptr_t key, uint16_t kind, const char *name, uint64_t aux,
+                            uintptr_t node) RP_HIDDEN;
+/* Under the init lock: marks an endpoint (index) retired and queues its slot for reuse. */
+void rp_retire_locked(uint32_t ep) RP_HIDDEN;
+/* Under the init lock: endpoint (index) belongs to rcl node handle node (now, or once the node is announced). */
+void rp_link_node_locked(uint32_t ep, uintptr_t node) RP_HIDDEN;
+/* Under the init lock: a node announced by rcl_node_init, and the endpoints that waited for it. */
+void rp_add_node_locked(uintptr_t node, const char *ns, const char *name) RP_HIDDEN;
+
+/* The endpoint (index + 1) a callback counts for, through its owner's chain; 0: none (yet). */
+uint64_t rp_callback_endpoint(uintptr_t cb) RP_HIDDEN;
+
+/* ---------------------------------------------------------------- the thread cache (core.c)
+ *
+ * handle -> this endpoint's counters in this thread's lane, generation-tagged.
+ * The lookup is inline where a family's hook uses it; a miss is resolved by
+ * the family (what a slot holds is its concern) and installed by the core.
+ */
+enum { KEY_PUB = 1, KEY_CALLBACK = 2, KEY_TAKE = 3 };
+
+struct rp_tls_slot {
+    uintptr_t key;
+    uint32_t gen;
+    /* KEY_PUB, KEY_CALLBACK: the bucket of this thread's last gap on it (prefetch_gap's guess of the next);
+     * KEY_TAKE of an rclcpp subscription: its endpoint (index + 1), whose callback_start comes next */
+    uint32_t gap_hint;
+    uintptr_t counters; /* this endpoint's counters in this thread's lane (| SHARED_LANE_BIT); 0 = ignore */
+    struct rp_gap *gap; /* its gap histogram when gap tracking is on, else NULL */
+};
+
+struct rp_tls_set {
+    struct rp_tls_slot way[2];
+} __attribute__((aligned(64))); /* a lookup touches one cache line */
+
+#define RP_TLS_SETS 128u
+extern __thread struct rp_tls_set rp_tls_cache[RP_TLS_SETS] RP_HIDDEN;
+extern __thread struct rp_tls_set *rp_tls_big RP_HIDDEN; /* NULL until this thread grows */
+extern __thread uint32_t rp_tls_big_shift RP_HIDDEN;     /* 64 - log2(its sets) */
+extern __thread _Atomic uint64_t *rp_tls_lane RP_HIDDEN; /* this thread's lane, NULL until claimed */
+extern __thread bool rp_tls_lane_shared RP_HIDDEN;       /* ... and it is the shared one */
+
+/*
+ * The two ways of key's set, in whichever cache this thread has.
+ *
+ * Multiplicative hashing spreads handles allocated at a stride over all sets
+ * (an arithmetic progression lands at near-even spacing). Its blind spot is
+ * keys whose distance is a convergent of the multiplier (for the golden
+ * ratio: Fibonacci numbers; simgraph once allocated three rows 46,368 bytes
+ * apart): they share a set. The grown cache uses another multiplier, so a
+ * thread that thrashed on that grows out of it too. (Folding high bits in
+ * instead broke the progressions' even spacing: 2-7 % misses, not 0.)
+ */
+static inline struct rp_tls_slot *rp_tls_ways(uintptr_t key)
+{
+    if (__builtin_expect(rp_tls_big == NULL, 1))
+        return rp_tls_cache[((uint64_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> 57].way;
+    return rp_tls_big[((uint64_t)key * UINT64_C(0xBF58476D1CE4E5B9)) >> rp_tls_big_shift].way;
+}
+
+/*
+ * A cached counter pointer carries the lane kind in its low bit (counters are
+ * 8-byte aligned): 0 = this thread's private lane, 1 = the shared lane.
+ */
+#define SHARED_LANE_BIT ((uintptr_t)1)
+/* A KEY_PUB slot of a publisher whose messages vary in size, sampled when bytes are on (bytes.c): the fast path leaves it to count_publish */
+#define SIZED_BIT ((uintptr_t)2)
+#define TAG_BITS (SHARED_LANE_BIT | SIZED_BIT)
+
+static inline void rp_bump(uintptr_t tagged)
+{
+#ifdef RP_FAULT_DROP_EVERY
+    /* The tests' own test: a deliberately broken build (make's fault probe,
+     * never shipped) loses one count in RP_FAULT_DROP_EVERY, and the
+     * accuracy tests must fail with it (internal/integration). */
+    static _Atomic uint64_t fault_n;
+    if (atomic_fetch_add_explicit(&fault_n, 1, memory_order_relaxed) % RP_FAULT_DROP_EVERY == 0)
+        return;
+#endif
+    _Atomic uint64_t *c = (_Atomic uint64_t *)(tagged & ~TAG_BITS);
+    if (__builtin_expect(tagged & SHARED_LANE_BIT, 0))
+        atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+    else /* single writer: a plain increment, published with a relaxed store */
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+static inline uint64_t rp_read_counter(uintptr_t tagged)
+{
+    return atomic_load_explicit((_Atomic uint64_t *)(tagged & ~TAG_BITS), memory_order_relaxed);
+}
+
+/* This thread's lane, claiming one on first use (and making the segment); NULL without a segment. */
+_Atomic uint64_t *rp_thread_lane(void) RP_HIDDEN;
+
+/*
+ * A miss resolved: slot goes to way 0 of set (the set of slot.key), the
+ * previous entry to way 1. A thread that keeps evicting live entries grows
+ * its cache first (then slot goes to its set there). Returns the set.
+ */
+struct rp_tls_slot *rp_cache_install(struct rp_tls_slot *set, struct rp_tls_slot slot) RP_HIDDEN;
+
+/* ---------------------------------------------------------------- this thread's line (clock.c)
+ *
+ * What a callback's start and end, a wait and a timer call read of this
+ * thread, in one cache line (each message finds it cold; PERFORMANCE §14):
+ * the clock's anchor and callbacks.c's open-callback state.
+ */
+struct rp_tls_line {
+    struct {
+        uint64_t tick, mono, limit; /* limit: ticks after which the anchor is renewed */
+    } anchor;
+    uint32_t depth;                 /* callbacks open in rp_tls_stack[] */
+    bool in_timer_call;             /* Jazzy's rcl_timer_call calls rcl_timer_call_with_info */
+    bool anchor_clean;              /* the anchor's pairing may calibrate the rate (PAIR_MAX_TICKS) */
+    _Atomic uint64_t *stack_lanes;  /* the segment rp_tls_stack[] belongs to */
+    struct rp_thread *thread;       /* this thread's RP_SECTION_THREADS record, NULL on the shared lane */
+    _Atomic uint64_t *thread_lanes; /* the segment thread belongs to */
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct rp_tls_line) <= 64, "rp_tls_line fits one cache line");
+extern __thread struct rp_tls_line rp_tls_line RP_HIDDEN;
+
+/* The tick clock (clock.c has why): usable at all, and its rate never recalibrated. */
+extern bool g_ticks_usable RP_HIDDEN;
+
+static inline uint64_t rp_ticks(void)
+{
+#if defined(__x86_64__)
+    return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+    uint64_t v;
+    __asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+#else
+    return 0;
+#endif
+}
+
+/* A clock_gettime reading; it calibrates the tick rate and renews this thread's anchor when due. */
+uint64_t rp_clock_slow(uint64_t t) RP_HIDDEN;
+
+/* Counter value t in CLOCK_MONOTONIC ns through this thread's anchor; 0 when
+ * the anchor cannot serve it (rate not calibrated, no anchor, or expired). */
+static inline uint64_t rp_from_anchor(uint64_t t)
+{
+    uint64_t rate = atomic_load_explicit(&g_hot.ns_per_tick_q32, memory_order_relaxed);
+    uint64_t dt = t - rp_tls_line.anchor.tick;
+    if (__builtin_expect(rate != 0 && rp_tls_line.anchor.tick != 0 && t >= rp_tls_line.anchor.tick &&
+                             dt < rp_tls_line.anchor.limit,
+                         1))
+        return rp_tls_line.anchor.mono + (uint64_t)(((unsigned __int128)dt * rate) >> 32);
+    return 0;
+}
+
+/* CLOCK_MONOTONIC ns, from the tick counter when it is calibrated. */
+static inline uint64_t rp_clock_ns(void)
+{
+    if (!g_ticks_usable) /* e.g. kvm-clock: the counter is never read, so skip it and the anchor */
+        return rp_mono_ns();
+    uint64_t t = rp_ticks();
+    uint64_t ns = rp_from_anchor(t);
+    return __builtin_expect(ns != 0, 1) ? ns : rp_clock_slow(t);
+}
+
+/* ---------------------------------------------------------------- this thread's open callbacks (clock.c)
+ *
+ * The callbacks open on this thread, outermost first, pushed and popped by
+ * callbacks.c and read by links.c; valid for the segment mapped at
+ * rp_tls_line.stack_lanes.
+ */
+#define RP_STACK_MAX 16u
+struct rp_open_callback {
+    const void *callback;
+    uint64_t start_ns;
+    struct rp_timing *timing;
+    struct rp_link_input in; /* the message it was started for (links.c); in.ep 0: none */
+};
+extern __thread struct rp_open_callback rp_tls_stack[RP_STACK_MAX] RP_HIDDEN;
+
+/* The innermost open callback's frame input and start, or NULL. */
+static inline struct rp_link_input *rp_innermost_input(uint64_t *start_ns)
+{
+    if (rp_tls_line.depth == 0 || rp_tls_line.stack_lanes != rp_lanes())
+        return NULL;
+    *start_ns = rp_tls_stack[rp_tls_line.depth - 1].start_ns;
+    return &rp_tls_stack[rp_tls_line.depth - 1].in;
+}
 
 #endif
