@@ -222,8 +222,11 @@ test-busy: deps
 # node; the fleet test reads an agent inside its namespace with it), prometheus/promtool (pulse export and the rules), CycloneDDS with idlc (pulse bridge and
 # its subscribers), Fast DDS with fastddsgen and g++ (a subscriber as rmw_fastrtps nodes make
 # one), graphviz (checks pulse graph's DOT output), chromium and firefox-esr (pulse web in two real browsers, driven
-# by chromedp and by WebDriver BiDi).
-TEST_PKGS := make gcc g++ libc6-dev binutils util-linux libcap2-bin pkg-config tmux python3 python3-setuptools prometheus cyclonedds-dev cyclonedds-tools \
+# by chromedp and by WebDriver BiDi). CycloneDDS's headers are named with this machine's
+# architecture: dpkg calls an unqualified cyclonedds-dev installed when only the arm64
+# lane's cyclonedds-dev:arm64 is (its features.h is in the arm64 include directory).
+NATIVE_CYCLONE_DEV := cyclonedds-dev$(addprefix :,$(shell dpkg --print-architecture 2>/dev/null))
+TEST_PKGS := make gcc g++ libc6-dev binutils util-linux libcap2-bin pkg-config tmux python3 python3-setuptools prometheus $(NATIVE_CYCLONE_DEV) cyclonedds-tools \
 	libfastrtps-dev fastddsgen graphviz chromium firefox-esr
 deps:
 	@bash scripts/need-packages.sh $(TEST_PKGS)
