@@ -532,7 +532,7 @@ func GoldenEntitiesInfo() (participant [16]byte, node Node, writers [][16]byte) 
 // one burst most would be lost before its executor takes them. Written 4 ms
 // apart, a subscriber that takes at 50 Hz or faster sees at most 5 between
 // two takes. The whole window stays within half its period, so windows
-// never queue: beyond about period/8ms messages, the gap shrinks (README:
+// never queue: beyond about period/8ms messages, the gap shrinks (docs/REFERENCE.md:
 // limits).
 func StatisticsGap(messages int, period time.Duration) time.Duration {
 	const gap = 4 * time.Millisecond
