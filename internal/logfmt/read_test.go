@@ -2,12 +2,13 @@ package logfmt
 
 import (
 	"bytes"
-	"github.com/klauspost/compress/zstd"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 
 	"ros2_pulse/internal/window"
 )
