@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"ros2_pulse/internal/zlog"
 	"strings"
 
 	"ros2_pulse/internal/window"
+	"ros2_pulse/internal/zlog"
 )
 
 // MaxLine is the longest line Read accepts; a longer one is skipped as

@@ -3,9 +3,10 @@ package logfmt
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
+
 	"ros2_pulse/internal/segment"
 	"ros2_pulse/internal/window"
-	"strconv"
 )
 
 // The jsonl window, as renderJSONL and upstream write it. Pointers tell an

@@ -2,10 +2,11 @@ package logfmt
 
 import (
 	"math"
-	"ros2_pulse/internal/window"
 	"sort"
 	"strconv"
 	"strings"
+
+	"ros2_pulse/internal/window"
 )
 
 // parseHeader reads "# ts_ns=N window_s=S", and " detail=1" on a detail window.

@@ -1,9 +1,10 @@
 package logfmt
 
 import (
-	"ros2_pulse/internal/window"
 	"strconv"
 	"strings"
+
+	"ros2_pulse/internal/window"
 )
 
 // callback adds a callback line's entity; false for an unknown kind.

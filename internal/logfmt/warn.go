@@ -2,9 +2,10 @@ package logfmt
 
 import (
 	"fmt"
-	"ros2_pulse/internal/health"
 	"strconv"
 	"strings"
+
+	"ros2_pulse/internal/health"
 )
 
 // upstreamWarn is upstream's WARN line for w, when upstream had one.

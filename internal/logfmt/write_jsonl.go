@@ -3,10 +3,11 @@ package logfmt
 import (
 	"fmt"
 	"math"
-	"ros2_pulse/internal/health"
-	"ros2_pulse/internal/window"
 	"strings"
 	"unicode/utf8"
+
+	"ros2_pulse/internal/health"
+	"ros2_pulse/internal/window"
 )
 
 // jsonString escapes per RFC 8259: quote, backslash, \b\f\n\r\t, other C0 as \u00XX.

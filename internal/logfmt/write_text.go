@@ -2,10 +2,11 @@ package logfmt
 
 import (
 	"fmt"
-	"ros2_pulse/internal/window"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"ros2_pulse/internal/window"
 )
 
 // endpointLines writes an EP line (a new line kind) per live publisher and
