@@ -33,8 +33,6 @@
 #include "core.h"
 #include "ros2_pulse/tracetools_api.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
 /* Per endpoint, in process memory: how to size its messages (the segment's rp_bytes says whether it must). */
 struct sizer {
     const rp_introspection_members_t *_Atomic type;

@@ -27,10 +27,6 @@
 #include "ros2_pulse/segment.h"
 #include "ros2_pulse/tracetools_api.h"
 
-#define EXPORT __attribute__((visibility("default")))
-#define LIKELY(x) __builtin_expect(!!(x), 1)
-#define UNLIKELY(x) __builtin_expect(!!(x), 0)
-
 /* The open callbacks are now the first d: a link input armed deeper is closed. */
 static inline void set_depth(uint32_t d)
 {
@@ -38,8 +34,6 @@ static inline void set_depth(uint32_t d)
     if (UNLIKELY(rp_link_tls.armed > d) && rp_link_tls.armed != RP_LINK_ARMED_PY)
         rp_link_tls.armed = 0;
 }
-
-
 
 /* ---------------------------------------------------------------- thread records (single writer: seqlock) */
 

@@ -12,8 +12,6 @@
 
 #include "core.h"
 
-#define LIKELY(x) __builtin_expect(!!(x), 1)
-
 /*
  * clock_gettime costs ~32 ns here even through the vDSO; two per callback
  * would be most of the budget (docs/PERFORMANCE.md). The CPU's own counter

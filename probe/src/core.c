@@ -35,10 +35,6 @@
 #include "ros2_pulse/tracetools_api.h"
 #include "segment_writer.h"
 
-#define EXPORT __attribute__((visibility("default")))
-#define LIKELY(x) __builtin_expect(!!(x), 1)
-#define UNLIKELY(x) __builtin_expect(!!(x), 0)
-
 /* ---------------------------------------------------------------- state */
 
 static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -100,10 +96,6 @@ static pthread_key_t g_cache_key; /* frees a grown cache when its thread exits *
 static void release_cache(void *big);
 
 /* ---------------------------------------------------------------- forwarding */
-
-#define UNRESOLVED RP_UNRESOLVED
-#define FORWARD RP_FORWARD
-#define FORWARD_THROUGH RP_FORWARD_THROUGH
 
 RP_COLD void *rp_resolve_real(const char *name, const char *lib)
 {

@@ -20,6 +20,9 @@
 #include "segment_writer.h"
 
 #define RP_HIDDEN __attribute__((visibility("hidden")))
+#define EXPORT __attribute__((visibility("default"))) /* an interposed or wrapped function */
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define RP_UNRESOLVED ((void *)1)
 /* A path a message takes rarely (a cache miss, a first use, a re-anchor): out
  * of line and in .text.unlikely, so the hot paths' code spans fewer cache
@@ -351,6 +354,9 @@ extern __thread uint32_t rp_bytes_serialized RP_HIDDEN; /* inside rcl_publish/ta
         if (fn != NULL)                                                                            \
             ((void(*) params)fn) args;                                                             \
     } while (0)
+#define UNRESOLVED RP_UNRESOLVED
+#define FORWARD RP_FORWARD
+#define FORWARD_THROUGH RP_FORWARD_THROUGH
 
 /* ---------------------------------------------------------------- the endpoint table (table.c) */
 

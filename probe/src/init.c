@@ -18,13 +18,6 @@
 #include "ros2_pulse/tracetools_api.h"
 #include "segment_writer.h"
 
-#define EXPORT __attribute__((visibility("default")))
-#define LIKELY(x) __builtin_expect(!!(x), 1)
-#define UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define UNRESOLVED RP_UNRESOLVED
-#define FORWARD RP_FORWARD
-#define FORWARD_THROUGH RP_FORWARD_THROUGH
-
 EXPORT void ros_trace_rcl_node_init(const void *node_handle, const void *rmw_handle, const char *node_name,
                                     const char *node_namespace)
 {

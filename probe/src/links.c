@@ -27,7 +27,6 @@
 #include "core.h"
 #include "ros2_pulse/segment.h"
 
-#define EXPORT __attribute__((visibility("default")))
 #define LINK_CACHE 8u     /* message links: the input's hint finds nearly all, this the rest */
 #define SAMPLED_CACHE 64u /* sampled links: no hint, and a timer links each input of its node */
 #define NO_LINK UINT32_MAX

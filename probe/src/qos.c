@@ -24,8 +24,6 @@
 #include "ros2_pulse/segment.h"
 #include "ros2_pulse/tracetools_api.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
 /* Bounded copy of a string from the host's memory; returns false when it did not fit. */
 static bool copy_bounded(char *dst, size_t size, const char *src)
 {

@@ -30,8 +30,6 @@
 #include "ros2_pulse/segment.h"
 #include "ros2_pulse/tracetools_api.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
 /* rcl_take_request calls rcl_take_request_with_info (and so for responses): only the outermost call counts. */
 static __thread bool tls_in_call;
 

@@ -32,8 +32,6 @@
 
 #include "core.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
 #define DEMANGLE_SYMBOL "_ZN10tracetools6detail15demangle_symbolEPKc"
 #define GET_SYMBOL_FUNCPTR "_ZN10tracetools6detail18get_symbol_funcptrEPv"
 #define PLACEHOLDER "DISABLED__" /* what Humble's helpers answer without LTTng */

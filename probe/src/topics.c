@@ -19,12 +19,6 @@
 #include "ros2_pulse/tracetools_api.h"
 #include "segment_writer.h"
 
-#define EXPORT __attribute__((visibility("default")))
-#define LIKELY(x) __builtin_expect(!!(x), 1)
-#define UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define UNRESOLVED RP_UNRESOLVED
-#define FORWARD RP_FORWARD
-#define FORWARD_THROUGH RP_FORWARD_THROUGH
 #include <time.h>
 
 RP_COLD static struct rp_tls_slot *resolve_slow(uintptr_t handle, unsigned kind, uint32_t gen, struct rp_tls_slot *set)
@@ -303,7 +297,6 @@ EXPORT RP_HOT void ros_trace_rmw_take(const void *rmw_subscription_handle, const
 
 enum { MODE_UNKNOWN = 0, MODE_TRACED, MODE_SILENT };
 static _Atomic int g_loaned_mode, g_serialized_mode;
-
 
 /*
  * Publishes through the real rcl function and counts the message unless rcl
