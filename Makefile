@@ -99,10 +99,10 @@ $(OBJ)/graphs.c: $(GRAPHS) sim/embed_graphs.sh
 	bash sim/embed_graphs.sh $(GRAPHS) > $@
 
 # Linked against the Humble stand-in; LD_LIBRARY_PATH picks the distro at run time, as ld.so would.
-$(SIMGRAPH): sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/graph.h sim/simgraph/truth.c sim/simgraph/truth.h sim/rcl/sim_rcl.h $(OBJ)/graphs.c $(LIB)/sim/humble/libtracetools.so \
+$(SIMGRAPH): $(wildcard sim/simgraph/*.c sim/simgraph/*.h) sim/rcl/sim_rcl.h $(OBJ)/graphs.c $(LIB)/sim/humble/libtracetools.so \
              $(LIB)/sim/humble/librcl.so $(LIB)/sim/humble/librosidl_runtime_c.so
 	@mkdir -p $(@D)
-	$(CC) $(SIM_CFLAGS) -o $@ sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/truth.c $(OBJ)/graphs.c \
+	$(CC) $(SIM_CFLAGS) -o $@ $(wildcard sim/simgraph/*.c) $(OBJ)/graphs.c \
 	  -L$(LIB)/sim/humble -Wl,-rpath-link,$(LIB)/sim/humble -Wl,--no-as-needed -lrcl -ltracetools -lrosidl_runtime_c -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib/sim/humble' -ldl -lpthread
 
 # pulse is pure Go (CGO_ENABLED=0: no library but the loader, as a PIE); a cross build sets GOARCH (make cross).

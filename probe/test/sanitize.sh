@@ -34,7 +34,7 @@ rosidl_standin() { # DIR N
 rosidl_standin "$out/lib" 2
 $cc $flags -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Wl,-soname,librcl.so -DSIM_DISTRO=2 \
   -Isim/rcl -o "$out/lib/librcl.so" sim/rcl/rcl.c -L"$out/lib" -ltracetools -lrosidl_runtime_c
-$cc $flags -Wno-unused-parameter -Isim/simgraph -Isim/rcl -Isim/rosidl -o "$out/bin/simgraph" sim/simgraph/simgraph.c sim/simgraph/graph.c sim/simgraph/truth.c \
+$cc $flags -Wno-unused-parameter -Isim/simgraph -Isim/rcl -Isim/rosidl -o "$out/bin/simgraph" sim/simgraph/*.c \
   build/obj/graphs.c -L"$out/lib" -Wl,--no-as-needed -lrcl -ltracetools -lrosidl_runtime_c -Wl,--as-needed -Wl,-rpath,"$out/lib" -ldl -lpthread
 
 segdir=$(mktemp -d) truthdir=$(mktemp -d)
