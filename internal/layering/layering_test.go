@@ -1,7 +1,7 @@
 package layering
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,25 +15,31 @@ import (
 
 const module = "ros2_pulse/"
 
-// levels reads the table of levels from docs/ARCHITECTURE.md: rows
-// "| N | name | `pkg`, `pkg` | ... |". The test reads the document so the
-// picture a newcomer reads and the rule the code keeps are one table.
-func levels(t *testing.T, root string) map[string]int {
+// architectureRows returns the submatches of row for every line of
+// docs/ARCHITECTURE.md it matches, in order: the tests read the document, so
+// the picture a newcomer reads and the rules the code keeps are one text.
+func architectureRows(t *testing.T, root string, row *regexp.Regexp) [][]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(root, "docs/ARCHITECTURE.md"))
+	b, err := os.ReadFile(filepath.Join(root, "docs/ARCHITECTURE.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	row := regexp.MustCompile(`^\|\s*(\d+)\s*\|[^|]*\|([^|]*)\|`)
+	var out [][]string
+	for _, line := range strings.Split(string(b), "\n") {
+		if m := row.FindStringSubmatch(line); m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// levels reads the table of levels from docs/ARCHITECTURE.md: rows
+// "| N | name | `pkg`, `pkg` | ... |".
+func levels(t *testing.T, root string) map[string]int {
+	t.Helper()
 	pkg := regexp.MustCompile("`([a-z0-9_/-]+)`")
 	out := map[string]int{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		m := row.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
+	for _, m := range architectureRows(t, root, regexp.MustCompile(`^\|\s*(\d+)\s*\|[^|]*\|([^|]*)\|`)) {
 		n, _ := strconv.Atoi(m[1])
 		for _, p := range pkg.FindAllStringSubmatch(m[2], -1) {
 			if old, dup := out[p[1]]; dup {
@@ -64,7 +70,7 @@ func packages(t *testing.T, root string) []goPackage {
 		t.Fatalf("go list: %v", err)
 	}
 	var pkgs []goPackage
-	dec := json.NewDecoder(strings.NewReader(string(out)))
+	dec := json.NewDecoder(bytes.NewReader(out))
 	for dec.More() {
 		var p goPackage
 		if err := dec.Decode(&p); err != nil {

@@ -1,9 +1,7 @@
 package layering
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -21,18 +19,9 @@ type probeFile struct {
 
 func probeFiles(t *testing.T, root string) map[string]probeFile {
 	t.Helper()
-	f, err := os.Open(filepath.Join(root, "docs/ARCHITECTURE.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	row := regexp.MustCompile("^\\| `([a-z_]+)\\.c` \\| (core|family) \\|")
 	out := map[string]probeFile{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if m := row.FindStringSubmatch(sc.Text()); m != nil {
-			out[m[1]] = probeFile{order: len(out), core: m[2] == "core"}
-		}
+	for _, m := range architectureRows(t, root, regexp.MustCompile("^\\| `([a-z_]+)\\.c` \\| (core|family) \\|")) {
+		out[m[1]] = probeFile{order: len(out), core: m[2] == "core"}
 	}
 	if len(out) == 0 {
 		t.Fatal("docs/ARCHITECTURE.md has no table of probe files")
