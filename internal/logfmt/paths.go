@@ -18,27 +18,35 @@ import (
 //	PATH name=… named=0|1 topics=a;b;… measured=0|1 missing=… n=… bound_ms=…
 //	     best_mean_ms=… best_p50_ms=… best_p99_ms=… best_max_ms=… worst_mean_ms=… worst_p50_ms=… worst_p99_ms=… worst_max_ms=…
 
-func linkText(b *strings.Builder, l *window.Link) {
-	fmt.Fprintf(b, "LINK %s to=%s node=%s pid=%d alive=%s rclpy=%s n=%d unaged=%d age_sum_ms=%s age_hist=%s own_sum_ms=%s own_hist=%s",
-		textName(l.From), textName(l.To), dash(l.Node), l.Pid, bit(l.Alive), bit(l.Rclpy), l.N, l.Unaged,
-		ms(l.Age.SumMs), histText(l.AgeHist), ms(l.Own.SumMs), histText(l.OwnHist))
-	if l.Sampled {
-		fmt.Fprintf(b, " sampled=1 worst_sum_ms=%s worst_hist=%s", ms(l.Worst.SumMs), histText(l.WorstHist))
+func writeLinkLines(ln *line, w *window.Window, _ Options) {
+	b := ln.b
+	for i := range w.Links {
+		l := &w.Links[i]
+		fmt.Fprintf(b, "LINK %s to=%s node=%s pid=%d alive=%s rclpy=%s n=%d unaged=%d age_sum_ms=%s age_hist=%s own_sum_ms=%s own_hist=%s",
+			textName(l.From), textName(l.To), dash(l.Node), l.Pid, bit(l.Alive), bit(l.Rclpy), l.N, l.Unaged,
+			ms(l.Age.SumMs), histText(l.AgeHist), ms(l.Own.SumMs), histText(l.OwnHist))
+		if l.Sampled {
+			fmt.Fprintf(b, " sampled=1 worst_sum_ms=%s worst_hist=%s", ms(l.Worst.SumMs), histText(l.WorstHist))
+		}
+		b.WriteByte('\n')
 	}
-	b.WriteByte('\n')
 }
 
-func pathText(b *strings.Builder, p *window.Path) {
-	fmt.Fprintf(b, "PATH name=%s named=%s topics=%s measured=%s missing=%s n=%d bound_ms=%s", textName(p.Name), bit(p.Named),
-		textName(strings.Join(p.Topics, ";")), bit(p.Measured), dash(strings.Replace(p.Missing, " -> ", "->", 1)), p.N, ms(p.MaxMs))
-	for _, l := range []struct {
-		side string
-		v    *window.Latency
-	}{{"best", &p.Best}, {"worst", &p.Worst}} {
-		fmt.Fprintf(b, " %s_mean_ms=%s %s_p50_ms=%s %s_p99_ms=%s %s_max_ms=%s", l.side, ms(l.v.MeanMs), l.side, ms(l.v.P50Ms),
-			l.side, ms(l.v.P99Ms), l.side, ms(l.v.MaxMs))
+func writePathLines(ln *line, w *window.Window, _ Options) {
+	b := ln.b
+	for i := range w.Paths {
+		p := &w.Paths[i]
+		fmt.Fprintf(b, "PATH name=%s named=%s topics=%s measured=%s missing=%s n=%d bound_ms=%s", textName(p.Name), bit(p.Named),
+			textName(strings.Join(p.Topics, ";")), bit(p.Measured), dash(strings.Replace(p.Missing, " -> ", "->", 1)), p.N, ms(p.MaxMs))
+		for _, l := range []struct {
+			side string
+			v    *window.Latency
+		}{{"best", &p.Best}, {"worst", &p.Worst}} {
+			fmt.Fprintf(b, " %s_mean_ms=%s %s_p50_ms=%s %s_p99_ms=%s %s_max_ms=%s", l.side, ms(l.v.MeanMs), l.side, ms(l.v.P50Ms),
+				l.side, ms(l.v.P99Ms), l.side, ms(l.v.MaxMs))
+		}
+		b.WriteByte('\n')
 	}
-	b.WriteByte('\n')
 }
 
 // linkLine reads a LINK line's fields after its kind.

@@ -191,6 +191,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("# ts_ns=1 window_s=1\nTOPIC /a\\x 1\nPROC pid=1 state=alive nodes=\\x2 exe=\n"))
 	f.Add(Render(Text, linkWindow(), Options{})) // LINK and PATH lines
 	f.Add(Render(JSONL, linkWindow(), Options{}))
+	f.Add(Render(Text, bytesWindow(), Options{})) // BYTES lines and EP lines' bytes
 	// A lean run with its detail window, plain and compressed (pulse record --detail, .zst).
 	lean, _ := Lean(fixture(), nil)
 	detail := *fixture()

@@ -178,257 +178,177 @@ func (b *builder) gap(name, side string) *window.GapStats {
 	return nil
 }
 
-// textLine applies one line of a text block; false if it is malformed.
-func (b *builder) textLine(s string) bool {
-	f := strings.Fields(s)
-	if len(f) == 0 {
+// The readers of a topic's lines and of the window's named lines: f is the
+// line's fields after its kind and name (kinds.go).
+
+func (b *builder) endpointLine(name string, f []string) bool {
+	if len(f) < 1 {
 		return false
 	}
-	kind := f[0]
-	switch kind {
-	case "WARN", "ALERT", "LOAN":
-		return true // verdicts are re-judged from the numbers; loans are not modelled
-	case "TOPIC", "PUB", "RECV", "BYTES", "JITTER", "PERIOD", "LATENCY", "LOSS", "TIMER", "NODE", "PROC", "FULL", "EP", "CALLBACK", "BUSY", "THREAD", "UNMATCHED", "CALL", "LINK", "PATH":
-	default:
-		return true // a line kind from a newer writer
-	}
-	if kind == "FULL" {
-		return b.fullLine(f[1:])
-	}
-	if kind == "PROC" {
-		return b.procLine(f[1:])
-	}
-	if kind == "THREAD" {
-		return b.threadLine(f[1:])
-	}
-	if kind == "UNMATCHED" {
-		return b.unmatchedLine(f[1:])
-	}
-	if kind == "CALL" {
-		return b.callLine(f[1:])
-	}
-	if kind == "LINK" {
-		return b.linkLine(f[1:])
-	}
-	if kind == "PATH" {
-		return b.pathLine(f[1:])
-	}
-	if len(f) < 2 {
+	kv, ok := keyvals(f[1:], "pid", "node", "inter", "intra")
+	rates, ok2 := numbers(kv, "inter", "intra")
+	pid, err := strconv.Atoi(kv["pid"])
+	if !ok || !ok2 || err != nil {
 		return false
 	}
-	name, ok := unescapeName(f[1])
+	e := window.EndpointRate{Pid: pid, Inter: rates[0], Intra: rates[1], PubHidden: kv["not_measured"] == "1"}
+	if node, ok := unescapeName(kv["node"]); ok && node != "-" {
+		e.Node = node
+	}
+	if v, ok := number(kv["loss_pct"]); ok {
+		e.LossPct, e.LossJudged = v, true
+	}
+	if how, ok := kv["bytes"]; ok {
+		v, ok := numbers(kv, "bytes_per_s", "mean_bytes")
+		if !ok || !knownBytes(how) || v[0] < 0 || v[1] < 0 {
+			return false
+		}
+		e.Bytes = window.Bytes{How: how, PerS: v[0], MeanSize: v[1]}
+	}
+	return b.endpoint(name, f[0], e)
+}
+
+func (b *builder) bytesLine(name string, f []string) bool {
+	if len(f) < 2 || f[0] != "pub" && f[0] != "recv" {
+		return false
+	}
+	kv, ok := keyvals(f[1:], "how", "per_s", "mean", "max", "messages")
+	if !ok || !knownBytes(kv["how"]) {
+		return false
+	}
+	v, ok := numbers(kv, "per_s", "mean")
+	maxSize, err1 := strconv.ParseUint(kv["max"], 10, 32)
+	n, err2 := strconv.ParseUint(kv["messages"], 10, 64)
+	if !ok || err1 != nil || err2 != nil || v[0] < 0 || v[1] < 0 {
+		return false
+	}
+	t := b.topic(name)
+	side := &t.PubBytes
+	if f[0] == "recv" {
+		side = &t.RecvBytes
+	}
+	*side = window.Bytes{How: kv["how"], PerS: v[0], MeanSize: v[1], MaxSize: uint32(maxSize), Messages: n,
+		Total: v[1] * float64(n)}
+	return true
+}
+
+func (b *builder) nodeLine(name string, f []string) bool {
+	if len(f) != 0 {
+		return false
+	}
+	b.w.Nodes = append(b.w.Nodes, name)
+	return true
+}
+
+func (b *builder) topicLine(name string, f []string) bool {
+	if len(f) != 1 {
+		return false
+	}
+	v, ok := number(f[0])
 	if !ok {
 		return false
 	}
-	switch kind {
-	case "EP":
-		if len(f) < 3 {
-			return false
-		}
-		kv, ok := keyvals(f[3:], "pid", "node", "inter", "intra")
-		rates, ok2 := numbers(kv, "inter", "intra")
-		pid, err := strconv.Atoi(kv["pid"])
-		if !ok || !ok2 || err != nil {
-			return false
-		}
-		e := window.EndpointRate{Pid: pid, Inter: rates[0], Intra: rates[1], PubHidden: kv["not_measured"] == "1"}
-		if node, ok := unescapeName(kv["node"]); ok && node != "-" {
-			e.Node = node
-		}
-		if v, ok := number(kv["loss_pct"]); ok {
-			e.LossPct, e.LossJudged = v, true
-		}
-		if how, ok := kv["bytes"]; ok {
-			v, ok := numbers(kv, "bytes_per_s", "mean_bytes")
-			if !ok || !knownBytes(how) || v[0] < 0 || v[1] < 0 {
-				return false
-			}
-			e.Bytes = window.Bytes{How: how, PerS: v[0], MeanSize: v[1]}
-		}
-		return b.endpoint(name, f[2], e)
-	case "BYTES":
-		kv, ok := keyvals(f[3:], "how", "per_s", "mean", "max", "messages")
-		if !ok || len(f) < 4 || f[2] != "pub" && f[2] != "recv" || !knownBytes(kv["how"]) {
-			return false
-		}
-		v, ok := numbers(kv, "per_s", "mean")
-		maxSize, err1 := strconv.ParseUint(kv["max"], 10, 32)
-		n, err2 := strconv.ParseUint(kv["messages"], 10, 64)
-		if !ok || err1 != nil || err2 != nil || v[0] < 0 || v[1] < 0 {
-			return false
-		}
-		t := b.topic(name)
-		side := &t.PubBytes
-		if f[2] == "recv" {
-			side = &t.RecvBytes
-		}
-		*side = window.Bytes{How: kv["how"], PerS: v[0], MeanSize: v[1], MaxSize: uint32(maxSize), Messages: n,
-			Total: v[1] * float64(n)}
-	case "NODE":
-		if len(f) != 2 {
-			return false
-		}
-		b.w.Nodes = append(b.w.Nodes, name)
-	case "TOPIC":
-		if len(f) != 3 {
-			return false
-		}
-		v, ok := number(f[2])
-		if !ok {
-			return false
-		}
-		t := b.topic(name)
-		t.PubInter, t.PubCount, t.PubInterSeen = v, max(t.PubCount, 1), true
-	case "PUB", "RECV":
-		kv, ok := keyvals(f[2:], "inter", "intra")
-		if !ok || len(f) != 4 {
-			return false
-		}
-		v, ok := numbers(kv, "inter", "intra")
-		if !ok {
-			return false
-		}
-		t := b.topic(name)
-		if kind == "PUB" {
-			t.PubInter, t.PubIntra, t.PubCount = v[0], v[1], max(t.PubCount, 1)
-			t.PubInterSeen, t.PubIntraSeen = t.PubInterSeen || v[0] > 0, true
-		} else {
-			t.RecvInter, t.RecvIntra, t.SubCount, t.RecvSeen = v[0], v[1], max(t.SubCount, 1), true
-		}
-	case "JITTER":
-		if len(f) != 4 {
-			return false
-		}
-		kv, ok := keyvals(f[3:], "max_dt_ms")
-		g := b.gap(name, f[2])
-		if !ok || g == nil {
-			return false
-		}
-		v, ok := number(kv["max_dt_ms"])
-		if !ok {
-			return false
-		}
-		g.HasData, g.MaxMs = true, v
-	case "PERIOD":
-		if len(f) < 3 {
-			return false
-		}
-		kv, ok := keyvals(f[3:], "n", "mean_ms", "stddev_ms", "p50_ms", "p90_ms", "p99_ms", "silent_ms")
-		g := b.gap(name, f[2])
-		if !ok || g == nil {
-			return false
-		}
-		n, err := strconv.ParseUint(kv["n"], 10, 64)
-		v, ok := numbers(kv, "mean_ms", "stddev_ms", "p50_ms", "p90_ms", "p99_ms", "silent_ms")
-		if err != nil || !ok {
-			return false
-		}
-		g.HasData, g.N = true, n
-		g.MeanMs, g.StddevMs, g.P50Ms, g.P90Ms, g.P99Ms, g.OpenMs = v[0], v[1], v[2], v[3], v[4], v[5]
-	case "LATENCY":
-		kv, ok := keyvals(f[2:], "n", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms")
-		if !ok {
-			return false
-		}
-		n, err := strconv.ParseUint(kv["n"], 10, 64)
-		v, ok := numbers(kv, "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms")
-		if err != nil || !ok {
-			return false
-		}
-		t := b.topic(name)
-		t.SubCount = max(t.SubCount, 1)
-		t.Latency = window.GapStats{HasData: true, N: n, MeanMs: v[0], P50Ms: v[1], P90Ms: v[2], P99Ms: v[3], MaxMs: v[4]}
-	case "LOSS":
-		kv, ok := keyvals(f[2:], "published", "judged", "worst_pct", "node", "pid")
-		if !ok {
-			return false
-		}
-		published, err1 := strconv.ParseUint(kv["published"], 10, 64)
-		judged, err2 := strconv.Atoi(kv["judged"])
-		pid, err3 := strconv.Atoi(kv["pid"])
-		worst, ok := number(kv["worst_pct"])
-		node, nameOK := unescapeName(kv["node"])
-		if err1 != nil || err2 != nil || err3 != nil || !ok || !nameOK || judged < 1 || pid < 0 || worst > 100 {
-			return false
-		}
-		if node == "-" {
-			node = ""
-		}
-		b.loss(name, published, window.Loss{Judged: judged, WorstPct: worst, Node: node, Pid: pid})
-	case "TIMER":
-		kv, ok := keyvals(f[2:], "timer", "period_ms", "hz")
-		if !ok {
-			return false
-		}
-		ord, err := strconv.Atoi(kv["timer"])
-		v, ok := numbers(kv, "period_ms", "hz")
-		if err != nil || !ok || ord < 0 {
-			return false
-		}
-		pid, _ := strconv.Atoi(kv["pid"]) // absent before pulse 0.2: no pid
-		tm := window.Timer{Node: name, Ordinal: ord, PeriodMs: v[0], Hz: v[1], Pid: pid}
-		if _, ok := kv["calls"]; ok { // timing (ABI 1.4)
-			calls, err := strconv.ParseUint(kv["calls"], 10, 64)
-			late, ok := numbers(kv, "late_mean_ms", "late_p99_ms", "late_max_ms")
-			over, err2 := strconv.ParseUint(kv["overruns"], 10, 64)
-			if err != nil || err2 != nil || !ok {
-				return false
-			}
-			tm.LateKnown, tm.Overruns = true, over
-			tm.Late = window.Durations{N: calls, MeanMs: late[0], P99Ms: late[1], MaxMs: late[2]}
-		}
-		b.w.Timers = append(b.w.Timers, tm)
-	case "CALLBACK":
-		if len(f) < 3 {
-			return false
-		}
-		kv, ok := keyvals(f[3:], "name", "pid")
-		pid, err := strconv.Atoi(kv["pid"])
-		cbName, nameOK := unescapeName(kv["name"])
-		if !ok || err != nil || !nameOK {
-			return false
-		}
-		c := window.Callback{Pid: pid, Kind: f[2], Name: undash(cbName), Node: undash(name)}
-		if fn, ok := kv["function"]; ok {
-			if c.Function, ok = unescapeName(fn); !ok {
-				return false
-			}
-		}
-		if c.Kind == "timer" {
-			if c.Ordinal, err = strconv.Atoi(kv["timer"]); err != nil || c.Ordinal < 0 {
-				return false
-			}
-		}
-		if why, ok := kv["not_measured"]; ok {
-			c.Why = undash(why)
-		} else {
-			v, ok := numbers(kv, "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms")
-			n, err1 := strconv.ParseUint(kv["n"], 10, 64)
-			unended, err2 := strconv.ParseUint(kv["unended"], 10, 64)
-			if !ok || err1 != nil || err2 != nil {
-				return false
-			}
-			c.Measured, c.Unended = true, unended
-			c.Duration = window.Durations{N: n, SumMs: v[0] * float64(n), MeanMs: v[0], P50Ms: v[1], P90Ms: v[2], P99Ms: v[3], MaxMs: v[4]}
-		}
-		if !b.callback(c) {
-			return false
-		}
-	case "BUSY":
-		kv, ok := keyvals(f[2:], "pid")
-		pid, err := strconv.Atoi(kv["pid"])
-		if !ok || err != nil {
-			return false
-		}
-		nb := window.NodeBusy{Node: name, Pid: pid, FromWait: kv["source"] == "rcl_wait"}
-		if _, hidden := kv["not_measured"]; !hidden {
-			if nb.Pct, ok = number(kv["pct"]); !ok {
-				return false
-			}
-			nb.Measured = true
-		}
-		b.w.Busy = append(b.w.Busy, nb)
+	t := b.topic(name)
+	t.PubInter, t.PubCount, t.PubInterSeen = v, max(t.PubCount, 1), true
+	return true
+}
+
+// rates reads a PUB or RECV line's "inter=… intra=…".
+func rates(f []string) ([]float64, bool) {
+	kv, ok := keyvals(f, "inter", "intra")
+	if !ok || len(f) != 2 {
+		return nil, false
 	}
+	return numbers(kv, "inter", "intra")
+}
+
+func (b *builder) pubLine(name string, f []string) bool {
+	v, ok := rates(f)
+	if !ok {
+		return false
+	}
+	t := b.topic(name)
+	t.PubInter, t.PubIntra, t.PubCount = v[0], v[1], max(t.PubCount, 1)
+	t.PubInterSeen, t.PubIntraSeen = t.PubInterSeen || v[0] > 0, true
+	return true
+}
+
+func (b *builder) recvLine(name string, f []string) bool {
+	v, ok := rates(f)
+	if !ok {
+		return false
+	}
+	t := b.topic(name)
+	t.RecvInter, t.RecvIntra, t.SubCount, t.RecvSeen = v[0], v[1], max(t.SubCount, 1), true
+	return true
+}
+
+func (b *builder) jitterLine(name string, f []string) bool {
+	if len(f) != 2 {
+		return false
+	}
+	kv, ok := keyvals(f[1:], "max_dt_ms")
+	g := b.gap(name, f[0])
+	if !ok || g == nil {
+		return false
+	}
+	v, ok := number(kv["max_dt_ms"])
+	if !ok {
+		return false
+	}
+	g.HasData, g.MaxMs = true, v
+	return true
+}
+
+func (b *builder) periodLine(name string, f []string) bool {
+	if len(f) < 1 {
+		return false
+	}
+	kv, ok := keyvals(f[1:], "n", "mean_ms", "stddev_ms", "p50_ms", "p90_ms", "p99_ms", "silent_ms")
+	g := b.gap(name, f[0])
+	if !ok || g == nil {
+		return false
+	}
+	n, err := strconv.ParseUint(kv["n"], 10, 64)
+	v, ok := numbers(kv, "mean_ms", "stddev_ms", "p50_ms", "p90_ms", "p99_ms", "silent_ms")
+	if err != nil || !ok {
+		return false
+	}
+	g.HasData, g.N = true, n
+	g.MeanMs, g.StddevMs, g.P50Ms, g.P90Ms, g.P99Ms, g.OpenMs = v[0], v[1], v[2], v[3], v[4], v[5]
+	return true
+}
+
+func (b *builder) latencyLine(name string, f []string) bool {
+	kv, ok := keyvals(f, "n", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms")
+	if !ok {
+		return false
+	}
+	n, err := strconv.ParseUint(kv["n"], 10, 64)
+	v, ok := numbers(kv, "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms")
+	if err != nil || !ok {
+		return false
+	}
+	t := b.topic(name)
+	t.SubCount = max(t.SubCount, 1)
+	t.Latency = window.GapStats{HasData: true, N: n, MeanMs: v[0], P50Ms: v[1], P90Ms: v[2], P99Ms: v[3], MaxMs: v[4]}
+	return true
+}
+
+func (b *builder) lossLine(name string, f []string) bool {
+	kv, ok := keyvals(f, "published", "judged", "worst_pct", "node", "pid")
+	if !ok {
+		return false
+	}
+	published, err1 := strconv.ParseUint(kv["published"], 10, 64)
+	judged, err2 := strconv.Atoi(kv["judged"])
+	pid, err3 := strconv.Atoi(kv["pid"])
+	worst, ok := number(kv["worst_pct"])
+	node, nameOK := unescapeName(kv["node"])
+	if err1 != nil || err2 != nil || err3 != nil || !ok || !nameOK || judged < 1 || pid < 0 || worst > 100 {
+		return false
+	}
+	b.loss(name, published, window.Loss{Judged: judged, WorstPct: worst, Node: undash(node), Pid: pid})
 	return true
 }
 

@@ -162,3 +162,83 @@ func (b *builder) fullLine(f []string) bool {
 	}
 	return false
 }
+
+func (b *builder) timerLine(node string, f []string) bool {
+	kv, ok := keyvals(f, "timer", "period_ms", "hz")
+	if !ok {
+		return false
+	}
+	ord, err := strconv.Atoi(kv["timer"])
+	v, ok := numbers(kv, "period_ms", "hz")
+	if err != nil || !ok || ord < 0 {
+		return false
+	}
+	pid, _ := strconv.Atoi(kv["pid"]) // absent before pulse 0.2: no pid
+	tm := window.Timer{Node: node, Ordinal: ord, PeriodMs: v[0], Hz: v[1], Pid: pid}
+	if _, ok := kv["calls"]; ok { // timing (ABI 1.4)
+		calls, err := strconv.ParseUint(kv["calls"], 10, 64)
+		late, ok := numbers(kv, "late_mean_ms", "late_p99_ms", "late_max_ms")
+		over, err2 := strconv.ParseUint(kv["overruns"], 10, 64)
+		if err != nil || err2 != nil || !ok {
+			return false
+		}
+		tm.LateKnown, tm.Overruns = true, over
+		tm.Late = window.Durations{N: calls, MeanMs: late[0], P99Ms: late[1], MaxMs: late[2]}
+	}
+	b.w.Timers = append(b.w.Timers, tm)
+	return true
+}
+
+// callbackLine reads "CALLBACK node kind name=… [timer=…] [function=…] (n=… mean_ms=… … unended=… | not_measured=…) pid=…".
+func (b *builder) callbackLine(node string, f []string) bool {
+	if len(f) < 1 {
+		return false
+	}
+	kv, ok := keyvals(f[1:], "name", "pid")
+	pid, err := strconv.Atoi(kv["pid"])
+	cbName, nameOK := unescapeName(kv["name"])
+	if !ok || err != nil || !nameOK {
+		return false
+	}
+	c := window.Callback{Pid: pid, Kind: f[0], Name: undash(cbName), Node: undash(node)}
+	if fn, ok := kv["function"]; ok {
+		if c.Function, ok = unescapeName(fn); !ok {
+			return false
+		}
+	}
+	if c.Kind == "timer" {
+		if c.Ordinal, err = strconv.Atoi(kv["timer"]); err != nil || c.Ordinal < 0 {
+			return false
+		}
+	}
+	if why, ok := kv["not_measured"]; ok {
+		c.Why = undash(why)
+	} else {
+		v, ok := numbers(kv, "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms")
+		n, err1 := strconv.ParseUint(kv["n"], 10, 64)
+		unended, err2 := strconv.ParseUint(kv["unended"], 10, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return false
+		}
+		c.Measured, c.Unended = true, unended
+		c.Duration = window.Durations{N: n, SumMs: v[0] * float64(n), MeanMs: v[0], P50Ms: v[1], P90Ms: v[2], P99Ms: v[3], MaxMs: v[4]}
+	}
+	return b.callback(c)
+}
+
+func (b *builder) busyLine(node string, f []string) bool {
+	kv, ok := keyvals(f, "pid")
+	pid, err := strconv.Atoi(kv["pid"])
+	if !ok || err != nil {
+		return false
+	}
+	nb := window.NodeBusy{Node: node, Pid: pid, FromWait: kv["source"] == "rcl_wait"}
+	if _, hidden := kv["not_measured"]; !hidden {
+		if nb.Pct, ok = number(kv["pct"]); !ok {
+			return false
+		}
+		nb.Measured = true
+	}
+	b.w.Busy = append(b.w.Busy, nb)
+	return true
+}

@@ -13,8 +13,9 @@ import (
 // subscription of the topic: what the evaluator judges live (which sides have
 // live endpoints, each subscription's rate and loss), so that a recording is
 // judged offline exactly as it was live.
-func endpointLines(ln *line, name string, t *window.Topic) {
-	eachLiveEndpoint(t, func(side string, e *window.EndpointRate) {
+func writeEndpointLines(r *topicText) {
+	ln, name := r.ln, r.name
+	eachLiveEndpoint(r.t, func(side string, e *window.EndpointRate) {
 		ln.s("EP ").s(name).s(" ").s(side).s(" pid=").i(e.Pid).s(" node=").s(dash(e.Node)).s(" inter=").hz(e.Inter).s(" intra=").hz(e.Intra)
 		if e.LossJudged {
 			ln.s(" loss_pct=").ms(e.LossPct)
@@ -29,19 +30,18 @@ func endpointLines(ln *line, name string, t *window.Topic) {
 	})
 }
 
-// bytesLine is a topic side's bytes (design note 0033), when its processes measure them.
-func bytesLine(ln *line, name, side string, b *window.Bytes) {
-	if b.How == "" {
-		return
+// bytesOf writes a topic side's bytes (design note 0033), when its processes measure them.
+func bytesOf(side string) func(r *topicText) {
+	return func(r *topicText) {
+		b := &r.t.PubBytes
+		if side == "recv" {
+			b = &r.t.RecvBytes
+		}
+		if b.How != "" {
+			r.ln.s("BYTES ").s(r.name).s(" ").s(side).s(" how=").s(b.How).s(" per_s=").ms(b.PerS).s(" mean=").ms(b.MeanSize).
+				s(" max=").u(uint64(b.MaxSize)).s(" messages=").u(b.Messages).end()
+		}
 	}
-	ln.s("BYTES ").s(name).s(" ").s(side).s(" how=").s(b.How).s(" per_s=").ms(b.PerS).s(" mean=").ms(b.MeanSize).
-		s(" max=").u(uint64(b.MaxSize)).s(" messages=").u(b.Messages).end()
-}
-
-// periodLine is the new line kind carrying a side's period statistics.
-func periodLine(b *strings.Builder, name, side string, g *window.GapStats) {
-	fmt.Fprintf(b, "PERIOD %s %s n=%d mean_ms=%s stddev_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s silent_ms=%s\n",
-		name, side, g.N, ms(g.MeanMs), ms(g.StddevMs), ms(g.P50Ms), ms(g.P90Ms), ms(g.P99Ms), ms(g.OpenMs))
 }
 
 // textName escapes bytes that would break the line grammar. Legal ROS names
@@ -75,40 +75,83 @@ func renderText(w *window.Window, opt Options) []byte {
 		b.WriteString(" detail=1")
 	}
 	b.WriteByte('\n')
-	for i := range w.Topics {
-		t := &w.Topics[i]
-		l := decide(t, opt)
-		name := textName(t.Name)
-		if l.topic {
-			ln.s("TOPIC ").s(name).s(" ").hz(t.PubInter).end()
+	for i := range w.Topics { // the kinds and their order: kinds.go
+		r := topicText{ln: ln, t: &w.Topics[i], name: textName(w.Topics[i].Name), l: decide(&w.Topics[i], opt)}
+		for _, k := range topicKinds {
+			k.topic(&r)
 		}
-		if l.pub {
-			ln.s("PUB ").s(name).s(" inter=").hz(t.PubInter).s(" intra=").hz(t.PubIntra).end()
-		}
-		if l.pubGap {
-			fmt.Fprintf(&b, "JITTER %s pub max_dt_ms=%s\n", name, ms(t.PubGap.MaxDtMs()))
-			periodLine(&b, name, "pub", &t.PubGap)
-		}
-		if l.recv {
-			ln.s("RECV ").s(name).s(" inter=").hz(t.RecvInter).s(" intra=").hz(t.RecvIntra).end()
-		}
-		if l.recvGap {
-			fmt.Fprintf(&b, "JITTER %s recv max_dt_ms=%s\n", name, ms(t.RecvGap.MaxDtMs()))
-			periodLine(&b, name, "recv", &t.RecvGap)
-		}
-		if l.latency {
-			g := &t.Latency
-			fmt.Fprintf(&b, "LATENCY %s n=%d mean_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s max_ms=%s\n",
-				name, g.N, ms(g.MeanMs), ms(g.P50Ms), ms(g.P90Ms), ms(g.P99Ms), ms(g.MaxMs))
-		}
-		if l.loss {
-			fmt.Fprintf(&b, "LOSS %s published=%d judged=%d worst_pct=%s node=%s pid=%d\n",
-				name, t.Published, t.Loss.Judged, pct(t.Loss.WorstPct), dash(t.Loss.Node), t.Loss.Pid)
-		}
-		bytesLine(ln, name, "pub", &t.PubBytes)
-		bytesLine(ln, name, "recv", &t.RecvBytes)
-		endpointLines(ln, name, t)
 	}
+	for _, k := range windowKinds {
+		if k.win != nil {
+			k.win(ln, w, opt)
+		}
+	}
+	b.WriteString("\n")
+	return []byte(b.String())
+}
+
+func writeTopicLine(r *topicText) {
+	if r.l.topic {
+		r.ln.s("TOPIC ").s(r.name).s(" ").hz(r.t.PubInter).end()
+	}
+}
+
+func writePubLine(r *topicText) {
+	if r.l.pub {
+		r.ln.s("PUB ").s(r.name).s(" inter=").hz(r.t.PubInter).s(" intra=").hz(r.t.PubIntra).end()
+	}
+}
+
+func writeRecvLine(r *topicText) {
+	if r.l.recv {
+		r.ln.s("RECV ").s(r.name).s(" inter=").hz(r.t.RecvInter).s(" intra=").hz(r.t.RecvIntra).end()
+	}
+}
+
+// jitterOf writes a side's longest gap between messages.
+func jitterOf(side string) func(r *topicText) {
+	return func(r *topicText) {
+		if g, ok := r.gap(side); ok {
+			fmt.Fprintf(r.ln.b, "JITTER %s %s max_dt_ms=%s\n", r.name, side, ms(g.MaxDtMs()))
+		}
+	}
+}
+
+// periodOf writes a side's period statistics (a new line kind).
+func periodOf(side string) func(r *topicText) {
+	return func(r *topicText) {
+		if g, ok := r.gap(side); ok {
+			fmt.Fprintf(r.ln.b, "PERIOD %s %s n=%d mean_ms=%s stddev_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s silent_ms=%s\n",
+				r.name, side, g.N, ms(g.MeanMs), ms(g.StddevMs), ms(g.P50Ms), ms(g.P90Ms), ms(g.P99Ms), ms(g.OpenMs))
+		}
+	}
+}
+
+// gap is a side's gap statistics, when this window writes them.
+func (r *topicText) gap(side string) (*window.GapStats, bool) {
+	if side == "pub" {
+		return &r.t.PubGap, r.l.pubGap
+	}
+	return &r.t.RecvGap, r.l.recvGap
+}
+
+func writeLatencyLine(r *topicText) {
+	if r.l.latency {
+		g := &r.t.Latency
+		fmt.Fprintf(r.ln.b, "LATENCY %s n=%d mean_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s max_ms=%s\n",
+			r.name, g.N, ms(g.MeanMs), ms(g.P50Ms), ms(g.P90Ms), ms(g.P99Ms), ms(g.MaxMs))
+	}
+}
+
+func writeLossLine(r *topicText) {
+	if r.l.loss {
+		t := r.t
+		fmt.Fprintf(r.ln.b, "LOSS %s published=%d judged=%d worst_pct=%s node=%s pid=%d\n",
+			r.name, t.Published, t.Loss.Judged, pct(t.Loss.WorstPct), dash(t.Loss.Node), t.Loss.Pid)
+	}
+}
+
+func writeTimerLines(ln *line, w *window.Window, _ Options) {
 	for _, tm := range w.Timers {
 		ln.s("TIMER ").s(textName(tm.Node)).s(" timer=").i(tm.Ordinal).s(" period_ms=").ms(tm.PeriodMs).s(" hz=").hz(tm.Hz).s(" pid=").i(tm.Pid)
 		if tm.LateKnown {
@@ -117,6 +160,9 @@ func renderText(w *window.Window, opt Options) []byte {
 		}
 		ln.end()
 	}
+}
+
+func writeCallbackLines(ln *line, w *window.Window, _ Options) {
 	for _, c := range w.Callbacks {
 		ln.s("CALLBACK ").s(dash(c.Node)).s(" ").s(c.Kind).s(" name=").s(dash(c.Name))
 		if c.Kind == "timer" {
@@ -134,6 +180,9 @@ func renderText(w *window.Window, opt Options) []byte {
 		}
 		ln.s(" pid=").i(c.Pid).end()
 	}
+}
+
+func writeBusyLines(ln *line, w *window.Window, _ Options) {
 	for _, n := range w.Busy {
 		ln.s("BUSY ").s(textName(n.Node))
 		if n.Measured || n.FromWait {
@@ -146,6 +195,9 @@ func renderText(w *window.Window, opt Options) []byte {
 		}
 		ln.end()
 	}
+}
+
+func writeThreadLines(ln *line, w *window.Window, _ Options) {
 	for _, t := range w.Threads {
 		ln.s("THREAD pid=").i(t.Pid).s(" tid=").i(t.Tid).s(" name=").s(dash(t.Name)).s(" node=").s(dash(t.Node)).
 			s(" busy_pct=").ms(t.BusyPct).s(" callbacks=").u(t.Callbacks)
@@ -154,48 +206,60 @@ func renderText(w *window.Window, opt Options) []byte {
 		}
 		ln.end()
 	}
-	for i := range w.Calls { // service calls (ABI 1.6)
+}
+
+func writeCallLines(ln *line, w *window.Window, _ Options) {
+	b := ln.b
+	for i := range w.Calls {
 		c := &w.Calls[i]
-		fmt.Fprintf(&b, "CALL %s side=%s node=%s pid=%d alive=%s started=%d answered=%d hz=%s evicted=%d unmatched=%d",
+		fmt.Fprintf(b, "CALL %s side=%s node=%s pid=%d alive=%s started=%d answered=%d hz=%s evicted=%d unmatched=%d",
 			textName(c.Name), c.Side(), dash(c.Node), c.Pid, bit(c.Alive), c.Started, c.Answered, hz(c.Hz), c.Evicted, c.Unmatched)
 		if c.Client {
-			fmt.Fprintf(&b, " has_server=%s", bit(c.HasServer))
+			fmt.Fprintf(b, " has_server=%s", bit(c.HasServer))
 		}
 		d := &c.Time
-		fmt.Fprintf(&b, " n=%d sum_ms=%s mean_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s max_ms=%s hist=%s open=%s",
+		fmt.Fprintf(b, " n=%d sum_ms=%s mean_ms=%s p50_ms=%s p90_ms=%s p99_ms=%s max_ms=%s hist=%s open=%s",
 			d.N, ms(d.SumMs), ms(d.MeanMs), ms(d.P50Ms), ms(d.P90Ms), ms(d.P99Ms), ms(d.MaxMs), histText(c.Hist), openText(c.Open))
 		if c.FailKnown { // ABI 1.8, servers: last, so readers from before it still parse the line
-			fmt.Fprintf(&b, " send_failed=%d", c.SendFailed)
+			fmt.Fprintf(b, " send_failed=%d", c.SendFailed)
 		}
 		b.WriteByte('\n')
 	}
-	for i := range w.Links { // latency links and end-to-end paths (ABI 1.9): paths.go
-		linkText(&b, &w.Links[i])
-	}
-	for i := range w.Paths {
-		pathText(&b, &w.Paths[i])
-	}
-	for _, u := range w.Unmatched { // why a publisher or subscription meets nobody (ABI 1.5)
-		fmt.Fprintf(&b, "UNMATCHED %s side=%s node=%s pid=%d reason=%s level=%s silent=%s detail=%s fix=%s peers=%s\n",
+}
+
+func writeUnmatchedLines(ln *line, w *window.Window, _ Options) {
+	for _, u := range w.Unmatched {
+		fmt.Fprintf(ln.b, "UNMATCHED %s side=%s node=%s pid=%d reason=%s level=%s silent=%s detail=%s fix=%s peers=%s\n",
 			textName(u.Topic), side(u.Pub), dash(u.Node), u.Pid, dash(u.Reason), level(u.Error), bit(u.Silent),
 			dash(u.Detail), dash(u.Fix), dash(strings.Join(u.Peers, ";")))
 	}
+}
+
+func writeNodeLines(ln *line, w *window.Window, _ Options) {
 	for _, n := range w.Nodes {
 		ln.s("NODE ").s(textName(n)).end()
 	}
+}
+
+func writeProcLines(ln *line, w *window.Window, _ Options) {
 	for _, p := range w.Procs {
-		fmt.Fprintf(&b, "PROC pid=%d state=%s nodes=%s exe=%s\n", p.Pid, p.State(), textName(p.NodeNames()), textName(p.Exe))
+		fmt.Fprintf(ln.b, "PROC pid=%d state=%s nodes=%s exe=%s\n", p.Pid, p.State(), textName(p.NodeNames()), textName(p.Exe))
 	}
-	for _, p := range w.Procs { // a full segment, in every window: its entities beyond the table are not counted
+}
+
+// writeFullLines: a full segment, in every window: its entities beyond the table are not counted.
+func writeFullLines(ln *line, w *window.Window, _ Options) {
+	for _, p := range w.Procs {
 		if p.Dropped > 0 {
-			fmt.Fprintf(&b, "FULL pid=%d dropped_endpoints=%d\n", p.Pid, p.Dropped)
+			fmt.Fprintf(ln.b, "FULL pid=%d dropped_endpoints=%d\n", p.Pid, p.Dropped)
 		}
 	}
+}
+
+func writeWarnLines(ln *line, _ *window.Window, opt Options) {
 	for _, line := range WarnLines(opt.Warns) {
-		b.WriteString(line + "\n")
+		ln.b.WriteString(line + "\n")
 	}
-	b.WriteString("\n")
-	return []byte(b.String())
 }
 
 // textSize is about the size of w in text: a little more, usually.
