@@ -21,6 +21,7 @@ distro_num = $(if $(filter humble,$1),1,$(if $(filter jazzy,$1),2,3))
 PULSE_LIB   := $(LIB)/libros2_pulse.so
 NULL_LIB    := $(LIB)/libros2_pulse_null.so
 FAULT_LIB   := $(LIB)/fault/libros2_pulse.so
+TICKS_LIB   := $(LIB)/ticks/libros2_pulse.so
 SIM_LIBS    := $(foreach d,$(DISTROS),$(LIB)/sim/$(d)/libtracetools.so $(LIB)/sim/$(d)/librcl.so $(LIB)/sim/$(d)/librosidl_runtime_c.so \
                  $(LIB)/sim/$(d)/libsim_msgs__rosidl_typesupport_introspection_c.so $(LIB)/sim/$(d)/libsim_msgs__rosidl_typesupport_introspection_cpp.so)
 SIMGRAPH    := $(BIN)/simgraph
@@ -35,7 +36,7 @@ PULSE       := $(BIN)/pulse
 HAVE_DDS := $(shell pkg-config --exists CycloneDDS 2>/dev/null && command -v idlc >/dev/null && echo yes)
 build: probe sim pulse $(if $(HAVE_DDS),bridge)
 
-probe: $(PULSE_LIB) $(NULL_LIB) $(FAULT_LIB) $(ABI_DUMP)
+probe: $(PULSE_LIB) $(NULL_LIB) $(FAULT_LIB) $(TICKS_LIB) $(ABI_DUMP)
 sim: $(SIM_LIBS) $(SIMGRAPH)
 pulse: $(PULSE)
 
@@ -49,6 +50,14 @@ $(PULSE_LIB): $(PROBE_SRC) $(PROBE_HDR) probe/exports.map
 $(FAULT_LIB): $(PROBE_SRC) $(PROBE_HDR) probe/exports.map
 	@mkdir -p $(@D)
 	$(CC) $(PROBE_CFLAGS) -DRP_FAULT_DROP_EVERY=100 -shared -Wl,--version-script=probe/exports.map -o $@ $(PROBE_SRC) -ldl -lpthread
+
+# A benchmark's probe: the CPU's counter read as the clock whatever the kernel's clocksource
+# (RP_BENCH_TRUST_TICKS), so that a VM on kvm-clock can measure the path a host on the TSC
+# runs (bench/hotpath/ticks.sh, docs/PERFORMANCE.md §23). Its times are only as good as
+# that VM's counter. Never installed or packaged.
+$(TICKS_LIB): $(PROBE_SRC) $(PROBE_HDR) probe/exports.map
+	@mkdir -p $(@D)
+	$(CC) $(PROBE_CFLAGS) -DRP_BENCH_TRUST_TICKS -shared -Wl,--version-script=probe/exports.map -o $@ $(PROBE_SRC) -ldl -lpthread
 
 # A dev tool, not the probe: records the tracetools, rcl and symbol-helper calls a real ROS 2 Humble
 # process makes (tools/calltrace, docs/real-traces/README.md). Never installed or packaged.
