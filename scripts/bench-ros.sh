@@ -14,7 +14,8 @@
 # BENCH_ROS_WHAT picks "instructions", "farm" or both (the default),
 # BENCH_ROS_TRIALS (20) and BENCH_ROS_DURATION (14s) size the farm, BENCH_ROS_ARMS
 # narrows its arms (none,null,probe_untimed,probe),
-# BENCH_ROS_OUT (docs/perf) receives the CSV and PNG files.
+# BENCH_ROS_OUT (docs/perf) receives the CSV and PNG files, BENCH_ROS_KEEP
+# keeps the callgrind profiles there (a directory per RMW) for callgrind_annotate.
 # Run it on a quiet machine: the farm's arms are judged by their CPU.
 set -euo pipefail
 short=0
@@ -40,7 +41,7 @@ for rmw in "${rmws[@]}"; do
   (set +u && source "$prefix/setup.bash" && set -u && cd "$root" &&
     if [[ $what == *instructions* ]]; then
       "$build/bin/pulse" bench ros-instructions --ws "$ws/install" --rmw "$rmw" --tag "$tag" --out "$out" \
-        --farm "${BENCH_ROS_FARM_SCALE:-0.05}"
+        --farm "${BENCH_ROS_FARM_SCALE:-0.05}" ${BENCH_ROS_KEEP:+--keep "$BENCH_ROS_KEEP/$tag"}
     fi &&
     if [[ $what == *farm* ]]; then
       "$build/bin/pulse" bench ros-farm --ws "$ws/install" --rmw "$rmw" --tag "$tag" --out "$out" \

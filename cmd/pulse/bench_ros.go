@@ -65,7 +65,7 @@ func benchROSFarmCmd(out *string) *cobra.Command {
 // listener, a server and a client, as real ROS 2 nodes under callgrind, once
 // per arm: the instructions each probe hook spends per event.
 func benchROSInstrCmd(out *string) *cobra.Command {
-	var ws, rmw, tag string
+	var ws, rmw, tag, keep string
 	var domain int
 	var duration time.Duration
 	var armNames []string
@@ -84,7 +84,7 @@ func benchROSInstrCmd(out *string) *cobra.Command {
 				return err
 			}
 			o := bench.ROSInstrOptions{Node: node, Valgrind: vg, RMW: rmw, Arms: arms, Order: order,
-				Duration: duration, Domain: domain, FarmScale: farmScale, Log: os.Stderr}
+				Duration: duration, Domain: domain, FarmScale: farmScale, Keep: keep, Log: os.Stderr}
 			rows, events, err := bench.RunROSInstructions(o)
 			if err != nil {
 				return err
@@ -97,6 +97,7 @@ func benchROSInstrCmd(out *string) *cobra.Command {
 	c.Flags().StringVar(&rmw, "rmw", "rmw_cyclonedds_cpp", "RMW_IMPLEMENTATION")
 	c.Flags().StringVar(&tag, "tag", "ros", "names the output file: ros_instructions_<tag>.csv")
 	c.Flags().IntVar(&domain, "domain", 58, "the nodes' own ROS_DOMAIN_ID")
+	c.Flags().StringVar(&keep, "keep", "", "keep every run's callgrind profiles in this directory (for callgrind_annotate)")
 	c.Flags().Float64Var(&farmScale, "farm", 0, "also run the stress farm at this fraction of its rates, with the cache simulation (e.g. 0.05; 0: not)")
 	c.Flags().DurationVar(&duration, "duration", 8*time.Second, "how long the second node of each pair runs")
 	c.Flags().StringSliceVar(&armNames, "arms", []string{"none", "null", "probe_untimed", "probe"}, "arms to run, none among them")

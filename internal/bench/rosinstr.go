@@ -27,7 +27,11 @@ type ROSInstrOptions struct {
 	// under callgrind with its cache simulation: the probe's share of the
 	// whole farm's instructions and misses
 	FarmScale float64
-	Log       io.Writer
+	// Keep, when set, is where every run's callgrind profiles stay (a
+	// directory per scenario and arm, the farm's as farm-<arm>), for
+	// callgrind_annotate; otherwise they are removed with the run.
+	Keep string
+	Log  io.Writer
 }
 
 // InstrRow is one hook of one process in one arm: its calls and the
@@ -76,14 +80,21 @@ func RunROSInstructions(o ROSInstrOptions) ([]InstrRow, []InstrEvent, error) {
 		return nil, nil, err
 	}
 	defer os.RemoveAll(work)
+	if o.Keep != "" {
+		work = o.Keep
+	}
 	var rows []InstrRow
 	events := map[string]map[string]float64{}
 	for _, sc := range instrScenarios {
 		for _, arm := range o.Order {
-			got, ev, err := instrRun(o, sc.name, sc.procs, arm, work)
+			dir := filepath.Join(work, sc.name+"-"+arm)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return rows, nil, err
+			}
+			got, ev, err := instrRun(o, sc.name, sc.procs, arm, dir)
 			for try := 2; errors.Is(err, errUnmatchedRun) && try <= instrTries; try++ {
 				fmt.Fprintf(o.Log, "%v: run again (%d of %d)\n", err, try, instrTries)
-				got, ev, err = instrRun(o, sc.name, sc.procs, arm, work)
+				got, ev, err = instrRun(o, sc.name, sc.procs, arm, dir)
 			}
 			if err != nil {
 				return rows, nil, err
@@ -284,7 +295,7 @@ const (
 // simulation, at o.FarmScale of its rates, and sums their profiles.
 func instrFarm(o ROSInstrOptions, procs [][]string, arm, work string) (map[string]float64, error) {
 	what := "instructions farm arm " + arm
-	dir := filepath.Join(work, "farm")
+	dir := filepath.Join(work, "farm-"+arm)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
