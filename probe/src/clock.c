@@ -123,4 +123,3 @@ RP_HOT uint64_t rp_gap_clock_ns(void)
     return rp_clock_slow(t) | RP_CLOCK_ANCHORED; /* what now_ns would have returned */
 }
 
-uint64_t rp_now_ns(void) { return rp_clock_ns(); }

@@ -252,9 +252,6 @@ uint64_t rp_gap_clock_ns(void) RP_HIDDEN;
  * thread; gap_now: its gap's rp_gap_clock_ns reading, or 0. */
 void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now, bool is_intra) RP_HIDDEN;
 
-/* clock.c: CLOCK_MONOTONIC ns from this thread's clock (the tick counter when calibrated); rp_clock_ns inline. */
-uint64_t rp_now_ns(void) RP_HIDDEN;
-
 /* ---------------------------------------------------------------- links.c (design note 0032)
  *
  * A callback's input: the message it was started for, kept in its frame of

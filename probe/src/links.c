@@ -69,7 +69,7 @@ void rp_link_take(uint64_t ep, int64_t source_ns, bool rclpy)
         return;
     }
     tls_links.py = (struct rp_link_input){(uint32_t)ep, 0, source_ns};
-    tls_links.py_take_ns = rp_now_ns();
+    tls_links.py_take_ns = rp_clock_ns();
     rp_link_tls.armed = RP_LINK_ARMED_PY;
 }
 
@@ -106,7 +106,7 @@ EXPORT void ros_trace_rclcpp_ring_buffer_enqueue(const void *buffer, const uint6
         uint64_t key = intra_key(buffer, index);
         __typeof__(g_intra_stamps[0]) *e = &g_intra_stamps[(key >> 20) % INTRA_STAMPS];
         atomic_store_explicit(&e->key, 0, memory_order_relaxed);
-        atomic_store_explicit(&e->stamp, realtime_at(rp_now_ns()), memory_order_release);
+        atomic_store_explicit(&e->stamp, realtime_at(rp_clock_ns()), memory_order_release);
         atomic_store_explicit(&e->key, key, memory_order_release);
     }
     RP_FORWARD(rclcpp_ring_buffer_enqueue, (const void *, const uint64_t, const uint64_t, const bool),
@@ -361,7 +361,7 @@ static void link_sampled(uint32_t out, uint64_t start)
         if (l == NULL)
             continue;
         if (now == 0) {
-            now = rp_now_ns();
+            now = rp_clock_ns();
             real = realtime_at(now);
         }
         uint64_t age = age_of(real, si->latest_ns), worst = age_of(real, si->first_ns);
@@ -402,6 +402,6 @@ void rp_link_publish(uint64_t pub_ep, unsigned counter_slot)
     struct rp_link *l = link_for(in->ep, (uint32_t)pub_ep, RP_LINK_MESSAGE, flags, h != NULL ? &h->link : NULL);
     if (l == NULL)
         return;
-    uint64_t now = rp_now_ns();
+    uint64_t now = rp_clock_ns();
     add_link(l, now > start ? now - start : 0, age_of(realtime_at(now), in->source_ns), 0);
 }
