@@ -20,8 +20,9 @@ for ((p = 0; p < pairs; p++)); do
         order="0 1"
         ((p % 2)) && order="1 0"
         for j in $order; do
-            # 20,000 endpoints: the 2-thread and 1,024-endpoint shapes must not run out of slots
-            LD_LIBRARY_PATH=$lib ROS_PULSE_DIR=$dir ROS_TOPIC_STATS_QUIET=1 ROS_PULSE_MAX_ENDPOINTS=20000 \
+            # 60,000 endpoints: every shape of one process must have its slots (each harness endpoint
+            # registers several entities; at 20,000 the last shape, 2 threads x 1,024, lost 7,675)
+            LD_LIBRARY_PATH=$lib ROS_PULSE_DIR=$dir ROS_TOPIC_STATS_QUIET=1 ROS_PULSE_MAX_ENDPOINTS=60000 \
                 ROS_TOPIC_STATS_JITTER=$j "$hotpath" --legs none,probe --threads ${GAP_THREADS:-1,2} --endpoints ${GAP_ENDPOINTS:-1,1024} \
                 --msgs 4000000 --reps 3 | awk -F, -v n="$name" -v j="$j" 'NR > 1 { print n "," j "," $0 }'
             rm -f "$dir"/*.pulse
