@@ -122,4 +122,3 @@ RP_HOT uint64_t rp_gap_clock_ns(void)
         return LIKELY(rp_tls_line.anchor_clean) ? ns | RP_CLOCK_ANCHORED : rp_mono_ns() & ~RP_CLOCK_ANCHORED;
     return rp_clock_slow(t) | RP_CLOCK_ANCHORED; /* what now_ns would have returned */
 }
-
