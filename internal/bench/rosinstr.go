@@ -75,13 +75,14 @@ const instrTries = 3
 // RunROSInstructions runs each scenario once per arm under callgrind and
 // reads every process's profile.
 func RunROSInstructions(o ROSInstrOptions) ([]InstrRow, []InstrEvent, error) {
-	work, err := os.MkdirTemp("", "pulse-bench-rosinstr-")
-	if err != nil {
-		return nil, nil, err
-	}
-	defer os.RemoveAll(work)
-	if o.Keep != "" {
-		work = o.Keep
+	work := o.Keep
+	if work == "" {
+		tmp, err := os.MkdirTemp("", "pulse-bench-rosinstr-")
+		if err != nil {
+			return nil, nil, err
+		}
+		defer os.RemoveAll(tmp)
+		work = tmp
 	}
 	var rows []InstrRow
 	events := map[string]map[string]float64{}
