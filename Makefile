@@ -54,8 +54,8 @@ $(FAULT_LIB): $(PROBE_SRC) $(PROBE_HDR) probe/exports.map
 # A benchmark's probe: the CPU's counter read as the clock whatever the kernel's clocksource
 # (RP_BENCH_TRUST_TICKS), so that a VM on kvm-clock can measure the path a host on the TSC
 # runs (gap_pairs.sh ticks=build/lib/ticks, LD_LIBRARY_PATH for pulse bench links;
-# docs/PERFORMANCE.md §23). Its times are only as good as
-# that VM's counter. Never installed or packaged.
+# docs/PERFORMANCE.md §23). Its times are only as good as that VM's counter.
+# Never installed or packaged.
 $(TICKS_LIB): $(PROBE_SRC) $(PROBE_HDR) probe/exports.map
 	@mkdir -p $(@D)
 	$(CC) $(PROBE_CFLAGS) -DRP_BENCH_TRUST_TICKS -shared -Wl,--version-script=probe/exports.map -o $@ $(PROBE_SRC) -ldl -lpthread
