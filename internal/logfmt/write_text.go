@@ -75,7 +75,9 @@ func renderText(w *window.Window, opt Options) []byte {
 		b.WriteString(" detail=1")
 	}
 	b.WriteByte('\n')
-	var r topicText // one for every topic: the rows are called indirectly, so it lives on the heap
+	// One topicText for every topic: the rows are called through function
+	// values, so it escapes to the heap, once a window rather than once a topic.
+	var r topicText
 	for i := range w.Topics { // the kinds and their order: kinds.go
 		r = topicText{ln: ln, t: &w.Topics[i], name: textName(w.Topics[i].Name), l: decide(&w.Topics[i], opt)}
 		for _, k := range topicKinds {
