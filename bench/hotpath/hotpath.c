@@ -2,7 +2,7 @@
  * bench/hotpath: the counting path alone, leg by leg, in one run.
  *
  *   hotpath [--legs a,b,...] [--threads 1,2,8] [--endpoints 1,4,64,1024]
- *           [--msgs N] [--reps R]
+ *           [--msgs N] [--reps R] [--pin 1]
  *
  * Legs:
  *   floor      a relaxed atomic increment of a fixed per-thread counter
@@ -37,11 +37,15 @@
  * Output: CSV lines "leg,threads,endpoints,cpu_ns_per_msg", where
  * cpu_ns_per_msg = total thread CPU time / total messages (never wall time
  * over all threads' messages). Legs are interleaved and repeated: each
- * repetition runs every leg once, in a rotated order.
+ * repetition runs every leg once, in a rotated order. --pin 1 binds
+ * worker thread t to the t-th CPU this process may run on (modulo their
+ * count): a thread that migrates mid-leg pays cold caches in one arm and
+ * not the other, which on a 2-vCPU VM is most of a paired run's noise.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -192,11 +196,11 @@ static void leg_tls256(const void *handle, const struct endpoint *unused)
 /* ------------------------------------------------------------ legs */
 
 enum leg_id { L_FLOOR, L_PLAIN, L_OLD, L_TLS1, L_TLS256, L_NONE, L_PROBE, L_PROBE_CB, L_PROBE_TAKE, L_PROBE_TAKE_CPP,
-              L_NONE_PAIR, L_PROBE_CB_PAIR, L_NULL_PAIR, L_NONE_SRV, L_PROBE_SRV, L_NONE_CLI, L_PROBE_CLI, L_PROBE_RELAY, L_PROBE_TAKE_CB, L_PROBE_INTRA, L_PROBE_TIMER_PUB, L_PROBE_FIXED, L_PROBE_SIZED, L_COUNT };
+              L_NONE_PAIR, L_PROBE_CB_PAIR, L_NULL_PAIR, L_NONE_SRV, L_PROBE_SRV, L_NONE_CLI, L_PROBE_CLI, L_PROBE_RELAY, L_PROBE_TAKE_CB, L_PROBE_INTRA, L_PROBE_TIMER_PUB, L_PROBE_TIMER_CB, L_PROBE_FIXED, L_PROBE_SIZED, L_COUNT };
 static const char *const leg_names[L_COUNT] = {"floor", "plain", "old", "tls1", "tls256", "none", "probe", "probe_cb",
                                                "probe_take", "probe_take_cpp", "none_pair", "probe_cb_pair", "null_pair",
                                                "none_srv", "probe_srv", "none_cli", "probe_cli", "probe_relay", "probe_take_cb",
-                                               "probe_intra", "probe_timer_pub", "probe_fixed", "probe_sized"};
+                                               "probe_intra", "probe_timer_pub", "probe_timer_cb", "probe_fixed", "probe_sized"};
 
 /* librcl's own service calls (the stand-in's), for the none_* legs; the probe's are the linked symbols */
 static rp_rcl_take_request_with_info_fn librcl_take_request;
@@ -315,15 +319,20 @@ static void *worker(void *arg)
         LOOP(ros_trace_rclcpp_intra_publish(s->handles + e * STRIDE, msg);
              ros_trace_rclcpp_ring_buffer_enqueue(s->callbacks + e * STRIDE, (uint64_t)i % 10, 1, false));
         break;
-    case L_PROBE_TIMER_PUB: { /* a timer callback that publishes, its node's subscriptions having taken a message (rule 3) */
+    case L_PROBE_TIMER_PUB: /* a timer callback that publishes, its node's subscriptions having taken a message (rule 3) */
+    case L_PROBE_TIMER_CB: { /* the same callback without the publish: the sampling's share, the publish's by difference */
         for (int e = 0; e < s->n; e++) {
             ros_trace_rmw_take(s->rmw_cpp + e * STRIDE, msg, 1, true);
             ros_trace_callback_start(s->callbacks + e * STRIDE, false);
             ros_trace_callback_end(s->callbacks + e * STRIDE);
         }
         char *tcb = s->callbacks + (size_t)s->n * STRIDE;
-        LOOP(ros_trace_callback_start(tcb + e * STRIDE, false); ros_trace_rcl_publish(s->outs + e * STRIDE, msg);
-             ros_trace_callback_end(tcb + e * STRIDE));
+        if (j->leg == L_PROBE_TIMER_PUB) {
+            LOOP(ros_trace_callback_start(tcb + e * STRIDE, false); ros_trace_rcl_publish(s->outs + e * STRIDE, msg);
+                 ros_trace_callback_end(tcb + e * STRIDE));
+        } else {
+            LOOP(ros_trace_callback_start(tcb + e * STRIDE, false); ros_trace_callback_end(tcb + e * STRIDE));
+        }
         break;
     }
     case L_PROBE_RELAY: /* a pipeline node's message: taken, its callback publishes on, ends (issue 47's links) */
@@ -346,13 +355,37 @@ static void *worker(void *arg)
     return NULL;
 }
 
+static bool pin_threads;
+
+/* Binds a thread created with attr to the t-th CPU of this process's affinity set (modulo its size). */
+static void pin(pthread_attr_t *attr, int t)
+{
+    cpu_set_t allowed, one;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) == 0)
+        return;
+    int want = t % CPU_COUNT(&allowed);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, &allowed) && want-- == 0) {
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            pthread_attr_setaffinity_np(attr, sizeof one, &one);
+            return;
+        }
+    }
+}
+
 static double run_leg(int leg, int threads, long msgs)
 {
     pthread_t th[MAX_THREADS];
     struct job jobs[MAX_THREADS];
     for (int t = 0; t < threads; t++) {
         jobs[t] = (struct job){leg, t, msgs, 0};
-        pthread_create(&th[t], NULL, worker, &jobs[t]);
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        if (pin_threads)
+            pin(&attr, t);
+        pthread_create(&th[t], &attr, worker, &jobs[t]);
+        pthread_attr_destroy(&attr);
     }
     double total = 0;
     for (int t = 0; t < threads; t++) {
@@ -514,6 +547,8 @@ int main(int argc, char **argv)
             msgs = atol(argv[i + 1]);
         else if (strcmp(argv[i], "--reps") == 0)
             reps = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--pin") == 0)
+            pin_threads = atoi(argv[i + 1]) != 0;
         else if (strcmp(argv[i], "--legs") == 0) {
             /* exact names: "probe" is a prefix of "probe_cb" and "probe_take" of "probe_take_cpp" */
             char buf[256], want[64];
@@ -523,7 +558,7 @@ int main(int argc, char **argv)
                 legs_on[l] = strstr(buf, want) != NULL;
             }
         } else {
-            fprintf(stderr, "usage: hotpath [--legs L,..] [--threads N,..] [--endpoints N,..] [--msgs N] [--reps R]\n");
+            fprintf(stderr, "usage: hotpath [--legs L,..] [--threads N,..] [--endpoints N,..] [--msgs N] [--reps R] [--pin 1]\n");
             return 2;
         }
     }

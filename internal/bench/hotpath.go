@@ -21,7 +21,8 @@ var HotpathLegs = []string{"floor", "plain", "old", "tls1", "tls256", "none", "p
 	"none_srv", "probe_srv", "srv_added", "none_cli", "probe_cli", "cli_added",
 	"probe_relay", "probe_take_cb", // a relayed message and its callback alone: what pulse bench links compares with links on
 	"probe_intra",     // an intra-process publish outside callbacks with its ring buffer enqueue
-	"probe_timer_pub"} // a timer callback that publishes, its node's subscription having taken a message
+	"probe_timer_pub", // a timer callback that publishes, its node's subscription having taken a message
+	"probe_timer_cb"}  // the same timer callback without its publish
 
 // addedLegs are paired differences, repetition by repetition: what the
 // probe's wrappers add to one service call (two rcl functions) on each side.
@@ -35,6 +36,7 @@ type HotpathOptions struct {
 	Msgs      int64 // per thread per repetition
 	Reps      int
 	Valgrind  string // path of valgrind; "" skips instruction counts
+	Pin       bool   // bind each worker thread to its own CPU (hotpath --pin 1)
 	Log       io.Writer
 }
 
@@ -151,6 +153,9 @@ func runHotpathShape(o HotpathOptions, dir string, threads, endpoints int, legs 
 		"--msgs", strconv.FormatInt(o.Msgs, 10), "--reps", strconv.Itoa(o.Reps)}
 	if legs != "" {
 		args = append(args, "--legs", legs)
+	}
+	if o.Pin {
+		args = append(args, "--pin", "1")
 	}
 	cmd := exec.Command(o.Binary, args...)
 	cmd.Env = hotpathEnv(dir, env...)

@@ -268,6 +268,7 @@ struct rp_link_tls {
     uint32_t armed;   /* the depth of the open callback whose frame has an input, RP_LINK_ARMED_PY, or 0 */
     uint32_t take_ep; /* the endpoint of this thread's last take not yet claimed by a callback_start; 0 none */
     int64_t take_source_ns;
+    uint32_t counted_ep; /* a publish the fast path counted while armed, for its slow half to link (index + 1); 0 none */
 };
 #define RP_LINK_ARMED_PY UINT32_MAX /* an rclpy take is open on this thread (rule 4) */
 #define RP_LINK_INTRA_TAKE UINT32_MAX /* take_ep: a ring buffer's dequeue, for the intra-process callback_start next (rule 5) */

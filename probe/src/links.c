@@ -97,7 +97,7 @@ static uint64_t intra_key(const void *buffer, uint64_t index)
     return k | 1u; /* never 0, the empty slot's key */
 }
 
-static int64_t realtime_at(uint64_t now);
+static inline int64_t realtime_at(uint64_t now);
 
 EXPORT void ros_trace_rclcpp_ring_buffer_enqueue(const void *buffer, const uint64_t index, const uint64_t size,
                                                  const bool overwritten)
@@ -211,16 +211,21 @@ static struct rp_link *link_for(uint32_t in, uint32_t out, uint16_t kind, uint16
     return &g_seg.links[c->link];
 }
 
-/* CLOCK_REALTIME at monotonic now, through this thread's offset. */
-static int64_t realtime_at(uint64_t now)
+/* This thread's CLOCK_REALTIME - CLOCK_MONOTONIC, read again once a second. */
+RP_COLD static void renew_offset(uint64_t now)
 {
-    if (__builtin_expect(now - tls_links.offset_read_ns >= OFFSET_RENEW_NS || tls_links.offset_read_ns == 0, 0)) {
-        struct timespec r, m;
-        clock_gettime(CLOCK_REALTIME, &r);
-        clock_gettime(CLOCK_MONOTONIC, &m);
-        tls_links.real_minus_mono = ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000 + (r.tv_nsec - m.tv_nsec);
-        tls_links.offset_read_ns = now;
-    }
+    struct timespec r, m;
+    clock_gettime(CLOCK_REALTIME, &r);
+    clock_gettime(CLOCK_MONOTONIC, &m);
+    tls_links.real_minus_mono = ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000 + (r.tv_nsec - m.tv_nsec);
+    tls_links.offset_read_ns = now;
+}
+
+/* CLOCK_REALTIME at monotonic now, through this thread's offset. */
+static inline int64_t realtime_at(uint64_t now)
+{
+    if (__builtin_expect(now - tls_links.offset_read_ns >= OFFSET_RENEW_NS || tls_links.offset_read_ns == 0, 0))
+        renew_offset(now);
     return (int64_t)now + tls_links.real_minus_mono;
 }
 
@@ -238,7 +243,8 @@ static struct {
     _Atomic int64_t latest_ns, first_ns;
 } g_inputs[SAMPLED_INPUTS];
 
-/* A timer's node's subscriptions (index + 1), resolved once per mapping generation. */
+/* A callback's sampled inputs, by endpoint: a timer's node's subscriptions (index + 1), none for
+ * any other callback; resolved once per mapping generation. */
 static struct {
     _Atomic uint32_t gen; /* g_hot.gen + 1 when resolved; 0: not yet */
     _Atomic uint32_t n;
@@ -262,10 +268,16 @@ static void sampled_consume(uint32_t ep, int64_t first_ns)
         atomic_store_explicit(&g_inputs[ep - 1].first_ns, 0, memory_order_relaxed);
 }
 
-RP_COLD static void resolve_sampler(uint32_t timer, uint32_t gen)
+/* Callback ep's sampled inputs: its node's subscriptions if it is a timer's, else none. */
+RP_COLD static void resolve_sampler(uint32_t ep, uint32_t gen)
 {
-    __typeof__(g_samplers[0]) *s = &g_samplers[timer - 1];
-    uint32_t node = atomic_load_explicit(&g_seg.endpoints[timer - 1].node_index, memory_order_relaxed);
+    __typeof__(g_samplers[0]) *s = &g_samplers[ep - 1];
+    if (g_seg.endpoints[ep - 1].kind != RP_KIND_TIMER) { /* a callback started without its input: it samples nothing */
+        atomic_store_explicit(&s->n, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->gen, gen + 1, memory_order_release);
+        return;
+    }
+    uint32_t node = atomic_load_explicit(&g_seg.endpoints[ep - 1].node_index, memory_order_relaxed);
     uint32_t n = 0;
     uint32_t count = atomic_load_explicit(&g_seg.header->endpoint_count, memory_order_acquire);
     for (uint32_t i = 0; i < count && i < g_seg.header->endpoint_capacity && n < SAMPLER_INPUTS; i++) {
@@ -282,7 +294,7 @@ RP_COLD static void resolve_sampler(uint32_t timer, uint32_t gen)
 struct rp_link_input rp_link_sampled_start(uint64_t ep)
 {
     struct rp_link_input none = {0, 0, 0};
-    if (ep - 1 >= SAMPLED_INPUTS || g_seg.endpoints[ep - 1].kind != RP_KIND_TIMER)
+    if (ep - 1 >= SAMPLED_INPUTS)
         return none;
     uint32_t gen = atomic_load_explicit(&g_hot.gen, memory_order_acquire);
     __typeof__(g_samplers[0]) *s = &g_samplers[ep - 1];
@@ -306,16 +318,17 @@ struct rp_link_input rp_link_sampled_start(uint64_t ep)
 /* A linked publish on the shared lane's record (age 0: none; worst 0: a message link's): atomic adds. */
 RP_COLD static void add_shared(struct rp_link *l, uint64_t own, uint64_t age, uint64_t worst)
 {
+    uint32_t age_bucket = rp_time_bucket(age);
     atomic_fetch_add_explicit(&l->own_sum_ns, own, memory_order_relaxed);
     if (age > 0) {
         atomic_fetch_add_explicit(&l->age_sum_ns, age, memory_order_relaxed);
-        atomic_fetch_add_explicit(&l->age_buckets[rp_time_bucket(age)], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&l->age_buckets[age_bucket], 1, memory_order_relaxed);
     } else {
         atomic_fetch_add_explicit(&l->unaged, 1, memory_order_relaxed);
     }
     if (worst > 0) {
         atomic_fetch_add_explicit(&l->worst_sum_ns, worst, memory_order_relaxed);
-        atomic_fetch_add_explicit(&l->worst_buckets[rp_time_bucket(worst)], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&l->worst_buckets[worst == age ? age_bucket : rp_time_bucket(worst)], 1, memory_order_relaxed);
     }
     atomic_fetch_add_explicit(&l->own_buckets[rp_time_bucket(own)], 1, memory_order_relaxed); /* the count: last */
 }
@@ -329,16 +342,17 @@ static void add_link(struct rp_link *l, uint64_t own, uint64_t age, uint64_t wor
     }
     /* One writer (this lane's thread): plain adds, published by relaxed stores. */
 #define ADD(field, v) atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + (v), memory_order_relaxed)
+    uint32_t age_bucket = rp_time_bucket(age);
     ADD(l->own_sum_ns, own);
     if (age > 0) {
         ADD(l->age_sum_ns, age);
-        ADD(l->age_buckets[rp_time_bucket(age)], 1u);
+        ADD(l->age_buckets[age_bucket], 1u);
     } else {
         ADD(l->unaged, 1u);
     }
-    if (worst > 0) {
+    if (worst > 0) { /* a sampled link's worst case is its age when its cycle had one message: one bucket */
         ADD(l->worst_sum_ns, worst);
-        ADD(l->worst_buckets[rp_time_bucket(worst)], 1u);
+        ADD(l->worst_buckets[worst == age ? age_bucket : rp_time_bucket(worst)], 1u);
     }
     ADD(l->own_buckets[rp_time_bucket(own)], 1u); /* the count: last */
 #undef ADD
