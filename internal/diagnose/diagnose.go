@@ -8,7 +8,6 @@ package diagnose
 
 import (
 	"fmt"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -271,6 +270,13 @@ func bursts(g *segment.Gap) uint64 {
 // topic (or of a near name) meets, and the pairs that meet with a warning.
 // Sorted by topic, then node.
 func Diagnose(scan *segment.Scan) []Finding {
+	var pubNear, subNear nearCache // one search per topic, not per endpoint
+	return diagnose(scan, &pubNear, &subNear)
+}
+
+// diagnose is Diagnose with the caches of near publisher and subscription
+// names it keeps across scans.
+func diagnose(scan *segment.Scan, pubNear, subNear *nearCache) []Finding {
 	eps := Endpoints(scan)
 	pubs, subs := map[string][]*Endpoint{}, map[string][]*Endpoint{}
 	for i := range eps {
@@ -284,13 +290,14 @@ func Diagnose(scan *segment.Scan) []Finding {
 	var out []Finding
 	pubMatched := map[*Endpoint]bool{}
 	pubErrs := map[*Endpoint][]Peer{}
-	pubNames, subNames := keys(pubs), keys(subs) // the candidates of near names
+	pubNear.use(keys(pubs)) // the candidates of near names
+	subNear.use(keys(subs))
 	for topic, ss := range subs {
 		ps := pubs[topic]
 		if len(ps) == 0 {
 			for _, s := range ss {
 				if s.Received == 0 {
-					if near := Near(topic, pubNames); len(near) > 0 {
+					if near := pubNear.of(topic); len(near) > 0 {
 						out = append(out, Finding{Endpoint: *s, Reason: NoPublisher, Error: true, Near: near, Silent: true,
 							Detail: "published here: " + strings.Join(near, ", "),
 							Fix:    "remap one side (" + topic + " vs " + near[0] + ") or fix its namespace"})
@@ -376,7 +383,7 @@ func Diagnose(scan *segment.Scan) []Finding {
 				continue
 			}
 			if len(subs[topic]) == 0 {
-				if near := Near(topic, subNames); len(near) > 0 {
+				if near := subNear.of(topic); len(near) > 0 {
 					out = append(out, Finding{Endpoint: *p, Reason: NoSubscriber, Near: near,
 						Detail: "subscribed here: " + strings.Join(near, ", "),
 						Fix:    "remap one side (" + topic + " vs " + near[0] + ") or fix its namespace"})
@@ -462,111 +469,13 @@ func keys(m map[string][]*Endpoint) []string {
 	return out
 }
 
-// Near returns the names among candidates one namespace, remap or typo away
-// from topic: the same last segment in another namespace, one name ending
-// the other at a '/', or an edit distance of at most 2 (names of 5 bytes or
-// more). Nearest first.
-func Near(topic string, candidates []string) []string {
-	type hit struct {
-		name string
-		d    int
-	}
-	var hits []hit
-	for _, c := range candidates {
-		if c == topic || window.IsBuiltin(c) {
-			continue
-		}
-		switch {
-		case path.Base(c) == path.Base(topic), strings.HasSuffix(c, topic) && strings.HasSuffix(c[:len(c)-len(topic)+1], "/"),
-			strings.HasSuffix(topic, c) && strings.HasSuffix(topic[:len(topic)-len(c)+1], "/"):
-		case len(topic) >= 5 && len(c) >= 5 && withinEdits(topic, c, 2):
-		default:
-			continue
-		}
-		hits = append(hits, hit{c, levenshtein(topic, c)})
-	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].d != hits[j].d {
-			return hits[i].d < hits[j].d
-		}
-		return hits[i].name < hits[j].name
-	})
-	out := make([]string, len(hits))
-	for i, h := range hits {
-		out[i] = h.name
-	}
-	return out
-}
-
-// withinEdits reports whether a and b are at most k edits apart, looking
-// only at the cells within k of the diagonal and stopping once a whole row
-// is over k: a robot's ~600 topic names make ~360,000 pairs a diagnosis,
-// nearly all of them far apart (issue 46: the full distance of every pair
-// was 60 % of pulse web's CPU on the robot graph).
-func withinEdits(a, b string, k int) bool {
-	if len(a)-len(b) > k || len(b)-len(a) > k {
-		return false
-	}
-	const far = 1 << 30
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		lo, hi := max(1, i-k), min(len(b), i+k)
-		best := far
-		if lo == 1 {
-			cur[0], best = i, i
-		} else {
-			cur[lo-1] = far // left of the band
-		}
-		for j := lo; j <= hi; j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			up := far
-			if j <= i-1+k { // prev[j] lies in the previous row's band
-				up = prev[j]
-			}
-			cur[j] = min(up+1, cur[j-1]+1, prev[j-1]+cost)
-			best = min(best, cur[j])
-		}
-		if hi < len(b) {
-			cur[hi+1] = far
-		}
-		if best > k {
-			return false
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)] <= k
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
 // Unmatched is Diagnose as the window's data (what a recorder puts in each
 // window and a log carries).
 func Unmatched(scan *segment.Scan) []window.Unmatched {
-	fs := Diagnose(scan)
+	return unmatchedOf(Diagnose(scan))
+}
+
+func unmatchedOf(fs []Finding) []window.Unmatched {
 	if len(fs) == 0 {
 		return nil
 	}
@@ -587,16 +496,17 @@ func Unmatched(scan *segment.Scan) []window.Unmatched {
 // learnt, or a subscription received its first message. A robot's graph
 // rarely changes, so a recorder's window costs one pass over the endpoints.
 type Memo struct {
-	fp   uint64
-	done bool
-	out  []window.Unmatched
+	fp               uint64
+	done             bool
+	out              []window.Unmatched
+	pubNear, subNear nearCache // near names, kept while the names are the same
 }
 
 // Unmatched is Unmatched(scan), from the memo when nothing it reads changed.
 func (m *Memo) Unmatched(scan *segment.Scan) []window.Unmatched {
 	fp := fingerprint(scan)
 	if !m.done || fp != m.fp {
-		m.fp, m.done, m.out = fp, true, Unmatched(scan)
+		m.fp, m.done, m.out = fp, true, unmatchedOf(diagnose(scan, &m.pubNear, &m.subNear))
 	}
 	return m.out
 }
