@@ -169,8 +169,10 @@ func secureExec(exe string) string {
 	return ""
 }
 
-// explainUnprobed says why a ROS process has no segment in dir.
-func explainUnprobed(proc string, t cpu.Target, dir string) NotProbed {
+// explainUnprobed says why a ROS process has no segment in dir. launches
+// keeps launchPreloads' answer per launch: a launch's nodes share it, and
+// each answer walks /proc (a robot's launch has a hundred nodes or more).
+func explainUnprobed(proc string, t cpu.Target, dir string, launches map[int]bool) NotProbed {
 	w := NotProbed{Pid: t.Pid, Name: t.Name}
 	pidDir := filepath.Join(proc, strconv.Itoa(t.Pid))
 	if maps, err := os.ReadFile(filepath.Join(pidDir, "maps")); err == nil && bytes.Contains(maps, []byte("libros2_pulse")) {
@@ -213,7 +215,12 @@ func explainUnprobed(proc string, t cpu.Target, dir string) NotProbed {
 			return w
 		}
 	}
-	if launchPreloads(proc, launch) {
+	preloads, known := launches[launch]
+	if !known {
+		preloads = launchPreloads(proc, launch)
+		launches[launch] = preloads
+	}
+	if preloads {
 		w.Reason, w.Problematic = whyEnvReplaced, true
 		w.Words = fmt.Sprintf("ros2 launch (pid %d) gives its nodes the probe, yet this node's LD_PRELOAD is %q: its launch action sets "+
 			"LD_PRELOAD itself (additional_env= or env=), replacing the probe; fix: put the probe first in that value", launch, env["LD_PRELOAD"])
@@ -228,8 +235,9 @@ func Unprobed(proc string, scan *segment.Scan, dir string) []NotProbed {
 		probed[s.Pid] = probed[s.Pid] || s.Alive
 	}
 	var out []NotProbed
+	launches := map[int]bool{}
 	for _, t := range cpu.Unprobed(proc, probed) {
-		out = append(out, explainUnprobed(proc, t, dir))
+		out = append(out, explainUnprobed(proc, t, dir, launches))
 	}
 	return out
 }
