@@ -44,7 +44,6 @@ static struct sizer *g_sizers;           /* [g_sizers_len], made with the first 
 static _Atomic uint32_t g_sizers_len;     /* published (release) after g_sizers and rp_bytes_mask */
 static uint32_t rp_bytes_mask;            /* RP_BYTES_EVERY - 1 */
 static pthread_once_t g_sizers_once = PTHREAD_ONCE_INIT;
-__thread uint32_t rp_bytes_serialized RP_HIDDEN;
 
 #define RP_WALK_BUDGET 64u        /* members a walk may visit per sample without skipping the next */
 #define RP_WALK_MAX (1u << 24)    /* a message beyond this many members is not sized (no sample) */
@@ -444,9 +443,9 @@ EXPORT rp_rcl_ret_t rcl_take_serialized_message(const void *subscription, void *
     rp_rcl_take_serialized_fn real = (rp_rcl_take_serialized_fn)rp_real(&real_fn, "rcl_take_serialized_message", "librcl.so");
     if (real == NULL)
         return RP_RCL_RET_ERROR;
-    rp_bytes_serialized++;
+    rp_tls_hot.bytes_serialized++;
     rp_rcl_ret_t ret = real(subscription, serialized_message, message_info, allocation);
-    rp_bytes_serialized--;
+    rp_tls_hot.bytes_serialized--;
     if (ret == RP_RCL_RET_OK && subscription != NULL && serialized_message != NULL && rp_lanes() != NULL &&
         g_seg.bytes != NULL) {
         uint64_t ep = rp_endpoint_of(false, subscription);

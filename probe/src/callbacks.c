@@ -31,8 +31,8 @@
 static inline void set_depth(uint32_t d)
 {
     rp_tls_line.depth = d;
-    if (UNLIKELY(rp_link_tls.armed > d) && rp_link_tls.armed != RP_LINK_ARMED_PY)
-        rp_link_tls.armed = 0;
+    if (UNLIKELY(rp_tls_hot.link.armed > d) && rp_tls_hot.link.armed != RP_LINK_ARMED_PY)
+        rp_tls_hot.link.armed = 0;
 }
 
 /* ---------------------------------------------------------------- thread records (single writer: seqlock) */
@@ -131,7 +131,7 @@ RP_HOT uint32_t rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_b
     if (rp_tls_line.depth > 0 && rp_tls_line.stack_lanes == rp_lanes())
         h = warm_hint_of(rp_tls_stack[rp_tls_line.depth - 1].timing); /* the timed callback open on this thread */
     else /* no timed callback (timing off, or rclpy's, which fire no callback_start): the one fetched early */
-        h = rp_ep_hint(rp_hinted_ep);
+        h = rp_ep_hint(rp_tls_hot.hinted_ep);
     if (h == NULL)
         return 0;
     if (atomic_load_explicit(&h->publisher, memory_order_relaxed) != pub)
@@ -140,7 +140,7 @@ RP_HOT uint32_t rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_b
         atomic_store_explicit(&h->publisher_ep, (uint32_t)pub_ep, memory_order_relaxed);
     if (g_seg.gaps != NULL)
         rp_hint_bucket(&h->publisher_gap_bucket, g_seg.gaps[pub_ep - 1].buckets, gap_bucket);
-    return rp_hinted_ep;
+    return rp_tls_hot.hinted_ep;
 }
 
 RP_HOT void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now, bool is_intra)
@@ -167,7 +167,7 @@ RP_HOT void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now,
         thread_open(lanes, now, (uint32_t)(ep - 1));
     struct rp_timing *t = &g_seg.timing[ep - 1];
     struct rp_link_input in = {0, 0, 0};
-    if (UNLIKELY(rp_link_tls.take_ep != 0)) { /* links on, and a take before this start */
+    if (UNLIKELY(rp_tls_hot.link.take_ep != 0)) { /* links on, and a take before this start */
         in = rp_link_start(ep, is_intra);
         if (in.ep != 0)
             rp_link_input_seen(in.ep, in.source_ns);
@@ -175,7 +175,7 @@ RP_HOT void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now,
     if (UNLIKELY(in.ep == 0 && g_seg.links != NULL)) /* links on: a timer samples its node's latest inputs */
         in = rp_link_sampled_start(ep);
     if (in.ep != 0)
-        rp_link_tls.armed = rp_tls_line.depth + 1;
+        rp_tls_hot.link.armed = rp_tls_line.depth + 1;
     rp_tls_stack[rp_tls_line.depth++] = (struct rp_open_callback){callback, now, t, in};
     /* timing_end's lines (the sum and the period, the likely duration's
      * bucket), fetched again while the callback runs: between two messages a
@@ -213,7 +213,7 @@ RP_HOT static void timing_end(const void *callback)
         set_depth(i);
         if (i == 0) {
             thread_close(lanes, now);
-            rp_hinted_ep = 0; /* a publish before the next early fetch is made outside any callback */
+            rp_tls_hot.hinted_ep = 0; /* a publish before the next early fetch is made outside any callback */
         }
         return;
     }

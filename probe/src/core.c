@@ -65,7 +65,6 @@ static pthread_key_t g_lane_key;
  * endpoint) and shared by every thread, so warmer than any per-thread line. */
 struct rp_ep_hint *g_ep_hints;
 uint32_t g_ep_hints_len;
-__thread uint32_t rp_hinted_ep;
 
 /* ---------------------------------------------------------------- thread-local cache */
 
@@ -84,8 +83,7 @@ __thread uint32_t rp_hinted_ep;
 #define TLS_GROW_EVICTIONS 4096u /* live entries evicted within a second before a thread grows */
 
 __thread struct rp_tls_set rp_tls_cache[RP_TLS_SETS];
-__thread struct rp_tls_set *rp_tls_big;
-__thread uint32_t rp_tls_big_shift;
+__thread struct rp_tls_hot rp_tls_hot;
 __thread _Atomic uint64_t *rp_tls_lane;
 __thread bool rp_tls_lane_shared;
 static __thread bool tls_grow_tried;
@@ -310,7 +308,7 @@ RP_HOT void rp_prefetch_callback(uint64_t ep)
     const struct rp_ep_hint *h = rp_ep_hint(ep);
     if (h == NULL)
         return;
-    rp_hinted_ep = (uint32_t)ep;
+    rp_tls_hot.hinted_ep = (uint32_t)ep;
     const void *cb = atomic_load_explicit(&h->callback, memory_order_relaxed);
     if (cb != NULL)
         __builtin_prefetch(rp_tls_ways((uintptr_t)cb ^ KEY_CALLBACK), 0, 3);
@@ -373,15 +371,15 @@ RP_COLD static void grow_cache(void)
     if (big == NULL)
         return;
     memset(big, 0, sets * sizeof *big);
-    rp_tls_big_shift = shift;
-    rp_tls_big = big;
+    rp_tls_hot.big_shift = shift;
+    rp_tls_hot.big = big;
     pthread_setspecific(g_cache_key, big);
 }
 
 /* Thread exit: a tracepoint fired by a later destructor must find the small cache. */
 static void release_cache(void *big)
 {
-    rp_tls_big = NULL;
+    rp_tls_hot.big = NULL;
     free(big);
 }
 

@@ -57,6 +57,35 @@ extern struct rp_hot g_hot RP_HIDDEN;
 
 static inline _Atomic uint64_t *rp_lanes(void) { return atomic_load_explicit(&g_hot.lanes, memory_order_acquire); }
 
+/* This thread's link state (links.c), read by the hooks before they call into links.c. */
+struct rp_link_tls {
+    uint32_t armed;   /* the depth of the open callback whose frame has an input, RP_LINK_ARMED_PY, or 0 */
+    uint32_t take_ep; /* the endpoint of this thread's last take not yet claimed by a callback_start; 0 none */
+    int64_t take_source_ns;
+    uint32_t counted_ep; /* a publish the fast path counted while armed, for its slow half to link (index + 1); 0 none */
+};
+
+/*
+ * What every message's hook reads of this thread, in one cache line and
+ * behind one TLS offset: each message finds its thread's lines cold too, and
+ * the publish path read four (the cache's growth pointer, the early-fetch
+ * endpoint, the link state: each its own line, each its own GOT load) where
+ * it now reads two, this and its cache set (issue 45).
+ */
+struct rp_tls_hot {
+    struct rp_tls_set *big;        /* the grown thread cache, NULL until this thread grows (core.c) */
+    uint32_t big_shift;            /* 64 - log2(the grown cache's sets) */
+    /* The endpoint whose hint this thread's last early fetch read
+     * (rp_prefetch_callback): its callback runs next or now. 0 once a timed
+     * outermost callback ended or an rclpy take was counted, until the next
+     * early fetch. */
+    uint32_t hinted_ep;
+    uint32_t bytes_serialized;     /* inside rcl_publish/take_serialized_message: its rcl_publish or rmw_take is not typed (bytes.c) */
+    struct rp_link_tls link;
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct rp_tls_hot) <= 64, "rp_tls_hot fits one cache line");
+extern __thread struct rp_tls_hot rp_tls_hot RP_HIDDEN;
+
 /* This thread's private lane index, claiming a lane on first use; -1 on the shared lane or without a segment. */
 int32_t rp_private_lane(void) RP_HIDDEN;
 
@@ -181,12 +210,6 @@ static inline struct rp_ep_hint *rp_ep_hint(uint64_t ep)
     return ep - 1 < g_ep_hints_len ? &g_ep_hints[ep - 1] : NULL;
 }
 
-/* The endpoint whose hint this thread's last early fetch read
- * (rp_prefetch_callback): its callback runs next or now. 0 once a timed
- * outermost callback ended or an rclpy take was counted, until the next
- * early fetch. */
-extern __thread uint32_t rp_hinted_ep RP_HIDDEN;
-
 /*
  * The hint of endpoint ep when this thread's early fetch just read it (its
  * line is warm), else NULL: a callback with no hook before it (intra-process,
@@ -195,7 +218,7 @@ extern __thread uint32_t rp_hinted_ep RP_HIDDEN;
  */
 static inline struct rp_ep_hint *rp_warm_hint(uint64_t ep)
 {
-    return ep == rp_hinted_ep ? rp_ep_hint(ep) : NULL;
+    return ep == rp_tls_hot.hinted_ep ? rp_ep_hint(ep) : NULL;
 }
 
 /* Moves a bucket hint to bucket b of the histogram at buckets (an address
@@ -226,10 +249,10 @@ static inline void rp_prefetch_gap_lines(const struct rp_gap *g, uint32_t b)
 }
 
 /* callbacks.c: the callback open on this thread (the timed one, else the one
- * fetched early, rp_hinted_ep != 0) publishes on publisher impl pub, endpoint
+ * fetched early, rp_tls_hot.hinted_ep != 0) publishes on publisher impl pub, endpoint
  * pub_ep (index + 1), whose last gap fell in bucket gap_bucket: kept in its
  * hint for its next message. Returns the endpoint whose hint it wrote
- * (rp_hinted_ep), or 0 when none was warm. */
+ * (rp_tls_hot.hinted_ep), or 0 when none was warm. */
 uint32_t rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_bucket) RP_HIDDEN;
 
 /* Counts one event in counter slot of endpoint ep (index + 1) in this thread's lane. */
@@ -263,16 +286,8 @@ struct rp_link_input {
     int64_t source_ns;       /* the message's source timestamp (the writer's CLOCK_REALTIME) */
 };
 
-/* This thread's link state, read by the hooks before they call into links.c. */
-struct rp_link_tls {
-    uint32_t armed;   /* the depth of the open callback whose frame has an input, RP_LINK_ARMED_PY, or 0 */
-    uint32_t take_ep; /* the endpoint of this thread's last take not yet claimed by a callback_start; 0 none */
-    int64_t take_source_ns;
-    uint32_t counted_ep; /* a publish the fast path counted while armed, for its slow half to link (index + 1); 0 none */
-};
 #define RP_LINK_ARMED_PY UINT32_MAX /* an rclpy take is open on this thread (rule 4) */
 #define RP_LINK_INTRA_TAKE UINT32_MAX /* take_ep: a ring buffer's dequeue, for the intra-process callback_start next (rule 5) */
-extern __thread struct rp_link_tls rp_link_tls RP_HIDDEN;
 
 /* A take of a message on subscription endpoint ep (index + 1); rclpy: the
  * subscription counts at its take (no callback_start follows). */
@@ -285,9 +300,9 @@ void rp_link_take(uint64_t ep, int64_t source_ns, bool rclpy) RP_HIDDEN;
 static inline struct rp_link_input rp_link_start(uint64_t ep, bool is_intra)
 {
     struct rp_link_input in = {0, 0, 0};
-    if (is_intra ? rp_link_tls.take_ep == RP_LINK_INTRA_TAKE : rp_link_tls.take_ep == ep)
-        in = (struct rp_link_input){(uint32_t)ep, 0, rp_link_tls.take_source_ns};
-    rp_link_tls.take_ep = 0;
+    if (is_intra ? rp_tls_hot.link.take_ep == RP_LINK_INTRA_TAKE : rp_tls_hot.link.take_ep == ep)
+        in = (struct rp_link_input){(uint32_t)ep, 0, rp_tls_hot.link.take_source_ns};
+    rp_tls_hot.link.take_ep = 0;
     return in;
 }
 
@@ -301,7 +316,7 @@ void rp_link_input_seen(uint32_t ep, int64_t source_ns) RP_HIDDEN;
 #define RP_LINK_SAMPLED_FRAME UINT32_MAX /* rp_link_input.ep of a timer callback that samples (rule 3) */
 struct rp_link_input rp_link_sampled_start(uint64_t ep) RP_HIDDEN;
 
-/* A publish on publisher endpoint pub_ep (index + 1) while rp_link_tls.armed. */
+/* A publish on publisher endpoint pub_ep (index + 1) while rp_tls_hot.link.armed. */
 void rp_link_publish(uint64_t pub_ep, unsigned counter_slot) RP_HIDDEN;
 
 
@@ -314,8 +329,8 @@ void rp_link_publish(uint64_t pub_ep, unsigned counter_slot) RP_HIDDEN;
  */
 static inline void rp_link_handled(void)
 {
-    if (rp_link_tls.armed == RP_LINK_ARMED_PY)
-        rp_link_tls.armed = 0;
+    if (rp_tls_hot.link.armed == RP_LINK_ARMED_PY)
+        rp_tls_hot.link.armed = 0;
 }
 
 /* ---------------------------------------------------------------- bytes.c (design note 0033) */
@@ -337,7 +352,6 @@ void rp_bytes_sample(uint64_t ep, const void *message) RP_HIDDEN;
 /* A message of endpoint ep whose size is known (a serialized publish or take). */
 void rp_bytes_exact(uint64_t ep, uint64_t size) RP_HIDDEN;
 
-extern __thread uint32_t rp_bytes_serialized RP_HIDDEN; /* inside rcl_publish/take_serialized_message: its rcl_publish or rmw_take is not typed */
 
 /* Forwards to the real ros_trace_<name>, resolved once per call site. */
 #define RP_FORWARD(name, params, args)                                                             \
@@ -442,8 +456,8 @@ struct rp_tls_set {
 
 #define RP_TLS_SETS 128u
 extern __thread struct rp_tls_set rp_tls_cache[RP_TLS_SETS] RP_HIDDEN;
-extern __thread struct rp_tls_set *rp_tls_big RP_HIDDEN; /* NULL until this thread grows */
-extern __thread uint32_t rp_tls_big_shift RP_HIDDEN;     /* 64 - log2(its sets) */
+/* Not in rp_tls_hot: a callback's start reads it after a possible call, and
+ * one TLS base kept across a call costs a saved register (issue 45). */
 extern __thread _Atomic uint64_t *rp_tls_lane RP_HIDDEN; /* this thread's lane, NULL until claimed */
 extern __thread bool rp_tls_lane_shared RP_HIDDEN;       /* ... and it is the shared one */
 
@@ -460,9 +474,9 @@ extern __thread bool rp_tls_lane_shared RP_HIDDEN;       /* ... and it is the sh
  */
 static inline struct rp_tls_slot *rp_tls_ways(uintptr_t key)
 {
-    if (__builtin_expect(rp_tls_big == NULL, 1))
+    if (__builtin_expect(rp_tls_hot.big == NULL, 1))
         return rp_tls_cache[((uint64_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> 57].way;
-    return rp_tls_big[((uint64_t)key * UINT64_C(0xBF58476D1CE4E5B9)) >> rp_tls_big_shift].way;
+    return rp_tls_hot.big[((uint64_t)key * UINT64_C(0xBF58476D1CE4E5B9)) >> rp_tls_hot.big_shift].way;
 }
 
 /*

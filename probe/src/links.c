@@ -2,7 +2,7 @@
  * Latency links (ABI 1.9, design note 0032): which input a callback's
  * publishes came from, and how old that input was when its output left.
  * Only with ROS_PULSE_LINKS=1; off, no hook reaches this file (the take
- * slot's opt-in pointer stays NULL and rp_link_tls.armed stays 0).
+ * slot's opt-in pointer stays NULL and rp_tls_hot.link.armed stays 0).
  *
  * rclcpp: a take stores its subscription and source timestamp in this
  * thread's state; the callback_start right after it, of that subscription
@@ -34,8 +34,6 @@
 #define SAMPLED_INPUTS 4096u /* endpoints (by index) whose latest message a timer may sample */
 #define SAMPLER_INPUTS 8u    /* a node's subscriptions one timer samples */
 
-__thread struct rp_link_tls rp_link_tls;
-
 static __thread struct {
     struct rp_link_input py; /* rclpy: the take open on this thread (armed == RP_LINK_ARMED_PY) */
     uint64_t py_take_ns;     /* ... and when it was taken (CLOCK_MONOTONIC) */
@@ -64,13 +62,13 @@ static __thread struct {
 void rp_link_take(uint64_t ep, int64_t source_ns, bool rclpy)
 {
     if (!rclpy) {
-        rp_link_tls.take_ep = (uint32_t)ep;
-        rp_link_tls.take_source_ns = source_ns;
+        rp_tls_hot.link.take_ep = (uint32_t)ep;
+        rp_tls_hot.link.take_source_ns = source_ns;
         return;
     }
     tls_links.py = (struct rp_link_input){(uint32_t)ep, 0, source_ns};
     tls_links.py_take_ns = rp_clock_ns();
-    rp_link_tls.armed = RP_LINK_ARMED_PY;
+    rp_tls_hot.link.armed = RP_LINK_ARMED_PY;
 }
 
 /*
@@ -121,8 +119,8 @@ EXPORT void ros_trace_rclcpp_ring_buffer_dequeue(const void *buffer, const uint6
         int64_t stamp = atomic_load_explicit(&e->stamp, memory_order_acquire);
         if (atomic_load_explicit(&e->key, memory_order_acquire) == key) {
             atomic_store_explicit(&e->key, 0, memory_order_relaxed); /* one dequeue per enqueue */
-            rp_link_tls.take_ep = RP_LINK_INTRA_TAKE;
-            rp_link_tls.take_source_ns = stamp;
+            rp_tls_hot.link.take_ep = RP_LINK_INTRA_TAKE;
+            rp_tls_hot.link.take_source_ns = stamp;
         }
     }
     RP_FORWARD(rclcpp_ring_buffer_dequeue, (const void *, const uint64_t, const uint64_t), (buffer, index, size));
@@ -392,7 +390,7 @@ void rp_link_publish(uint64_t pub_ep, unsigned counter_slot)
     struct rp_link_input *in;
     uint64_t start = 0;
     uint16_t flags = 0;
-    if (rp_link_tls.armed == RP_LINK_ARMED_PY) {
+    if (rp_tls_hot.link.armed == RP_LINK_ARMED_PY) {
         in = &tls_links.py;
         start = tls_links.py_take_ns;
         flags = RP_LINK_FLAG_RCLPY;

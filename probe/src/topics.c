@@ -132,7 +132,7 @@ static void record_latency(struct rp_gap *g, int64_t source_ns)
 /* The opt-in work of a take: gap tracking when counted here, latency for all, the input a callback links from, a size sample. */
 static void take_extras(uintptr_t ep, bool counted, int64_t source_ns, const void *message)
 {
-    if (g_seg.bytes != NULL && rp_bytes_serialized == 0 && rp_bytes_sampled(ep)) /* a serialized take's message is not typed */
+    if (g_seg.bytes != NULL && rp_tls_hot.bytes_serialized == 0 && rp_bytes_sampled(ep)) /* a serialized take's message is not typed */
         rp_bytes_message(ep, message);
     if (counted && g_seg.gaps != NULL)
         record_gap(&g_seg.gaps[ep - 1], KEY_TAKE, RP_SLOT_INTER, NULL);
@@ -184,17 +184,17 @@ static __attribute__((noinline)) void count_publish(uintptr_t handle, unsigned c
     if (hit->counters != 0) {
         count_hit(hit, KEY_PUB, counter_slot);
         /* a random one in RP_BYTES_EVERY of the publishes is sized (bytes.c) */
-        if (UNLIKELY(hit->counters & SIZED_BIT) && counter_slot == RP_SLOT_INTER && rp_bytes_serialized == 0)
+        if (UNLIKELY(hit->counters & SIZED_BIT) && counter_slot == RP_SLOT_INTER && rp_tls_hot.bytes_serialized == 0)
             rp_bytes_message(slot_endpoint(hit), message);
-        if (rp_link_tls.armed != 0)
+        if (rp_tls_hot.link.armed != 0)
             rp_link_publish(slot_endpoint(hit), counter_slot);
-        if (rp_hinted_ep != 0) { /* else no callback fetched early runs on this thread: none reads hints */
+        if (rp_tls_hot.hinted_ep != 0) { /* else no callback fetched early runs on this thread: none reads hints */
             uint32_t named = rp_hint_publisher(handle, slot_endpoint(hit), hit->gap_hint);
             if (hit->gap == NULL)
                 hit->gap_hint = named; /* without gaps the field is free: the hint this thread has written */
         }
     } else if (hit->gap == NULL) {
-        hit->gap_hint = rp_hinted_ep; /* an ignored publisher names nothing: the fast path may take it */
+        hit->gap_hint = rp_tls_hot.hinted_ep; /* an ignored publisher names nothing: the fast path may take it */
     }
 }
 
@@ -218,12 +218,12 @@ static inline bool count_publish_fast(uintptr_t handle, unsigned counter_slot)
         return false;
     if (UNLIKELY(hit->gen != gen || hit->gap != NULL || (hit->counters & SIZED_BIT)))
         return false;
-    if (UNLIKELY(rp_hinted_ep != 0 && rp_hinted_ep != hit->gap_hint))
+    if (UNLIKELY(rp_tls_hot.hinted_ep != 0 && rp_tls_hot.hinted_ep != hit->gap_hint))
         return false;
     if (LIKELY(hit->counters != 0)) {
         rp_bump(hit->counters + counter_slot * sizeof(uint64_t));
-        if (UNLIKELY(rp_link_tls.armed != 0)) { /* links on, inside a callback with an input: the slow half links it */
-            rp_link_tls.counted_ep = (uint32_t)slot_endpoint(hit);
+        if (UNLIKELY(rp_tls_hot.link.armed != 0)) { /* links on, inside a callback with an input: the slow half links it */
+            rp_tls_hot.link.counted_ep = (uint32_t)slot_endpoint(hit);
             return false;
         }
     }
@@ -237,7 +237,7 @@ static inline void take(uintptr_t handle, int64_t source_ns, const void *message
     const struct rp_tls_slot *hit = lookup(handle, KEY_TAKE);
     if (hit->counters != 0) {
         rp_bump(hit->counters + RP_SLOT_INTER * sizeof(uint64_t));
-        rp_hinted_ep = 0; /* an rclpy delivery: the callback that follows was not fetched early */
+        rp_tls_hot.hinted_ep = 0; /* an rclpy delivery: the callback that follows was not fetched early */
     } else if (hit->gap_hint != 0) /* rclcpp counts this message at its callback_start: fetch that line now */
         rp_prefetch_callback(hit->gap_hint);
     if (UNLIKELY(hit->gap != NULL)) /* gaps, latency and links off: no clock read at all */
@@ -255,9 +255,9 @@ static inline void take(uintptr_t handle, int64_t source_ns, const void *message
 #define PUBLISH_HOOK(name, counter_slot)                                                           \
     static __attribute__((noinline)) void name##_slow(const void *publisher_handle, const void *message) \
     {                                                                                              \
-        if (rp_link_tls.counted_ep != 0) { /* counted by the fast path: only its link is left */     \
-            rp_link_publish(rp_link_tls.counted_ep, counter_slot);                                    \
-            rp_link_tls.counted_ep = 0;                                                            \
+        if (rp_tls_hot.link.counted_ep != 0) { /* counted by the fast path: only its link is left */     \
+            rp_link_publish(rp_tls_hot.link.counted_ep, counter_slot);                                    \
+            rp_tls_hot.link.counted_ep = 0;                                                            \
         } else if (publisher_handle != NULL) {                                                     \
             count_publish(rp_impl_of(publisher_handle), counter_slot, message);                       \
         }                                                                                          \
@@ -368,10 +368,10 @@ EXPORT rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const 
                                                    void *allocation)
 {
     static void *_Atomic real_fn = UNRESOLVED;
-    rp_bytes_serialized++;
+    rp_tls_hot.bytes_serialized++;
     rp_rcl_ret_t ret = publish_untraced(&g_serialized_mode, &real_fn, "rcl_publish_serialized_message", publisher,
                                         serialized_message, allocation);
-    rp_bytes_serialized--;
+    rp_tls_hot.bytes_serialized--;
     if (ret == RP_RCL_RET_OK && publisher != NULL && serialized_message != NULL && rp_lanes() != NULL &&
         g_seg.bytes != NULL) {
         uint64_t ep = rp_endpoint_of(true, publisher);
