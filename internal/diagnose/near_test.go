@@ -10,8 +10,9 @@ import (
 
 // robotScan is a robot-sized graph's scan: 24 processes and ~600 topics in
 // namespaces, a third of them leaf topics (published, subscribed by nobody
-// here: Near runs for each of their publishers), 60 subscriptions of topics
-// nobody here publishes, half of them silent, and a few near names.
+// here: Near runs for each of their publishers), 72 subscriptions of topics
+// nobody here publishes, two thirds of them silent, and one typo of a
+// published name a process.
 func robotScan() *segment.Scan {
 	env := &segment.Env{}
 	scan := &segment.Scan{}
@@ -21,9 +22,7 @@ func robotScan() *segment.Scan {
 		for i := 0; i < 25; i++ {
 			topic := fmt.Sprintf("/%s/stage_%d/output_%d", nss[p%len(nss)], p, i)
 			s.Endpoints = append(s.Endpoints, ep(segment.KindPublisher, topic, qos(1, "p/msg/T"), 0))
-			if i%3 != 0 { // subscribed in the next process; a third are leaf topics
-				next := (p + 1) % 24
-				_ = next
+			if i%3 != 0 { // subscribed in its own process; a third are leaf topics
 				s.Endpoints = append(s.Endpoints, ep(segment.KindSubscription, topic, qos(1, "p/msg/T"), 10))
 			}
 		}

@@ -352,7 +352,6 @@ void rp_bytes_sample(uint64_t ep, const void *message) RP_HIDDEN;
 /* A message of endpoint ep whose size is known (a serialized publish or take). */
 void rp_bytes_exact(uint64_t ep, uint64_t size) RP_HIDDEN;
 
-
 /* Forwards to the real ros_trace_<name>, resolved once per call site. */
 #define RP_FORWARD(name, params, args)                                                             \
     do {                                                                                           \
