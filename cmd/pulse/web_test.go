@@ -350,6 +350,16 @@ func webReplay(t *testing.T, p page) {
 	if chatter, _ := eval[bool](p, `!!document.querySelector('g.entity[data-key="t:/chatter"]')`); !chatter {
 		t.Errorf("the replayed window does not show /chatter")
 	}
+	// A reader dragging the slider sends many requests at once; their answers
+	// may arrive in any order, and the page must end on the last one asked.
+	if _, err := eval[bool](p, `(() => { const s = document.getElementById("slider"); for (const v of [s.max, 0, s.max, 2, 0, s.max, 1]) { s.value = v; s.dispatchEvent(new Event("input")); } return true })()`); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, p, "window 1 after a drag", `window.__pulse.frame && window.__pulse.frame.index === 1`, 5*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	if index, _ := eval[int](p, `window.__pulse.frame.index`); index != 1 {
+		t.Errorf("after a drag ending on window 1 the page shows window %d", index)
+	}
 }
 
 // The page takes export's TLS and basic-auth configuration (exporter-toolkit):

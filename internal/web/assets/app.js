@@ -486,8 +486,11 @@ async function start() {
     $("replay").hidden = false;
     const slider = $("slider");
     slider.max = Math.max(0, info.count - 1);
+    let asked = 0;
     const show = async () => {
+      const mine = ++asked;
       const f = await (await fetch("api/frame?i=" + slider.value)).json();
+      if (mine !== asked) return; // a later move of the slider owns the page: answers may arrive out of order
       if (!state.shape || state.shape.seq !== f.shape.seq) applyShape(f.shape);
       render(f.now);
       $("slidertext").textContent = `window ${f.now.index + 1} of ${f.now.count}`;
