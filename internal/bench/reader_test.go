@@ -4,12 +4,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"ros2_pulse/internal/diagnose"
 	"ros2_pulse/internal/logfmt"
 	"ros2_pulse/internal/recorder"
+	"ros2_pulse/internal/segment"
+	"ros2_pulse/internal/window"
 )
 
 // The synthetic directory reads back as what was written.
@@ -87,4 +92,76 @@ func TestPlotHotpathOneEndpointCount(t *testing.T) {
 
 func fmtSscanfPhases(s string, v ...any) (int, error) {
 	return fmt.Sscanf(strings.TrimSpace(s), "scan_ms=%f,%f window_ms=%f,%f text_ms=%f,%f", v...)
+}
+
+// BenchmarkReadKept reads a real robot's segments, kept a second apart by
+// TestRobotShape (PULSE_ROBOT_KEEP=DIR: DIR/a and DIR/b), as a sample of
+// reader-sample --phases does: both scans and the window between them.
+// PULSE_KEPT=DIR names them; without it the benchmark is skipped.
+func BenchmarkReadKept(b *testing.B) {
+	dir := os.Getenv("PULSE_KEPT")
+	if dir == "" {
+		b.Skip("PULSE_KEPT: no kept robot (TestRobotShape with PULSE_ROBOT_KEEP)")
+	}
+	// The kept processes are read as alive, as the robot's were: another
+	// process holds each segment's lock, as each probe does.
+	hold := exec.Command("python3", "-c", `import fcntl, glob, sys, time
+fs = [open(p, "r+b") for p in glob.glob(sys.argv[1] + "/*/*.pulse")]
+for f in fs: fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+print(len(fs), flush=True)
+time.sleep(3600)`, dir)
+	held, _ := hold.StdoutPipe()
+	if err := hold.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { hold.Process.Kill(); hold.Wait() }()
+	if n, err := fmt.Fscan(held, new(int)); n != 1 || err != nil {
+		b.Fatalf("holding the kept segments' locks: %v", err)
+	}
+	ra, rb := segment.NewReader(filepath.Join(dir, "a")), segment.NewReader(filepath.Join(dir, "b"))
+	defer ra.Close()
+	defer rb.Close()
+	ra.Retain(-1, false)
+	rb.Retain(-1, false)
+	var sc window.Scratch
+	sc.ReuseWindows = true
+	var memo diagnose.Memo
+	start := segment.NowMono()
+	// cold: every cache line evicted between samples, as a second on a busy
+	// robot's cores leaves them (a sweep of 64 MiB, outside the timer).
+	evict := make([]byte, 64<<20)
+	for _, phase := range []string{"scan", "window", "scan-cold", "window-cold"} {
+		b.Run(phase, func(b *testing.B) {
+			var prev *segment.Scan
+			for i := 0; i < b.N+1; i++ {
+				if strings.HasSuffix(phase, "-cold") {
+					b.StopTimer()
+					for k := 0; k < len(evict); k += 64 {
+						evict[k]++
+					}
+					b.StartTimer()
+				}
+				rd := ra
+				if i%2 == 1 {
+					rd = rb
+				}
+				cur, err := rd.Scan()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if prev != nil && strings.HasPrefix(phase, "window") {
+					w := sc.Compute(prev, cur, start, time.Now().UnixNano(), window.Options{})
+					w.Unmatched = memo.Unmatched(cur)
+				}
+				if prev != nil {
+					if i%2 == 1 {
+						ra.Recycle(prev)
+					} else {
+						rb.Recycle(prev)
+					}
+				}
+				prev = cur
+			}
+		})
+	}
 }

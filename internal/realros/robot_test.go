@@ -121,7 +121,11 @@ func TestRobotShape(t *testing.T) {
 	// once the graph has settled: each change of it (a process, an
 	// endpoint, a first message) makes the why-silent diagnosis run again,
 	// ~50 ms at this size.
-	phases := r.pulseCmd("bench", "reader-sample", "--phases", "--interval", "1s", "--samples", "15", "--dir", r.dir)
+	sampleArgs := []string{"bench", "reader-sample", "--phases", "--interval", "1s", "--samples", "15", "--dir", r.dir}
+	if prof := os.Getenv("PULSE_ROBOT_CPUPROFILE"); prof != "" { // where the reading alone goes
+		sampleArgs = append(sampleArgs, "--cpuprofile", prof+".reader")
+	}
+	phases := r.pulseCmd(sampleArgs...)
 	var phaseOut bytes.Buffer
 	phases.Stdout, phases.Stderr = &phaseOut, &phaseOut
 	if err := phases.Start(); err != nil {
@@ -129,6 +133,14 @@ func TestRobotShape(t *testing.T) {
 	}
 	time.Sleep(20 * time.Second)
 	cpu1, err1 := cpuSeconds(rec.Process.Pid)
+	if keep := os.Getenv("PULSE_ROBOT_KEEP"); keep != "" { // the robot's segments a second apart, to read offline
+		for _, at := range []string{"a", "b"} {
+			if err := os.CopyFS(filepath.Join(keep, at), os.DirFS(r.dir)); err != nil {
+				t.Errorf("PULSE_ROBOT_KEEP: %v", err)
+			}
+			time.Sleep(time.Second)
+		}
+	}
 	if err := rec.Wait(); err != nil {
 		t.Fatalf("pulse record: %v\n%s", err, recOut.String())
 	}

@@ -227,3 +227,31 @@ func TestExitedProcessesAgeOut(t *testing.T) {
 		t.Errorf("an old marker aged out a new segment: %+v", s.Stale)
 	}
 }
+
+// A segment whose lock another process holds (not its writer, nor the
+// writer seen from outside its container) is alive under its own pid, and
+// that holder's /proc status is read once, not at every scan.
+func TestReaderStrangerHolderAskedOnce(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "999999.0.pulse")
+	b := Encode(SyntheticSpec{Pid: 999999, StartMono: 1, Exe: "/x", Nodes: []string{"/n"},
+		Endpoints: []SyntheticEndpoint{{Kind: KindPublisher, Name: "/t", Node: 0}}})
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	holdLock(t, path)
+	rd := NewReader(dir)
+	defer rd.Close()
+	for scan := 0; scan < 2; scan++ {
+		s, err := rd.Scan()
+		if err != nil || len(s.Snapshots) != 1 {
+			t.Fatalf("scan %d: %v, %d snapshots", scan, err, len(s.Snapshots))
+		}
+		if sn := s.Snapshots[0]; !sn.Alive || sn.Pid != 999999 || sn.OwnPid != 0 {
+			t.Fatalf("scan %d: alive %v, pid %d, own pid %d; want alive as 999999", scan, sn.Alive, sn.Pid, sn.OwnPid)
+		}
+		if m := rd.maps[path]; m.stranger == 0 || m.holder != 0 {
+			t.Fatalf("scan %d: the holder was not remembered as a stranger (holder %d, stranger %d)", scan, m.holder, m.stranger)
+		}
+	}
+}
