@@ -41,10 +41,16 @@ func timingByKey(s *segment.Scan) map[simtruth.Key]*probeTiming {
 			for b := range e.Timing.Buckets {
 				p.dur.Buckets[b] += e.Timing.Buckets[b]
 			}
+			for w := range p.dur.Used {
+				p.dur.Used[w] |= e.Timing.Used[w]
+			}
 			if e.Lateness != nil {
 				p.late.SumNs += e.Lateness.SumNs
 				for b := range e.Lateness.Buckets {
 					p.late.Buckets[b] += e.Lateness.Buckets[b]
+				}
+				for w := range p.late.Used {
+					p.late.Used[w] |= e.Lateness.Used[w]
 				}
 			}
 		}

@@ -11,7 +11,7 @@ package segment
 const (
 	Magic                 = 0x45534c5550325352 // "RS2PULSE" as a little-endian u64
 	ABIMajor              = 1
-	ABIMinor              = 9
+	ABIMinor              = 10
 	HeaderSize            = 4096
 	MaxSections           = 8
 	ExeMax                = 256
@@ -65,6 +65,7 @@ const (
 	TimeBuckets           = 200
 	TimeSubBits           = 3
 	SymbolMax             = 128
+	TimeBucketWords       = (TimeBuckets + 63) / 64 // u64 words of a bucket bitmap (ABI 1.10)
 	GapBuckets            = 384
 	GapSubBits            = 4
 	GapIntraPublisher     = 1
@@ -235,6 +236,8 @@ type rawTiming struct {
 	Buckets         [TimeBuckets]uint32
 	LateBuckets     [TimeBuckets]uint32
 	Symbol          [SymbolMax]byte
+	Used            BucketSet // ABI 1.10: the buckets that ever counted, each marked after its first count
+	LateUsed        BucketSet
 }
 
 // rawThread mirrors struct rp_thread: one thread's busy time, under a seqlock.

@@ -117,7 +117,7 @@ func TestABIMatchesC(t *testing.T) {
 		"RP_DISTRO_UNKNOWN": DistroUnknown, "RP_DISTRO_HUMBLE": DistroHumble, "RP_DISTRO_JAZZY": DistroJazzy,
 		"RP_DISTRO_KILTED": DistroKilted, "RP_SECTION_NODES": SectionNodes, "RP_SECTION_ENDPOINTS": SectionEndpoints,
 		"RP_SECTION_LANES": SectionLanes, "RP_SECTION_GAPS": SectionGaps, "RP_SECTION_LATENCY": SectionLatency, "RP_GAP_BUCKETS": GapBuckets,
-		"RP_SECTION_TIMING": SectionTiming, "RP_SECTION_THREADS": SectionThreads, "RP_TIME_BUCKETS": TimeBuckets, "RP_TIME_SUB_BITS": TimeSubBits, "RP_SYMBOL_MAX": SymbolMax,
+		"RP_SECTION_TIMING": SectionTiming, "RP_SECTION_THREADS": SectionThreads, "RP_TIME_BUCKETS": TimeBuckets, "RP_TIME_SUB_BITS": TimeSubBits, "RP_SYMBOL_MAX": SymbolMax, "RP_TIME_BUCKET_WORDS": TimeBucketWords,
 		"RP_GAP_SUB_BITS": GapSubBits, "RP_GAP_INTRA_PUBLISHER": GapIntraPublisher, "RP_RECORD_EMPTY": RecordEmpty, "RP_RECORD_READY": RecordReady,
 		"RP_KIND_PUBLISHER": KindPublisher, "RP_KIND_SUBSCRIPTION": KindSubscription, "RP_KIND_TIMER": KindTimer,
 		"RP_KIND_SERVICE": KindService, "RP_EP_NAME_TRUNCATED": FlagNameTruncated, "RP_EP_RETIRED": FlagRetired,

@@ -149,14 +149,28 @@ type Timing struct {
 	Unended  uint64 // starts abandoned without their end (an exception, a deferred service response)
 	Overruns uint64 // timer: callbacks longer than the period
 	Buckets  [TimeBuckets]uint32
-	Function string // its callbacks' function (rclcpp_callback_register), "" until named or unnamable; cut at SymbolMax-1 bytes
+	Used     BucketSet // the buckets that may count; every other one is 0
+	Function string    // its callbacks' function (rclcpp_callback_register), "" until named or unnamable; cut at SymbolMax-1 bytes
 }
 
 // Lateness is a timer's calls against its own schedule.
 type Lateness struct {
 	SumNs   uint64
 	Buckets [TimeBuckets]uint32
+	Used    BucketSet // as Timing's
 }
+
+// BucketSet is a set of a time histogram's buckets, bit b of word b/64 for
+// bucket b: since ABI 1.10 the probe marks each bucket that ever counted.
+type BucketSet [TimeBucketWords]uint64
+
+// AllBuckets holds every bucket: what a histogram without marks may use.
+var AllBuckets = func() (s BucketSet) {
+	for b := 0; b < TimeBuckets; b++ {
+		s[b/64] |= 1 << (b % 64)
+	}
+	return s
+}()
 
 // Thread is one thread's busy time (see rp_thread in segment.h), read
 // consistently under the record's seqlock.
@@ -443,9 +457,11 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 	if latSec != nil && (latSec.Count != h.EndpointCapacity || latSec.Stride < gapSize) {
 		return nil, errors.New("latency section does not match the endpoint table")
 	}
-	if timingSec != nil && (timingSec.Count != h.EndpointCapacity || timingSec.Stride < uint64(unsafe.Sizeof(rawTiming{}))) {
+	if timingSec != nil && (timingSec.Count != h.EndpointCapacity || timingSec.Stride < uint64(unsafe.Offsetof(rawTiming{}.Used))) {
 		return nil, errors.New("timing section does not match the endpoint table")
 	}
+	// ABI 1.10 marks each histogram's used buckets after the record's 1.4 fields.
+	timingMarked := timingSec != nil && h.AbiMinor >= 10 && timingSec.Stride >= uint64(unsafe.Sizeof(rawTiming{}))
 	if threadSec != nil && (threadSec.Count != h.LaneCount-1 || threadSec.Stride < uint64(unsafe.Sizeof(rawThread{}))) {
 		return nil, errors.New("thread section does not match the lanes")
 	}
@@ -591,7 +607,7 @@ func parse(mem []byte, names *mappingCache) (*Snapshot, error) {
 			ep.Latency = readGap(mem, latSec, i, false)
 		}
 		if timingSec != nil && ep.Kind != KindPublisher {
-			ep.Timing, ep.Lateness = readTiming(mem, timingSec, i, ep.Kind == KindTimer, snap.times, gen, names.function(i))
+			ep.Timing, ep.Lateness = readTiming(mem, timingSec, i, ep.Kind == KindTimer, timingMarked, snap.times, gen, names.function(i))
 		}
 		if callsSec != nil && (ep.Kind == KindService || ep.Kind == KindClient) {
 			ep.Calls = readCalls(mem, callsSec, i, h.AbiMinor >= 7 && ep.Kind == KindClient, h.AbiMinor >= 8, snap.times)
@@ -659,8 +675,9 @@ func (m *mappingCache) function(i uint32) *cachedFunction {
 
 // readTiming copies record i of the timing section into the slab:
 // durations, and for a timer its lateness. fn caches the function name of
-// the endpoint record's generation gen.
-func readTiming(mem []byte, sec *rawSection, i uint32, timer bool, slab *timeSlab, gen uint32, fn *cachedFunction) (*Timing, *Lateness) {
+// the endpoint record's generation gen. marked: the record marks its used
+// buckets (ABI 1.10).
+func readTiming(mem []byte, sec *rawSection, i uint32, timer, marked bool, slab *timeSlab, gen uint32, fn *cachedFunction) (*Timing, *Lateness) {
 	r := (*rawTiming)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
 	t := take(&slab.timings)
 	t.SumNs, t.Unended, t.Overruns, t.Function = load64(&r.SumNs), load64(&r.Unended), load64(&r.Overruns), ""
@@ -671,11 +688,9 @@ func readTiming(mem []byte, sec *rawSection, i uint32, timer bool, slab *timeSla
 	// whole (the buckets are cumulative). Only a first duration of 0 ns (a
 	// clock that did not advance) would wait for the next duration.
 	if t.SumNs == 0 {
-		t.Buckets = [TimeBuckets]uint32{}
+		clearBuckets(&t.Buckets, &t.Used)
 	} else {
-		for b := range t.Buckets {
-			t.Buckets[b] = load32(&r.Buckets[b])
-		}
+		readBuckets(&t.Buckets, &t.Used, &r.Buckets, &r.Used, marked)
 	}
 	if fn.gen == gen {
 		t.Function = fn.name
@@ -695,10 +710,51 @@ func readTiming(mem []byte, sec *rawSection, i uint32, timer bool, slab *timeSla
 	}
 	l := take(&slab.latenesss)
 	l.SumNs = load64(&r.LateSumNs)
-	for b := range l.Buckets {
-		l.Buckets[b] = load32(&r.LateBuckets[b])
-	}
+	readBuckets(&l.Buckets, &l.Used, &r.LateBuckets, &r.LateUsed, marked)
 	return t, l
+}
+
+// readBuckets copies a time histogram's buckets into dst and the buckets
+// that may count into set. marked (ABI 1.10): only the buckets the record
+// marks, the others 0; a mark is read before its bucket, so the bucket
+// holds at least the count that set it. Unmarked: every bucket.
+//
+// dst and set come from a recycled slab, where every bucket outside set is
+// already 0: only those inside are cleared. A scan writes a few lines of
+// each of ~2,000 histograms at robot size, where clearing all 800 bytes of
+// each, out of cache, was most of the scan (docs/PERFORMANCE.md §27).
+func readBuckets(dst *[TimeBuckets]uint32, set *BucketSet, src *[TimeBuckets]uint32, used *BucketSet, marked bool) {
+	if !marked {
+		for b := range dst {
+			dst[b] = load32(&src[b])
+		}
+		*set = AllBuckets
+		return
+	}
+	clearBuckets(dst, set)
+	for w := range set {
+		set[w] = load64(&used[w]) & AllBuckets[w] // a hostile mark past the last bucket is dropped
+	}
+	for w, m := range set {
+		for ; m != 0; m &= m - 1 {
+			b := w*64 + bits.TrailingZeros64(m)
+			dst[b] = load32(&src[b])
+		}
+	}
+}
+
+// clearBuckets zeroes the buckets of dst in set, and set: all of dst is 0.
+func clearBuckets(dst *[TimeBuckets]uint32, set *BucketSet) {
+	if *set == AllBuckets {
+		*dst = [TimeBuckets]uint32{}
+	} else {
+		for w, m := range set {
+			for ; m != 0; m &= m - 1 {
+				dst[w*64+bits.TrailingZeros64(m)] = 0
+			}
+		}
+	}
+	*set = BucketSet{}
 }
 
 // readCalls copies record i of the calls section. An open call is read id,

@@ -359,3 +359,49 @@ func TestReadCallsSendFailed(t *testing.T) {
 		t.Errorf("before 1.8: send_failed read as %d from reserved bytes", c.SendFailed)
 	}
 }
+
+// ABI 1.10: a reader reads the buckets a record marks as used, and every
+// bucket of a record whose stride ends before the marks.
+func TestParseTimingMarked(t *testing.T) {
+	mem := withTiming(sample(), 61)
+	h := (*rawHeader)(unsafe.Pointer(&mem[0]))
+	h.AbiMinor = 10
+	sec := h.Sections[3]
+	sub := (*rawTiming)(unsafe.Pointer(&mem[sec.Offset+1*sec.Stride]))
+	tm := (*rawTiming)(unsafe.Pointer(&mem[sec.Offset+2*sec.Stride]))
+	// Bucket 40 counted and is not marked yet: read as 0 until it is. A
+	// mark past the last bucket (hostile) is dropped.
+	sub.Used[0] = 1 << 10
+	sub.Used[3] = 1 << 60
+	tm.LateUsed[0] = 1 << 3
+	s, err := Parse(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, lt := s.Endpoints[1].Timing, s.Endpoints[2].Lateness
+	if st.Buckets[10] != 2 || st.Buckets[40] != 0 || st.Used != (BucketSet{1 << 10}) {
+		t.Errorf("marked subscription: bucket 10 %d, 40 %d, used %x", st.Buckets[10], st.Buckets[40], st.Used)
+	}
+	if lt.Buckets[3] != 3 || lt.Used != (BucketSet{1 << 3}) {
+		t.Errorf("marked lateness: bucket 3 %d, used %x", lt.Buckets[3], lt.Used)
+	}
+	sub.Used[0] |= 1 << 40 // marked: read
+	if s, err = Parse(mem); err != nil || s.Endpoints[1].Timing.Buckets[40] != 1 {
+		t.Errorf("bucket 40 once marked: %v %+v", err, s.Endpoints[1].Timing)
+	}
+	// A stride that ends before the marks (a 1.9 probe's record): every
+	// bucket, whatever the minor says.
+	old := uint64(unsafe.Offsetof(rawTiming{}.Used))
+	for i := uint64(0); i < uint64(sec.Count); i++ {
+		copy(mem[sec.Offset+i*old:], mem[sec.Offset+i*sec.Stride:sec.Offset+i*sec.Stride+old])
+	}
+	h.Sections[3].Stride = old
+	if s, err = Parse(mem); err != nil || s.Endpoints[1].Timing.Buckets[40] != 1 || s.Endpoints[1].Timing.Used != AllBuckets ||
+		s.Endpoints[2].Lateness.Buckets[3] != 3 {
+		t.Errorf("a record without marks: %v %+v", err, s.Endpoints[1].Timing)
+	}
+	h.Sections[3].Stride = old - 8
+	if _, err = Parse(mem); err == nil {
+		t.Errorf("a timing stride short of the 1.4 record was accepted")
+	}
+}

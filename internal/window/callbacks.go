@@ -2,6 +2,7 @@ package window
 
 import (
 	"math"
+	"math/bits"
 	"sort"
 
 	"ros2_pulse/internal/segment"
@@ -48,22 +49,23 @@ func (a *durAcc) add(prevSum uint64, prev *[segment.TimeBuckets]uint32, sum uint
 	}
 }
 
-func (a *durAcc) stats() Durations { return histStats(&a.delta, a.n, a.sumNs) }
+func (a *durAcc) stats() Durations { return histStats(&a.delta, &segment.AllBuckets, a.n, a.sumNs) }
 
 // histStats summarises n durations summing sumNs, counted by bucket in
-// delta: one pass for the buckets used and the highest, one (up to that
-// bucket) for the three quantiles.
-func histStats[T uint32 | uint64](delta *[segment.TimeBuckets]T, n, sumNs uint64) Durations {
+// delta, every bucket outside set 0: one pass for the buckets used and the
+// highest, one over those for the three quantiles.
+func histStats[T uint32 | uint64](delta *[segment.TimeBuckets]T, set *segment.BucketSet, n, sumNs uint64) Durations {
 	st := Durations{N: n, SumMs: float64(sumNs) / 1e6}
 	if n == 0 {
 		return st
 	}
 	st.MeanMs = st.SumMs / float64(n)
+	nz := nonZero(delta, set)
 	used, top := 0, 0
-	for b, d := range delta {
-		if d > 0 {
-			used++
-			top = b
+	for w, m := range nz {
+		if m != 0 {
+			used += bits.OnesCount64(m)
+			top = w*64 + 63 - bits.LeadingZeros64(m)
 		}
 	}
 	lo, _ := TimeBucketBounds(top)
@@ -72,25 +74,53 @@ func histStats[T uint32 | uint64](delta *[segment.TimeBuckets]T, n, sumNs uint64
 		st.P50Ms, st.P90Ms, st.P99Ms = st.MeanMs, st.MeanMs, st.MeanMs
 		return st
 	}
-	qs := [3]float64{0.5, 0.9, 0.99}
+	var need [3]uint64 // the count each quantile is reached at
+	for k, q := range [3]float64{0.5, 0.9, 0.99} {
+		need[k] = uint64(math.Ceil(q * float64(n)))
+	}
 	var at [3]float64
 	k := 0
 	var acc uint64
-	for b := 0; b <= top && k < len(qs); b++ {
-		acc += uint64(delta[b])
-		for ; k < len(qs) && acc >= uint64(math.Ceil(qs[k]*float64(n))); k++ {
-			lo, hi := TimeBucketBounds(b)
-			at[k] = (lo + hi) / 2e6
-			if math.IsInf(hi, 1) {
-				at[k] = lo / 1e6
+	for w, m := range nz {
+		for ; m != 0 && k < len(need); m &= m - 1 {
+			b := w*64 + bits.TrailingZeros64(m)
+			acc += uint64(delta[b])
+			for ; k < len(need) && acc >= need[k]; k++ {
+				lo, hi := TimeBucketBounds(b)
+				at[k] = (lo + hi) / 2e6
+				if math.IsInf(hi, 1) {
+					at[k] = lo / 1e6
+				}
 			}
 		}
 	}
-	for ; k < len(qs); k++ {
+	for ; k < len(need); k++ {
 		at[k] = st.MaxMs
 	}
 	st.P50Ms, st.P90Ms, st.P99Ms = math.Min(at[0], st.MaxMs), math.Min(at[1], st.MaxMs), math.Min(at[2], st.MaxMs)
 	return st
+}
+
+// nonZero is the buckets of set whose delta is not 0: a plain pass over
+// every bucket when set holds them all, else a walk of set's bits.
+func nonZero[T uint32 | uint64](delta *[segment.TimeBuckets]T, set *segment.BucketSet) segment.BucketSet {
+	var nz segment.BucketSet
+	if *set == segment.AllBuckets {
+		for b, d := range delta {
+			if d != 0 {
+				nz[b/64] |= 1 << (b % 64)
+			}
+		}
+		return nz
+	}
+	for w, m := range set {
+		for ; m != 0; m &= m - 1 {
+			if b := bits.TrailingZeros64(m); delta[w*64+b] != 0 {
+				nz[w] |= 1 << b
+			}
+		}
+	}
+	return nz
 }
 
 // Callback is the callbacks of one subscription, timer or service over the
@@ -252,18 +282,41 @@ func callbackOf(s *segment.Snapshot, e, base *segment.Endpoint) Callback {
 
 // durationsBetween summarises one histogram from a reading (prevSum, prev;
 // prev nil: from its creation) to another.
-func durationsBetween(prevSum uint64, prev *[segment.TimeBuckets]uint32, sum uint64, cur *[segment.TimeBuckets]uint32) Durations {
+func durationsBetween(prevSum uint64, prev *[segment.TimeBuckets]uint32, sum uint64, cur *[segment.TimeBuckets]uint32, set *segment.BucketSet) Durations {
 	var delta [segment.TimeBuckets]uint32 // half a durAcc, on the stack
 	var n uint64
-	for b := range delta {
-		d := cur[b]
-		if prev != nil {
-			d -= prev[b] // modular: right across one wrap
+	if *set == segment.AllBuckets { // a record without marks (ABI < 1.10)
+		for b := range delta {
+			d := cur[b]
+			if prev != nil {
+				d -= prev[b] // modular: right across one wrap
+			}
+			delta[b] = d
+			n += uint64(d)
 		}
-		delta[b] = d
-		n += uint64(d)
+		return histStats(&delta, set, n, sum-prevSum)
 	}
-	return histStats(&delta, n, sum-prevSum)
+	for w, m := range set {
+		for ; m != 0; m &= m - 1 {
+			b := w*64 + bits.TrailingZeros64(m)
+			d := cur[b]
+			if prev != nil {
+				d -= prev[b] // modular: right across one wrap
+			}
+			delta[b] = d
+			n += uint64(d)
+		}
+	}
+	return histStats(&delta, set, n, sum-prevSum)
+}
+
+// either is the buckets two readings of one histogram may use between them.
+func either(a, b *segment.BucketSet) *segment.BucketSet {
+	var u segment.BucketSet
+	for w := range u {
+		u[w] = a[w] | b[w]
+	}
+	return &u
 }
 
 // CallbackDurations summarises an endpoint's callback durations from prev
@@ -273,9 +326,9 @@ func CallbackDurations(prev, cur *segment.Timing) Durations {
 	case cur == nil || cur.SumNs == 0: // never timed (segment.readTiming reads no buckets)
 		return Durations{}
 	case prev == nil:
-		return durationsBetween(0, nil, cur.SumNs, &cur.Buckets)
+		return durationsBetween(0, nil, cur.SumNs, &cur.Buckets, &cur.Used)
 	}
-	return durationsBetween(prev.SumNs, &prev.Buckets, cur.SumNs, &cur.Buckets)
+	return durationsBetween(prev.SumNs, &prev.Buckets, cur.SumNs, &cur.Buckets, either(&prev.Used, &cur.Used))
 }
 
 // TimerLateness summarises a timer's lateness from prev (nil: from its creation) to cur.
@@ -284,9 +337,9 @@ func TimerLateness(prev, cur *segment.Lateness) Durations {
 	case cur == nil:
 		return Durations{}
 	case prev == nil:
-		return durationsBetween(0, nil, cur.SumNs, &cur.Buckets)
+		return durationsBetween(0, nil, cur.SumNs, &cur.Buckets, &cur.Used)
 	}
-	return durationsBetween(prev.SumNs, &prev.Buckets, cur.SumNs, &cur.Buckets)
+	return durationsBetween(prev.SumNs, &prev.Buckets, cur.SumNs, &cur.Buckets, either(&prev.Used, &cur.Used))
 }
 
 // lateness diffs a timer's calls against its schedule, and its overruns.

@@ -189,7 +189,8 @@ func TestHumbleIntraPublishesAreNotMeasured(t *testing.T) {
 }
 
 // The one-pass quantiles equal the reading of the definition: the middle of
-// the first bucket whose running count reaches ceil(q*n), at most the max.
+// the first bucket whose running count reaches ceil(q*n), at most the max;
+// and so do they over only the buckets a histogram marks as used.
 func TestHistStatsQuantiles(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 2000; trial++ {
@@ -205,7 +206,19 @@ func TestHistStatsQuantiles(t *testing.T) {
 			prev[b] = uint32(rng.IntN(3))
 			cur[b] += prev[b]
 		}
-		got := durationsBetween(100, &prev, 100+uint64(rng.IntN(1e9)), &cur)
+		sum := 100 + uint64(rng.IntN(1e9))
+		got := durationsBetween(100, &prev, sum, &cur, &segment.AllBuckets)
+		// Walking only the marked buckets (ABI 1.10: every bucket that ever
+		// counted, and maybe others) gives the same figures.
+		var marked segment.BucketSet
+		for b := range cur {
+			if cur[b] != 0 || rng.IntN(20) == 0 {
+				marked[b/64] |= 1 << (b % 64)
+			}
+		}
+		if sparse := durationsBetween(100, &prev, sum, &cur, &marked); sparse != got {
+			t.Fatalf("trial %d: over the marked buckets %+v, over all %+v", trial, sparse, got)
+		}
 		var n uint64
 		for b := range cur {
 			n += uint64(cur[b] - prev[b])

@@ -109,6 +109,13 @@ RP_HOT static void thread_close(_Atomic uint64_t *lanes, uint64_t end_ns)
 
 /* ---------------------------------------------------------------- callbacks */
 
+/* A histogram's bucket b counted its first: mark it, so readers read the
+ * used buckets only (ABI 1.10). Once per bucket of a record: out of line. */
+RP_COLD static void mark_bucket(_Atomic uint64_t *used, uint32_t b)
+{
+    atomic_fetch_or_explicit(&used[b >> 6], UINT64_C(1) << (b & 63), memory_order_release);
+}
+
 /* Entries from..depth-1 never saw their end: counted as abandoned, not timed. */
 RP_COLD static void abandon_from(_Atomic uint64_t *lanes, uint32_t from)
 {
@@ -204,7 +211,8 @@ RP_HOT static void timing_end(const void *callback)
         uint64_t d = now > rp_tls_stack[i].start_ns ? now - rp_tls_stack[i].start_ns : 0;
         uint32_t b = rp_time_bucket(d);
         atomic_fetch_add_explicit(&t->sum_ns, d, memory_order_relaxed);
-        atomic_fetch_add_explicit(&t->buckets[b], 1, memory_order_relaxed);
+        if (UNLIKELY(atomic_fetch_add_explicit(&t->buckets[b], 1, memory_order_relaxed) == 0))
+            mark_bucket(t->used, b);
         if (t->period_ns != 0 && d > t->period_ns)
             atomic_fetch_add_explicit(&t->overruns, 1, memory_order_relaxed);
         struct rp_ep_hint *h = warm_hint_of(t);
@@ -330,7 +338,8 @@ RP_HOT static void timer_called(uint64_t ep, int64_t late_ns)
     uint64_t late = late_ns > 0 ? (uint64_t)late_ns : 0;
     uint32_t b = rp_time_bucket(late);
     atomic_fetch_add_explicit(&t->late_sum_ns, late, memory_order_relaxed);
-    atomic_fetch_add_explicit(&t->late_buckets[b], 1, memory_order_relaxed);
+    if (UNLIKELY(atomic_fetch_add_explicit(&t->late_buckets[b], 1, memory_order_relaxed) == 0))
+        mark_bucket(t->late_used, b);
     struct rp_ep_hint *h = warm_hint_of(t);
     if (h != NULL)
         rp_hint_bucket(&h->late_bucket, t->late_buckets, b);

@@ -22,7 +22,7 @@ int main(void)
     printf("sizeof rp_timing %zu\n", sizeof(struct rp_timing));
     F(rp_timing, sum_ns); F(rp_timing, unended); F(rp_timing, overruns); F(rp_timing, late_sum_ns);
     F(rp_timing, period_ns); F(rp_timing, symbol_len); F(rp_timing, symbol_truncated); F(rp_timing, buckets);
-    F(rp_timing, late_buckets); F(rp_timing, symbol);
+    F(rp_timing, late_buckets); F(rp_timing, symbol); F(rp_timing, used); F(rp_timing, late_used);
     printf("sizeof rp_thread %zu\n", sizeof(struct rp_thread));
     F(rp_thread, seq); F(rp_thread, tid); F(rp_thread, busy_ns); F(rp_thread, open_ns); F(rp_thread, callbacks);
     F(rp_thread, endpoint_index); F(rp_thread, reserved); F(rp_thread, name); F(rp_thread, wait_ns);
@@ -72,7 +72,7 @@ int main(void)
     C(RP_SECTION_TIMING); C(RP_SECTION_THREADS); C(RP_SECTION_QOS); C(RP_SECTION_CALLS); C(RP_SECTION_LINKS); C(RP_LINK_MESSAGE); C(RP_LINK_SAMPLED); C(RP_LINK_CLAIMED); C(RP_LINK_FLAG_RCLPY); C(RP_LINK_SHARED_LANE); C(RP_SECTION_BYTES); C(RP_BYTES_TYPED); C(RP_BYTES_UNREADABLE); C(RP_BYTES_WIDE); C(RP_CALL_RING); C(RP_CALL_ANSWERED); C(RP_TYPE_MAX); C(RP_RMW_MAX);
     C(RP_NO_DOMAIN); C(RP_DURATION_INFINITE); C(RP_QOS_ACTUAL); C(RP_QOS_TYPE_TRUNCATED); C(RP_QOS_AVOID_ROS_NS);
     C(RP_ENV_DOMAIN_ID); C(RP_ENV_RMW); C(RP_ENV_LOCALHOST_ONLY); C(RP_ENV_DISCOVERY_RANGE); C(RP_ENV_STATIC_PEERS);
-    C(RP_ENV_CYCLONEDDS_URI); C(RP_ENV_FASTDDS_PROFILE); C(RP_ENV_ZENOH_CONFIG); C(RP_ENV_TRUNCATED); C(RP_TIME_BUCKETS); C(RP_TIME_SUB_BITS); C(RP_SYMBOL_MAX);
+    C(RP_ENV_CYCLONEDDS_URI); C(RP_ENV_FASTDDS_PROFILE); C(RP_ENV_ZENOH_CONFIG); C(RP_ENV_TRUNCATED); C(RP_TIME_BUCKETS); C(RP_TIME_SUB_BITS); C(RP_SYMBOL_MAX); C(RP_TIME_BUCKET_WORDS);
     C(RP_GAP_BUCKETS); C(RP_GAP_SUB_BITS); C(RP_GAP_INTRA_PUBLISHER);
     C(RP_RECORD_EMPTY); C(RP_RECORD_READY);
     C(RP_KIND_PUBLISHER); C(RP_KIND_SUBSCRIPTION); C(RP_KIND_TIMER); C(RP_KIND_SERVICE); C(RP_KIND_CLIENT);

@@ -51,7 +51,7 @@
 
 #define RP_MAGIC UINT64_C(0x45534c5550325352) /* "RS2PULSE" read as little-endian u64 */
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 9
+#define RP_ABI_MINOR 10
 
 #define RP_HEADER_SIZE 4096u
 #define RP_MAX_SECTIONS 8u
@@ -192,11 +192,21 @@ struct rp_gap {
  * else e = floor(log2 u), bucket (e - 2) * 8 + ((u >> (e - 3)) & 7), capped at
  * RP_TIME_BUCKETS - 1 (~69 s and more). The count of a histogram is the sum
  * of its buckets.
+ *
+ * ABI 1.10 (design note 0037): used and late_used mark the buckets that ever
+ * counted, so a reader reads those few instead of all 200 every window. A
+ * bucket is marked after its first count: a reader that loads the mark
+ * (acquire) and then the bucket sees at least that count; one that loads
+ * the mark before it is set reads the bucket as 0 and takes its count at
+ * its next read. Marks, like buckets, are never cleared. Readers of a
+ * record whose stride ends before late_used, or of an older minor, read
+ * every bucket.
  */
 #define RP_TIME_BUCKETS 200u
 #define RP_TIME_SUB_BITS 3u
 
 #define RP_SYMBOL_MAX 128u
+#define RP_TIME_BUCKET_WORDS ((RP_TIME_BUCKETS + 63u) / 64u) /* u64 words of a bucket bitmap */
 
 struct rp_timing {
     RP_ATOMIC(uint64_t) sum_ns;      /* sum of the timed durations */
@@ -209,6 +219,10 @@ struct rp_timing {
     RP_ATOMIC(uint32_t) buckets[RP_TIME_BUCKETS];      /* callback durations (wrap modulo 2^32) */
     RP_ATOMIC(uint32_t) late_buckets[RP_TIME_BUCKETS]; /* timer: actual minus scheduled call time */
     char symbol[RP_SYMBOL_MAX]; /* rclcpp_callback_register: the callback's function, demangled; written once */
+    /* ABI 1.10: bit b of used (late_used) is set once buckets[b]
+     * (late_buckets[b]) has counted, after that first count (release). */
+    RP_ATOMIC(uint64_t) used[RP_TIME_BUCKET_WORDS];
+    RP_ATOMIC(uint64_t) late_used[RP_TIME_BUCKET_WORDS];
 };
 
 /*
@@ -541,7 +555,7 @@ _Static_assert(__builtin_offsetof(struct rp_header, exe) == 320, "exe offset");
 _Static_assert(sizeof(struct rp_node) == 272, "rp_node size");
 _Static_assert(sizeof(struct rp_endpoint) == 320, "rp_endpoint size");
 _Static_assert(sizeof(struct rp_gap) == 32 + 4 * RP_GAP_BUCKETS, "rp_gap size");
-_Static_assert(sizeof(struct rp_timing) == 48 + 8 * RP_TIME_BUCKETS + RP_SYMBOL_MAX, "rp_timing size");
+_Static_assert(sizeof(struct rp_timing) == 48 + 8 * RP_TIME_BUCKETS + RP_SYMBOL_MAX + 16 * RP_TIME_BUCKET_WORDS, "rp_timing size");
 _Static_assert(sizeof(struct rp_thread) == 128, "rp_thread size");
 _Static_assert(sizeof(struct rp_qos) == 256, "rp_qos size");
 _Static_assert(sizeof(struct rp_env) == 352, "rp_env size");
