@@ -2,6 +2,8 @@ package segment
 
 import (
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -163,6 +165,7 @@ func TestParseNotReady(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add(sample())
 	f.Add(withTiming(sample(), 61))
+	f.Add(markedTiming(withTiming(sample(), 61)))
 	f.Add(withLinks(sample(), []rawLink{linkRec(1, 0, 4), linkRec(0, 1, 2)}))
 	f.Add(withBytes(sample(), []rawBytes{{Sampled: 2, SampledBytes: 100, Flags: BytesTyped}, {FixedSize: 44, Flags: BytesTyped}}))
 	f.Add(build(nil, nil, nil, 1))
@@ -177,8 +180,33 @@ func FuzzParse(f *testing.F) {
 			if e.Node >= len(s.Nodes) || e.Kind < KindPublisher || e.Kind > KindClient || len(e.Name) >= NameMax {
 				t.Fatalf("inconsistent endpoint %+v", e)
 			}
+			if e.Timing != nil && !withinSet(&e.Timing.Buckets, &e.Timing.Used) || e.Lateness != nil && !withinSet(&e.Lateness.Buckets, &e.Lateness.Used) {
+				t.Fatalf("a bucket outside its histogram's set counts: %+v %+v", e.Timing, e.Lateness)
+			}
 		}
 	})
+}
+
+// withinSet: every bucket outside set is 0.
+func withinSet(b *[TimeBuckets]uint32, set *BucketSet) bool {
+	for i, n := range b {
+		if n != 0 && set[i/64]&(1<<(i%64)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// markedTiming makes withTiming's segment an ABI 1.10 one whose records
+// mark some of their buckets, one mark past the last bucket.
+func markedTiming(mem []byte) []byte {
+	h := (*rawHeader)(unsafe.Pointer(&mem[0]))
+	h.AbiMinor = 10
+	sec := h.Sections[3]
+	sub := (*rawTiming)(unsafe.Pointer(&mem[sec.Offset+1*sec.Stride]))
+	sub.Used[0], sub.Used[3] = 1<<10, 1<<60
+	(*rawTiming)(unsafe.Pointer(&mem[sec.Offset+2*sec.Stride])).LateUsed[0] = 1 << 3
+	return mem
 }
 
 // Encode (used by tests and the reader benchmark) writes what Parse reads.
@@ -363,17 +391,12 @@ func TestReadCallsSendFailed(t *testing.T) {
 // ABI 1.10: a reader reads the buckets a record marks as used, and every
 // bucket of a record whose stride ends before the marks.
 func TestParseTimingMarked(t *testing.T) {
-	mem := withTiming(sample(), 61)
-	h := (*rawHeader)(unsafe.Pointer(&mem[0]))
-	h.AbiMinor = 10
-	sec := h.Sections[3]
-	sub := (*rawTiming)(unsafe.Pointer(&mem[sec.Offset+1*sec.Stride]))
-	tm := (*rawTiming)(unsafe.Pointer(&mem[sec.Offset+2*sec.Stride]))
 	// Bucket 40 counted and is not marked yet: read as 0 until it is. A
 	// mark past the last bucket (hostile) is dropped.
-	sub.Used[0] = 1 << 10
-	sub.Used[3] = 1 << 60
-	tm.LateUsed[0] = 1 << 3
+	mem := markedTiming(withTiming(sample(), 61))
+	h := (*rawHeader)(unsafe.Pointer(&mem[0]))
+	sec := h.Sections[3]
+	sub := (*rawTiming)(unsafe.Pointer(&mem[sec.Offset+1*sec.Stride]))
 	s, err := Parse(mem)
 	if err != nil {
 		t.Fatal(err)
@@ -403,5 +426,44 @@ func TestParseTimingMarked(t *testing.T) {
 	h.Sections[3].Stride = old - 8
 	if _, err = Parse(mem); err == nil {
 		t.Errorf("a timing stride short of the 1.4 record was accepted")
+	}
+}
+
+// A reader's recycled records never carry a bucket of an earlier reading:
+// the marks move between scans, and each scan reads exactly what is marked.
+func TestReaderRecycledBucketsFollowMarks(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "4242.0.pulse")
+	mem := markedTiming(withTiming(sample(), 61))
+	h := (*rawHeader)(unsafe.Pointer(&mem[0]))
+	sec := h.Sections[3]
+	sub := (*rawTiming)(unsafe.Pointer(&mem[sec.Offset+1*sec.Stride]))
+	rd := NewReader(dir)
+	defer rd.Close()
+	var prev *Scan
+	for step, used := range []uint64{1<<10 | 1<<40, 1 << 10, 1 << 40, 0} {
+		sub.Used[0] = used
+		if err := os.WriteFile(path, mem, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := rd.Scan()
+		if err != nil || len(s.Snapshots) != 1 {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		tm := s.Snapshots[0].Endpoints[1].Timing
+		want10, want40 := uint32(0), uint32(0)
+		if used&(1<<10) != 0 {
+			want10 = 2
+		}
+		if used&(1<<40) != 0 {
+			want40 = 1
+		}
+		if tm.Buckets[10] != want10 || tm.Buckets[40] != want40 || !withinSet(&tm.Buckets, &tm.Used) {
+			t.Errorf("step %d (marks %x): bucket 10 %d, 40 %d, used %x", step, used, tm.Buckets[10], tm.Buckets[40], tm.Used)
+		}
+		if prev != nil {
+			rd.Recycle(prev)
+		}
+		prev = s
 	}
 }
