@@ -281,7 +281,8 @@ func callbackOf(s *segment.Snapshot, e, base *segment.Endpoint) Callback {
 }
 
 // durationsBetween summarises one histogram from a reading (prevSum, prev;
-// prev nil: from its creation) to another.
+// prev nil: from its creation) to another, walking only the buckets in set
+// (both readings' marks; AllBuckets for a record without them).
 func durationsBetween(prevSum uint64, prev *[segment.TimeBuckets]uint32, sum uint64, cur *[segment.TimeBuckets]uint32, set *segment.BucketSet) Durations {
 	var delta [segment.TimeBuckets]uint32 // half a durAcc, on the stack
 	var n uint64
