@@ -92,7 +92,8 @@ func dash(s string) string {
 	return textName(s)
 }
 
-// Render formats a window in f.
+// Render formats a window in f. The bytes may be a string's (the text's, not
+// copied): read them, write them out or append to them, never write into them.
 func Render(f Format, w *window.Window, opt Options) []byte {
 	if f == JSONL {
 		return renderJSONL(w, opt)

@@ -1,15 +1,15 @@
 package logfmt
 
 import (
-	"bytes"
 	"strconv"
+	"strings"
 )
 
 // line appends a text line's fields without fmt: a robot's window is
 // thousands of lines a second, and fmt's parsing of its formats was most of
 // their cost. Numbers are written as hz, ms and pct write them.
 type line struct {
-	b   *bytes.Buffer // its bytes are the window's text, returned without a copy
+	b   *strings.Builder
 	num [48]byte
 }
 
