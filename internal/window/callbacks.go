@@ -286,26 +286,23 @@ func callbackOf(s *segment.Snapshot, e, base *segment.Endpoint) Callback {
 func durationsBetween(prevSum uint64, prev *[segment.TimeBuckets]uint32, sum uint64, cur *[segment.TimeBuckets]uint32, set *segment.BucketSet) Durations {
 	var delta [segment.TimeBuckets]uint32 // half a durAcc, on the stack
 	var n uint64
+	diff := func(b int) {
+		d := cur[b]
+		if prev != nil {
+			d -= prev[b] // modular: right across one wrap
+		}
+		delta[b] = d
+		n += uint64(d)
+	}
 	if *set == segment.AllBuckets { // a record without marks (ABI < 1.10)
 		for b := range delta {
-			d := cur[b]
-			if prev != nil {
-				d -= prev[b] // modular: right across one wrap
-			}
-			delta[b] = d
-			n += uint64(d)
+			diff(b)
 		}
-		return histStats(&delta, set, n, sum-prevSum)
-	}
-	for w, m := range set {
-		for ; m != 0; m &= m - 1 {
-			b := w*64 + bits.TrailingZeros64(m)
-			d := cur[b]
-			if prev != nil {
-				d -= prev[b] // modular: right across one wrap
+	} else {
+		for w, m := range set {
+			for ; m != 0; m &= m - 1 {
+				diff(w*64 + bits.TrailingZeros64(m))
 			}
-			delta[b] = d
-			n += uint64(d)
 		}
 	}
 	return histStats(&delta, set, n, sum-prevSum)
