@@ -116,7 +116,11 @@ func judgeTiming(t *testing.T, s *segment.Scan, truth *simtruth.Snapshot, exact 
 			case precise && float64(p.dur.SumNs) > float64(tt.CallbackNs)*(1+1e-4):
 				// The probe times with the CPU's counter, calibrated against CLOCK_MONOTONIC: within 100 ppm.
 				say(k, "probe's durations sum to %d ns, more than the graph's clock around them (%d ns)", p.dur.SumNs, tt.CallbackNs)
-			case precise && !within(d.MeanMs, mean):
+			case precise && !within(d.MeanMs, mean) && !(tt.Callbacks < 10 && d.MeanMs < mean):
+				// The graph's clock sits around the probe's: one preemption
+				// between the two reads (CI's load on a 96 % busy thread: 0.6
+				// ms) moves a mean of a few callbacks by more than the
+				// tolerance, downwards only. Those means may read lower.
 				say(k, "mean %.3f ms, the graph's %.3f ms", d.MeanMs, mean)
 			case precise && (d.MaxMs > maxMs || maxMs-(d.MaxMs*1.125+0.2) > outsideMs(tt.CallbackNs, p.dur.SumNs)):
 				say(k, "max %.3f ms (at least, from its bucket), the graph's %.3f ms", d.MaxMs, maxMs)
