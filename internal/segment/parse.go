@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"iter"
 	"math/bits"
 	"runtime"
 	"slices"
@@ -171,6 +172,19 @@ var AllBuckets = func() (s BucketSet) {
 	}
 	return s
 }()
+
+// Each yields every bucket of s, lowest first.
+func (s *BucketSet) Each() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for w, m := range s {
+			for ; m != 0; m &= m - 1 {
+				if !yield(w*64 + bits.TrailingZeros64(m)) {
+					return
+				}
+			}
+		}
+	}
+}
 
 // Thread is one thread's busy time (see rp_thread in segment.h), read
 // consistently under the record's seqlock.
@@ -735,11 +749,8 @@ func readBuckets(dst *[TimeBuckets]uint32, set *BucketSet, src *[TimeBuckets]uin
 	for w := range set {
 		set[w] = load64(&used[w]) & AllBuckets[w] // a hostile mark past the last bucket is dropped
 	}
-	for w, m := range set {
-		for ; m != 0; m &= m - 1 {
-			b := w*64 + bits.TrailingZeros64(m)
-			dst[b] = load32(&src[b])
-		}
+	for b := range set.Each() {
+		dst[b] = load32(&src[b])
 	}
 }
 
@@ -748,10 +759,8 @@ func clearBuckets(dst *[TimeBuckets]uint32, set *BucketSet) {
 	if *set == AllBuckets {
 		*dst = [TimeBuckets]uint32{}
 	} else {
-		for w, m := range set {
-			for ; m != 0; m &= m - 1 {
-				dst[w*64+bits.TrailingZeros64(m)] = 0
-			}
+		for b := range set.Each() {
+			dst[b] = 0
 		}
 	}
 	*set = BucketSet{}

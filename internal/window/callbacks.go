@@ -81,17 +81,17 @@ func histStats[T uint32 | uint64](delta *[segment.TimeBuckets]T, set *segment.Bu
 	var at [3]float64
 	k := 0
 	var acc uint64
-	for w, m := range nz {
-		for ; m != 0 && k < len(need); m &= m - 1 {
-			b := w*64 + bits.TrailingZeros64(m)
-			acc += uint64(delta[b])
-			for ; k < len(need) && acc >= need[k]; k++ {
-				lo, hi := TimeBucketBounds(b)
-				at[k] = (lo + hi) / 2e6
-				if math.IsInf(hi, 1) {
-					at[k] = lo / 1e6
-				}
+	for b := range nz.Each() {
+		acc += uint64(delta[b])
+		for ; k < len(need) && acc >= need[k]; k++ {
+			lo, hi := TimeBucketBounds(b)
+			at[k] = (lo + hi) / 2e6
+			if math.IsInf(hi, 1) {
+				at[k] = lo / 1e6
 			}
+		}
+		if k == len(need) {
+			break
 		}
 	}
 	for ; k < len(need); k++ {
@@ -113,11 +113,9 @@ func nonZero[T uint32 | uint64](delta *[segment.TimeBuckets]T, set *segment.Buck
 		}
 		return nz
 	}
-	for w, m := range set {
-		for ; m != 0; m &= m - 1 {
-			if b := bits.TrailingZeros64(m); delta[w*64+b] != 0 {
-				nz[w] |= 1 << b
-			}
+	for b := range set.Each() {
+		if delta[b] != 0 {
+			nz[b/64] |= 1 << (b % 64)
 		}
 	}
 	return nz
@@ -299,10 +297,8 @@ func durationsBetween(prevSum uint64, prev *[segment.TimeBuckets]uint32, sum uin
 			diff(b)
 		}
 	} else {
-		for w, m := range set {
-			for ; m != 0; m &= m - 1 {
-				diff(w*64 + bits.TrailingZeros64(m))
-			}
+		for b := range set.Each() {
+			diff(b)
 		}
 	}
 	return histStats(&delta, set, n, sum-prevSum)
