@@ -118,11 +118,12 @@ time.sleep(3600)`, dir)
 	if n, err := fmt.Fscan(held, new(int)); n != 1 || err != nil {
 		b.Fatalf("holding the kept segments' locks: %v", err)
 	}
-	ra, rb := segment.NewReader(filepath.Join(dir, "a")), segment.NewReader(filepath.Join(dir, "b"))
-	defer ra.Close()
-	defer rb.Close()
-	ra.Retain(-1, false)
-	rb.Retain(-1, false)
+	var readers [2]*segment.Reader // a and b, read in turn
+	for k, at := range []string{"a", "b"} {
+		readers[k] = segment.NewReader(filepath.Join(dir, at))
+		defer readers[k].Close()
+		readers[k].Retain(-1, false)
+	}
 	var sc window.Scratch
 	sc.ReuseWindows = true
 	var memo diagnose.Memo
@@ -141,11 +142,7 @@ time.sleep(3600)`, dir)
 					}
 					b.StartTimer()
 				}
-				rd := ra
-				if i%2 == 1 {
-					rd = rb
-				}
-				cur, err := rd.Scan()
+				cur, err := readers[i%2].Scan()
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -154,11 +151,7 @@ time.sleep(3600)`, dir)
 					w.Unmatched = memo.Unmatched(cur)
 				}
 				if prev != nil {
-					if i%2 == 1 {
-						ra.Recycle(prev)
-					} else {
-						rb.Recycle(prev)
-					}
+					readers[(i+1)%2].Recycle(prev) // back to the reader it came from
 				}
 				prev = cur
 			}
