@@ -166,3 +166,66 @@ func TestBytes(t *testing.T) {
 		})
 	}
 }
+
+// sizedGraph: a serialized publisher (rosbag2 play's kind) and an rclpy
+// raw subscription to it, whose rcl calls go on for 3 ms after their
+// tracepoints fired (SIM_RCL_AFTER_US: a real call's DDS write, or rcl's
+// work after the rmw take).
+const sizedGraph = `
+process bag
+  node /bag
+    pub /replay 100 serialized size=3000
+process rec
+  node /pyrec lang=py
+    sub /replay serialized
+`
+
+// A serialized message is sized before it is counted: no reading, however
+// timed, finds a serialized endpoint with more messages than exact sizes.
+// On Jazzy rcl counts the publish (and the raw take) at a tracepoint inside
+// the call, and the probe learns the size from the call's argument; sized
+// after the call returned, a window read during the call's rest found a
+// message nothing sized and called the publisher's bytes "none" (TestBytes
+// failed so once in four CI runs). On Humble the raw take fires nothing and
+// is not counted at all.
+func TestBytesSizedBeforeCounted(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sized.graph")
+	if err := os.WriteFile(file, []byte(sizedGraph), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, distro := range []string{"humble", "jazzy"} {
+		t.Run(distro, func(t *testing.T) {
+			g := sim(t, file, distro, 3*time.Second, "ROS_PULSE_BYTES=1", "SIM_RCL_AFTER_US=3000")
+			r := segment.NewReader(g.dir)
+			defer r.Close()
+			counted := map[segment.Kind]uint64{}
+			deadline := time.Now().Add(2500 * time.Millisecond)
+			for scans := 0; time.Now().Before(deadline); scans++ {
+				scan, err := r.Scan()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, sn := range scan.Snapshots {
+					for _, e := range sn.Endpoints {
+						if e.Name != "/replay" || e.Kind != segment.KindPublisher && e.Kind != segment.KindSubscription {
+							continue
+						}
+						if n := e.Counts[segment.SlotInter]; n > e.Bytes.Exact {
+							t.Fatalf("scan %d: %v /replay has %d messages counted and %d sized", scans, e.Kind, n, e.Bytes.Exact)
+						}
+						counted[e.Kind] = max(counted[e.Kind], e.Counts[segment.SlotInter])
+					}
+				}
+				time.Sleep(time.Millisecond)
+			}
+			g.wait()
+			// The readings held messages in flight: the check had something to catch.
+			if counted[segment.KindPublisher] < 100 {
+				t.Errorf("the publisher was read with %d messages; want the run's hundreds", counted[segment.KindPublisher])
+			}
+			if wantSub := distro != "humble"; wantSub != (counted[segment.KindSubscription] >= 100) {
+				t.Errorf("the raw subscription was read with %d takes (%s counts them: %v)", counted[segment.KindSubscription], distro, wantSub)
+			}
+		})
+	}
+}

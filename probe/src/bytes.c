@@ -416,8 +416,19 @@ RP_COLD void rp_bytes_sample(uint64_t ep, const void *message)
     struct rp_bytes *b = &g_seg.bytes[ep - 1];
     atomic_store_explicit(&b->every, (rp_bytes_mask + 1) * (skip + 1), memory_order_relaxed);
     add_size(b, 4 + (w.off != 0 ? w.off : 1), &b->sampled_bytes, &b->sampled);
+    atomic_thread_fence(memory_order_release); /* a publish is sized before it counts (rp_bytes_exact) */
 }
 
+/*
+ * A serialized message's size is added before the message is counted (the
+ * count is what says "a message flowed"): a reader that sees a count sees
+ * its size. Counted first, a window read in between would find a message
+ * nothing sized and call the endpoint's bytes not measured: Jazzy counts a
+ * serialized publish at the rcl_publish it fires inside the call, and the
+ * DDS write that follows leaves that gap open for microseconds (TestBytes
+ * failed so once in four CI runs). The fence orders the sizes before the
+ * count's relaxed bump on arm64 too.
+ */
 void rp_bytes_exact(uint64_t ep, uint64_t size)
 {
     if (g_seg.bytes == NULL || ep == 0)
@@ -427,6 +438,31 @@ void rp_bytes_exact(uint64_t ep, uint64_t size)
         return;
     struct rp_bytes *b = &g_seg.bytes[ep - 1];
     add_size(b, size, &b->exact_bytes, &b->exact);
+    atomic_thread_fence(memory_order_release);
+}
+
+/* A failed publish counts nothing: its size goes too (its max_size stays,
+ * the largest message offered). */
+void rp_bytes_exact_undo(uint64_t ep, uint64_t size)
+{
+    if (g_seg.bytes == NULL || ep == 0 || ep > sizers_len())
+        return;
+    struct rp_bytes *b = &g_seg.bytes[ep - 1];
+    atomic_fetch_sub_explicit(&b->exact_bytes, size, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&b->exact, 1, memory_order_relaxed);
+}
+
+/* The serialized message this thread is taking (its wrapper's argument),
+ * and whether the rmw_take inside sized it already. */
+static __thread const rp_serialized_message_t *tls_taking;
+static __thread bool tls_taken_sized;
+
+RP_COLD void rp_bytes_serialized_take(uint64_t ep)
+{
+    if (tls_taking == NULL || tls_taken_sized)
+        return;
+    rp_bytes_exact(ep, tls_taking->buffer_length); /* both RMWs set it before their rmw_take fires */
+    tls_taken_sized = true;
 }
 
 /*
@@ -443,11 +479,16 @@ EXPORT rp_rcl_ret_t rcl_take_serialized_message(const void *subscription, void *
     rp_rcl_take_serialized_fn real = (rp_rcl_take_serialized_fn)rp_real(&real_fn, "rcl_take_serialized_message", "librcl.so");
     if (real == NULL)
         return RP_RCL_RET_ERROR;
+    tls_taking = serialized_message;
+    tls_taken_sized = false;
     rp_tls_hot.bytes_serialized++;
     rp_rcl_ret_t ret = real(subscription, serialized_message, message_info, allocation);
     rp_tls_hot.bytes_serialized--;
-    if (ret == RP_RCL_RET_OK && subscription != NULL && serialized_message != NULL && rp_lanes() != NULL &&
-        g_seg.bytes != NULL) {
+    tls_taking = NULL;
+    /* Sized here unless counted inside (then sized there, before the count):
+     * an rclcpp subscription counts it at the callback_start that follows. */
+    if (ret == RP_RCL_RET_OK && !tls_taken_sized && subscription != NULL && serialized_message != NULL &&
+        rp_lanes() != NULL && g_seg.bytes != NULL) {
         uint64_t ep = rp_endpoint_of(false, subscription);
         if (ep != 0)
             rp_bytes_exact(ep, ((const rp_serialized_message_t *)serialized_message)->buffer_length);

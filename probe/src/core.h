@@ -349,8 +349,17 @@ void rp_bytes_message(uint64_t ep, const void *message) RP_HIDDEN;
 /* Sizes one typed message of endpoint ep now. */
 void rp_bytes_sample(uint64_t ep, const void *message) RP_HIDDEN;
 
-/* A message of endpoint ep whose size is known (a serialized publish or take). */
+/* A message of endpoint ep whose size is known (a serialized publish or
+ * take), recorded before the message is counted: a reader that sees the
+ * count sees its size too (bytes.c). */
 void rp_bytes_exact(uint64_t ep, uint64_t size) RP_HIDDEN;
+
+/* Takes back a serialized publish sized before its call failed. */
+void rp_bytes_exact_undo(uint64_t ep, uint64_t size) RP_HIDDEN;
+
+/* A serialized take counted at the rmw_take fired inside it (rclpy raw,
+ * Jazzy+): sized from the caller's message before that count. */
+void rp_bytes_serialized_take(uint64_t ep) RP_HIDDEN;
 
 /* Forwards to the real ros_trace_<name>, resolved once per call site. */
 #define RP_FORWARD(name, params, args)                                                             \

@@ -182,10 +182,11 @@ static __attribute__((noinline)) void count_publish(uintptr_t handle, unsigned c
 {
     struct rp_tls_slot *hit = lookup(handle, KEY_PUB);
     if (hit->counters != 0) {
-        count_hit(hit, KEY_PUB, counter_slot);
-        /* a random one in RP_BYTES_EVERY of the publishes is sized (bytes.c) */
+        /* a random one in RP_BYTES_EVERY of the publishes is sized (bytes.c), before
+         * it counts: a publisher's first message is never counted without a size */
         if (UNLIKELY(hit->counters & SIZED_BIT) && counter_slot == RP_SLOT_INTER && rp_tls_hot.bytes_serialized == 0)
             rp_bytes_message(slot_endpoint(hit), message);
+        count_hit(hit, KEY_PUB, counter_slot);
         if (rp_tls_hot.link.armed != 0)
             rp_link_publish(slot_endpoint(hit), counter_slot);
         if (rp_tls_hot.hinted_ep != 0) { /* else no callback fetched early runs on this thread: none reads hints */
@@ -236,6 +237,8 @@ static inline void take(uintptr_t handle, int64_t source_ns, const void *message
 {
     const struct rp_tls_slot *hit = lookup(handle, KEY_TAKE);
     if (hit->counters != 0) {
+        if (UNLIKELY(rp_tls_hot.bytes_serialized != 0)) /* an rclpy raw take: sized before it counts */
+            rp_bytes_serialized_take(slot_endpoint(hit));
         rp_bump(hit->counters + RP_SLOT_INTER * sizeof(uint64_t));
         rp_tls_hot.hinted_ep = 0; /* an rclpy delivery: the callback that follows was not fetched early */
     } else if (hit->gap_hint != 0) /* rclcpp counts this message at its callback_start: fetch that line now */
@@ -368,15 +371,17 @@ EXPORT rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const 
                                                    void *allocation)
 {
     static void *_Atomic real_fn = UNRESOLVED;
+    uint64_t ep = 0, size = 0;
+    if (publisher != NULL && serialized_message != NULL && rp_lanes() != NULL && g_seg.bytes != NULL) {
+        ep = rp_endpoint_of(true, publisher);
+        size = ((const rp_serialized_message_t *)serialized_message)->buffer_length;
+        rp_bytes_exact(ep, size); /* before the call counts it (bytes.c) */
+    }
     rp_tls_hot.bytes_serialized++;
     rp_rcl_ret_t ret = publish_untraced(&g_serialized_mode, &real_fn, "rcl_publish_serialized_message", publisher,
                                         serialized_message, allocation);
     rp_tls_hot.bytes_serialized--;
-    if (ret == RP_RCL_RET_OK && publisher != NULL && serialized_message != NULL && rp_lanes() != NULL &&
-        g_seg.bytes != NULL) {
-        uint64_t ep = rp_endpoint_of(true, publisher);
-        if (ep != 0)
-            rp_bytes_exact(ep, ((const rp_serialized_message_t *)serialized_message)->buffer_length);
-    }
+    if (ret != RP_RCL_RET_OK)
+        rp_bytes_exact_undo(ep, size);
     return ret;
 }

@@ -16,6 +16,11 @@
  * The rcl publisher is { impl }, and simgraph keeps the rmw publisher in the
  * impl's first word (real rcl keeps it inside impl too).
  *
+ * SIM_RCL_AFTER_US=N: each loaned or serialized call spends N µs after its
+ * tracepoints fired, as a real one does in the DDS write that follows
+ * rmw_publish, or in rcl after the rmw take; the probe must not leave a
+ * message counted there and not yet sized.
+ *
  * Test hook: with SIM_TRACETOOLS_REPORT set, the successful calls are
  * appended to that file at exit ("rcl_publish_loaned_message_ok N",
  * "rcl_timer_calls_ok N": timer calls through either function, each once).
@@ -53,6 +58,17 @@ void ros_trace_rmw_publish(const void *rmw_publisher_handle, const void *message
 #endif
 
 static _Atomic unsigned long ok_loaned, ok_serialized, ok_timer_calls;
+static long after_us; /* SIM_RCL_AFTER_US */
+
+/* The rest of a real call after its tracepoints (SIM_RCL_AFTER_US). */
+static void rest_of_call(void)
+{
+    if (after_us <= 0)
+        return;
+    struct timespec d = {after_us / 1000000, (after_us % 1000000) * 1000};
+    while (nanosleep(&d, &d) != 0 && errno == EINTR) {
+    }
+}
 
 static void report(void)
 {
@@ -70,6 +86,16 @@ __attribute__((constructor)) static void init(void)
     const char *path = getenv("SIM_TRACETOOLS_REPORT");
     if (path != NULL && *path != '\0')
         atexit(report);
+    const char *after = getenv("SIM_RCL_AFTER_US");
+    if (after != NULL && *after != '\0') {
+        char *end;
+        errno = 0;
+        after_us = strtol(after, &end, 10);
+        if (errno != 0 || *end != '\0' || after_us < 0 || after_us > 1000000) {
+            fprintf(stderr, "SIM_RCL_AFTER_US=%s: want microseconds, 0 to 1000000\n", after);
+            exit(2);
+        }
+    }
 }
 
 static rp_rcl_ret_t publish(const void *publisher, const void *message, _Atomic unsigned long *ok)
@@ -85,6 +111,7 @@ static rp_rcl_ret_t publish(const void *publisher, const void *message, _Atomic 
     ros_trace_rcl_publish(publisher, message);
     ros_trace_rmw_publish(*(void *const *)p->impl, message, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
 #endif
+    rest_of_call();
     atomic_fetch_add_explicit(ok, 1, memory_order_relaxed);
     return RP_RCL_RET_OK;
 }
@@ -99,6 +126,11 @@ EXPORT rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const 
                                                    void *allocation)
 {
     (void)allocation;
+    /* A write the DDS refuses (the stand-in's: a length past its buffer): an
+     * error after rcl's own checks, nothing published, no tracepoint. */
+    const rp_serialized_message_t *m = serialized_message;
+    if (m != NULL && publisher != NULL && m->buffer_length > m->buffer_capacity)
+        return RP_RCL_RET_ERROR;
     return publish(publisher, serialized_message, &ok_serialized);
 }
 
@@ -122,6 +154,7 @@ EXPORT rp_rcl_ret_t rcl_take_serialized_message(const void *subscription, void *
 #if SIM_DISTRO >= 2
     ros_trace_rmw_take(*(void *const *)s->impl, serialized_message, *(const int64_t *)message_info, true);
 #endif
+    rest_of_call();
     return RP_RCL_RET_OK;
 }
 

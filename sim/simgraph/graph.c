@@ -320,8 +320,8 @@ bool graph_parse(const char *text, struct graph *g, char *err, size_t errlen)
                     continue;
                 }
                 if (strcmp(tok[i], "serialized") == 0) {
-                    if (g->nodes[node].py || g->nodes[node].intra)
-                        FAIL("serialized subscriptions are modelled for rclcpp nodes without intra-process");
+                    if (g->nodes[node].intra)
+                        FAIL("serialized subscriptions are modelled without intra-process");
                     s->serialized = true;
                     continue;
                 }

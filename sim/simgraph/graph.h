@@ -91,7 +91,7 @@ struct g_sub {
     int throw_every; /* throws=N: every N-th callback throws (no callback_end; the executor carries on) */
     bool reentrant;  /* reentrant: a reentrant callback group: every executor thread of the process takes its messages */
     bool spin;       /* spin: its callback spins its node's other subscriptions (nested callbacks) before returning */
-    bool serialized; /* serialized: takes serialized messages (rclcpp's GenericSubscription, rosbag2) through rcl_take_serialized_message */
+    bool serialized; /* serialized: takes serialized messages (rclcpp's GenericSubscription, rosbag2; rclpy raw=True) through rcl_take_serialized_message */
     int relay;       /* relay=TOPIC: its callback publishes each message on to TOPIC (a chain's link): the
                         publisher's index + 1, a publisher no timer drives; 0: none */
     struct g_qos qos;

@@ -125,9 +125,12 @@ void publish_from(int i, int64_t origin)
             return;
         break;
     case PUB_SERIALIZED: { /* Publisher::publish(SerializedMessage), or rclpy publish(bytes) */
-        if (m.seq == 1)
-            (void)rcl_publish_serialized_message(p->handle, NULL, NULL);
         rp_serialized_message_t serialized = {(uint8_t *)p->scratch, size, size};
+        if (m.seq == 1) { /* invalid calls: rcl fails before its tracepoint, the DDS refuses the write */
+            (void)rcl_publish_serialized_message(p->handle, NULL, NULL);
+            rp_serialized_message_t refused = {serialized.buffer, size + 1, size};
+            (void)rcl_publish_serialized_message(p->handle, &refused, NULL);
+        }
         if (rcl_publish_serialized_message(p->handle, &serialized, NULL) != RP_RCL_RET_OK)
             return;
         break;
@@ -271,7 +274,7 @@ void deliver_socket(int s, const struct msg *m)
     uint64_t size = typed_message(r->type, m, sent <= r->scratch_size ? (uint8_t *)r->scratch : NULL, sent, &typed);
     /* delay=MS: the message is that much older than "now" when taken (a known latency) */
     int64_t source_ns = m->src_real_ns - (int64_t)(gs->delay_ms * 1e6);
-    if (gs->serialized) { /* rclcpp's GenericSubscription: rcl's serialized take (rmw_take inside from Jazzy on) */
+    if (gs->serialized) { /* rclcpp's GenericSubscription or rclpy's raw=True: rcl's serialized take (rmw_take inside from Jazzy on) */
         rp_serialized_message_t serialized = {(uint8_t *)r->scratch, size, size};
         int64_t info[8] = {source_ns}; /* rmw_message_info_t: the source timestamp first */
         if (rcl_take_serialized_message(handle, &serialized, info, NULL) != RP_RCL_RET_OK)
@@ -283,7 +286,7 @@ void deliver_socket(int s, const struct msg *m)
     ros_trace_rcl_take(r->scratch);
     if (gn->py) { /* rclpy: rmw_take and rcl_take only; the take is the delivery */
         truth_inc(truth, TC_SUB_INTER);
-        if (r->type != TYPE_OTHER)
+        if (r->type != TYPE_OTHER || gs->serialized)
             truth_bytes(truth, size);
         aged(truth, m);
         uint64_t t0 = now_ns(CLOCK_MONOTONIC);
