@@ -256,7 +256,7 @@ func benchCmd() *cobra.Command {
 	reader.Flags().IntVar(&samples, "samples", 20, "samples per directory")
 
 	var sampleDir, sampleProfile string
-	var phases bool
+	var phases, each bool
 	var interval time.Duration
 	sample := &cobra.Command{
 		Use:    "reader-sample",
@@ -271,7 +271,7 @@ func benchCmd() *cobra.Command {
 				defer stop()
 			}
 			if phases {
-				return bench.MeasurePhases(sampleDir, samples, interval, os.Stdout)
+				return bench.MeasurePhases(sampleDir, samples, interval, each, os.Stdout)
 			}
 			return bench.MeasureReader(sampleDir, samples, os.Stdout)
 		},
@@ -281,6 +281,7 @@ func benchCmd() *cobra.Command {
 	// A live graph's directory, phase by phase (PERFORMANCE §20):
 	// pulse bench reader-sample --phases --interval 1s --dir DIR --samples 60
 	sample.Flags().BoolVar(&phases, "phases", false, "print the scan's, the window's and the text's CPU a sample")
+	sample.Flags().BoolVar(&each, "each", false, "with --phases: a line per sample too, the window's diagnosis, the collector's CPU and collections apart")
 	sample.Flags().DurationVar(&interval, "interval", 0, "with --phases: the time between samples (1s: as pulse record)")
 	sample.Flags().StringVar(&sampleProfile, "cpuprofile", "", "write a Go CPU profile of the samples")
 

@@ -3,18 +3,20 @@ package bench
 import (
 	"encoding/csv"
 	"fmt"
-	"github.com/prometheus/procfs"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"ros2_pulse/internal/diagnose"
+	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 
+	"ros2_pulse/internal/diagnose"
 	"ros2_pulse/internal/logfmt"
 	"ros2_pulse/internal/recorder"
 	"ros2_pulse/internal/segment"
@@ -160,8 +162,13 @@ func fmtSscanf(s string, cpu, sem *float64, rss, anon *int64) (int, error) {
 // MeasurePhases reads dir as pulse record does, a sample every interval
 // (a live graph: the scans find the probe's lines as cold as a recorder
 // does), and prints each phase's CPU a sample, mean ± SEM: the scan, the
-// window (with the why-silent diagnosis) and the whole window's text.
-func MeasurePhases(dir string, samples int, interval time.Duration, out io.Writer) error {
+// window (with the why-silent diagnosis) and the whole window's text. each:
+// a line per sample first, the window split from its diagnosis, with the
+// CPU of the process's other threads (Go's collector) and the collections
+// the sample saw: what makes one live sample dearer than another.
+func MeasurePhases(dir string, samples int, interval time.Duration, each bool, out io.Writer) error {
+	runtime.LockOSThread() // this thread's own CPU, apart from the collector's threads
+	defer runtime.UnlockOSThread()
 	rd := segment.NewReader(dir)
 	defer rd.Close()
 	rd.Retain(-1, false)
@@ -173,9 +180,12 @@ func MeasurePhases(dir string, samples int, interval time.Duration, out io.Write
 	if err != nil {
 		return err
 	}
+	gcs := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	var scan, compute, render []float64
 	for i := 0; i < samples; i++ {
 		time.Sleep(interval)
+		metrics.Read(gcs)
+		gc0, t0 := gcs[0].Value.Uint64(), threadCPU()
 		c0 := cpuNow()
 		cur, err := rd.Scan()
 		if err != nil {
@@ -183,6 +193,7 @@ func MeasurePhases(dir string, samples int, interval time.Duration, out io.Write
 		}
 		c1 := cpuNow()
 		w := sc.Compute(prev, cur, start, time.Now().UnixNano(), window.Options{})
+		cm := cpuNow()
 		w.Unmatched = memo.Unmatched(cur)
 		c2 := cpuNow()
 		_ = logfmt.Render(logfmt.Text, w, logfmt.Options{})
@@ -190,6 +201,12 @@ func MeasurePhases(dir string, samples int, interval time.Duration, out io.Write
 		rd.Recycle(prev)
 		prev = cur
 		scan, compute, render = append(scan, ms(c1-c0)), append(compute, ms(c2-c1)), append(render, ms(c3-c2))
+		if each {
+			metrics.Read(gcs)
+			others := ms(c3-c0) - ms(threadCPU()-t0)
+			fmt.Fprintf(out, "sample=%d scan_ms=%.3f window_ms=%.3f memo_ms=%.3f text_ms=%.3f others_ms=%.3f gc=%d\n",
+				i, ms(c1-c0), ms(cm-c1), ms(c2-cm), ms(c3-c2), others, gcs[0].Value.Uint64()-gc0)
+		}
 	}
 	for _, p := range []struct {
 		name string
@@ -200,6 +217,13 @@ func MeasurePhases(dir string, samples int, interval time.Duration, out io.Write
 	}
 	fmt.Fprintln(out)
 	return nil
+}
+
+// threadCPU is the calling OS thread's CPU time.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return time.Duration(ts.Nano())
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }

@@ -41,11 +41,23 @@ func TestMeasurePhases(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	if err := MeasurePhases(dir, 4, 0, &out); err != nil {
+	if err := MeasurePhases(dir, 4, 0, true, &out); err != nil {
 		t.Fatal(err)
 	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("%q: want a line per sample and the summary", out.String())
+	}
+	for i, l := range lines[:4] {
+		var n, gc int
+		var scan, window, memo, text, others float64
+		if _, err := fmt.Sscanf(l, "sample=%d scan_ms=%f window_ms=%f memo_ms=%f text_ms=%f others_ms=%f gc=%d",
+			&n, &scan, &window, &memo, &text, &others, &gc); err != nil || n != i || scan < 0 || window < 0 || memo < 0 || text < 0 || gc < 0 {
+			t.Fatalf("sample line %q: %v", l, err)
+		}
+	}
 	var scan, window, text, s1, s2, s3 float64
-	if _, err := fmtSscanfPhases(out.String(), &scan, &s1, &window, &s2, &text, &s3); err != nil || scan < 0 || window < 0 || text < 0 {
+	if _, err := fmtSscanfPhases(lines[4], &scan, &s1, &window, &s2, &text, &s3); err != nil || scan < 0 || window < 0 || text < 0 {
 		t.Fatalf("%q: %v", out.String(), err)
 	}
 }

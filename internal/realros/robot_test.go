@@ -121,7 +121,7 @@ func TestRobotShape(t *testing.T) {
 	// once the graph has settled: each change of it (a process, an
 	// endpoint, a first message) makes the why-silent diagnosis run again,
 	// ~50 ms at this size.
-	sampleArgs := []string{"bench", "reader-sample", "--phases", "--interval", "1s", "--samples", "15", "--dir", r.dir}
+	sampleArgs := []string{"bench", "reader-sample", "--phases", "--each", "--interval", "1s", "--samples", "15", "--dir", r.dir}
 	if prof := os.Getenv("PULSE_ROBOT_CPUPROFILE"); prof != "" { // where the reading alone goes
 		sampleArgs = append(sampleArgs, "--cpuprofile", prof+".reader")
 	}
@@ -193,7 +193,7 @@ func TestRobotShape(t *testing.T) {
 		t.Logf("pulse record on the real robot: %.1f ms of CPU a window (20 windows), %d kB a window of text",
 			(cpu1-cpu0)/20*1000, len(data)/max(windows, 1)/1000)
 	}
-	t.Logf("reading the real robot a window (ms, mean,SEM of 14): %s", strings.TrimSpace(phaseOut.String()))
+	t.Logf("reading the real robot a window (ms; each sample, then mean,SEM of 14):\n%s", strings.TrimSpace(phaseOut.String()))
 }
 
 // cpuSeconds is a process's user and system CPU so far.
