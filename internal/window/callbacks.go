@@ -12,8 +12,17 @@ import (
 // bucket b of rp_timing (segment.h): 8 linear buckets of 1024 ns, then 8 per
 // octave. The last bucket is open-ended (hi = +Inf).
 func TimeBucketBounds(b int) (lo, hi float64) {
-	return logLinearBounds(b, 8, segment.TimeBuckets)
+	return timeBounds[b], timeBounds[b+1]
 }
+
+// timeBounds[b] is bucket b's lower bound, and timeBounds[TimeBuckets] +Inf:
+// a window looks bounds up ~10,000 times at robot size.
+var timeBounds = func() (t [segment.TimeBuckets + 1]float64) {
+	for b := range segment.TimeBuckets {
+		t[b], t[b+1] = logLinearBounds(b, 8, segment.TimeBuckets)
+	}
+	return t
+}()
 
 // Durations describes the durations (callbacks, or a timer's lateness)
 // counted in one window, from the histogram's bucket deltas.
@@ -284,13 +293,17 @@ func callbackOf(s *segment.Snapshot, e, base *segment.Endpoint) Callback {
 func durationsBetween(prevSum uint64, prev *[segment.TimeBuckets]uint32, sum uint64, cur *[segment.TimeBuckets]uint32, set *segment.BucketSet) Durations {
 	var delta [segment.TimeBuckets]uint32 // half a durAcc, on the stack
 	var n uint64
+	var nz segment.BucketSet // the buckets that changed: histStats walks only those
 	diff := func(b int) {
 		d := cur[b]
 		if prev != nil {
 			d -= prev[b] // modular: right across one wrap
 		}
-		delta[b] = d
-		n += uint64(d)
+		if d != 0 {
+			delta[b] = d
+			n += uint64(d)
+			nz[b/64] |= 1 << (b % 64)
+		}
 	}
 	if *set == segment.AllBuckets { // a record without marks (ABI < 1.10)
 		for b := range delta {
@@ -301,7 +314,7 @@ func durationsBetween(prevSum uint64, prev *[segment.TimeBuckets]uint32, sum uin
 			diff(b)
 		}
 	}
-	return histStats(&delta, set, n, sum-prevSum)
+	return histStats(&delta, &nz, n, sum-prevSum)
 }
 
 // either is the buckets two readings of one histogram may use between them.

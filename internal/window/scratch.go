@@ -1,6 +1,12 @@
 package window
 
-import "ros2_pulse/internal/segment"
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"ros2_pulse/internal/segment"
+)
 
 // Scratch is the memory one caller computes its windows in, kept from one
 // window to the next (the recorder keeps one): Compute's own maps and lists
@@ -25,6 +31,33 @@ type Scratch struct {
 
 	last *Window        // the previous window, when ReuseWindows
 	slab []EndpointRate // the previous window's endpoint rates, when ReuseWindows
+
+	timerOrder []int32 // sortTimers' permutation
+	timerSpare []Timer // the list the sorted timers go to next, when ReuseWindows
+}
+
+// sortTimers returns ts in node and ordinal order, stably: the order is
+// sorted as indices and each timer moved once. Sorting the timers
+// themselves moved ~750 of them of ~200 bytes many times, 5 % of a
+// robot's window. ts is kept as the next window's spare when ReuseWindows.
+func (sc *Scratch) sortTimers(ts []Timer) []Timer {
+	order := grow(sc.timerOrder[:0], len(ts))[:len(ts)]
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		return cmp.Or(strings.Compare(ts[a].Node, ts[b].Node), cmp.Compare(ts[a].Ordinal, ts[b].Ordinal))
+	})
+	sc.timerOrder = order
+	var out []Timer
+	if sc.ReuseWindows {
+		out, sc.timerSpare = sc.timerSpare[:0], ts
+	}
+	out = grow(out, len(ts))[:len(ts)]
+	for k, i := range order {
+		out[k] = ts[i]
+	}
+	return out
 }
 
 // renumbering is the scratch of a window's topics put in name order.

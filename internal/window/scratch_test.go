@@ -2,6 +2,7 @@ package window
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"ros2_pulse/internal/segment"
@@ -105,6 +106,36 @@ func TestTopicsInNameOrder(t *testing.T) {
 				if got := [2]uint64{pub, recv}; got != want[tp.Name] {
 					t.Errorf("reuse %v round %d: %s published and received %v, want %v", reuse, round, tp.Name, got, want[tp.Name])
 				}
+			}
+		}
+	}
+}
+
+// A scratch keeps its last topic order while the same topics come in the
+// same first-seen numbering; as many topics under other names are put in
+// their own order.
+func TestTopicOrderFollowsRenamedTopics(t *testing.T) {
+	scanOf := func(mono uint64, names ...string) *segment.Scan {
+		var eps []segment.Endpoint
+		for i, n := range names {
+			eps = append(eps, ep(i, segment.KindPublisher, n, sec, uint64(mono/sec)*10, 0))
+		}
+		return &segment.Scan{Mono: mono, Snapshots: []*segment.Snapshot{snap("p", sec, true, eps...)}}
+	}
+	for _, reuse := range []bool{false, true} {
+		sc := Scratch{ReuseWindows: reuse}
+		for round, names := range [][]string{{"/c", "/a", "/b"}, {"/c", "/a", "/b"}, {"/c", "/z", "/b"}, {"/y", "/z", "/b"}} {
+			w := sc.Compute(scanOf(10*sec, names...), scanOf(11*sec, names...), 0, 1, Options{})
+			var got []string
+			for _, tp := range w.Topics {
+				got = append(got, tp.Name)
+				if len(tp.Pubs) != 1 || tp.Pubs[0].Delta[0] != 10 {
+					t.Errorf("reuse %v round %d: %s's publishers %+v", reuse, round, tp.Name, tp.Pubs)
+				}
+			}
+			want := slices.Sorted(slices.Values(names))
+			if !slices.Equal(got, want) {
+				t.Errorf("reuse %v round %d: topics %q, want %q", reuse, round, got, want)
 			}
 		}
 	}
