@@ -58,18 +58,19 @@ func (a *durAcc) add(prevSum uint64, prev *[segment.TimeBuckets]uint32, sum uint
 	}
 }
 
-func (a *durAcc) stats() Durations { return histStats(&a.delta, &segment.AllBuckets, a.n, a.sumNs) }
+func (a *durAcc) stats() Durations {
+	return histStats(&a.delta, nonZero(&a.delta), a.n, a.sumNs)
+}
 
 // histStats summarises n durations summing sumNs, counted by bucket in
-// delta, every bucket outside set 0: one pass for the buckets used and the
-// highest, one over those for the three quantiles.
-func histStats[T uint32 | uint64](delta *[segment.TimeBuckets]T, set *segment.BucketSet, n, sumNs uint64) Durations {
+// delta, whose non-zero buckets are nz (nonZero): one pass for the buckets
+// used and the highest, one over those for the three quantiles.
+func histStats[T uint32 | uint64](delta *[segment.TimeBuckets]T, nz segment.BucketSet, n, sumNs uint64) Durations {
 	st := Durations{N: n, SumMs: float64(sumNs) / 1e6}
 	if n == 0 {
 		return st
 	}
 	st.MeanMs = st.SumMs / float64(n)
-	nz := nonZero(delta, set)
 	used, top := 0, 0
 	for w, m := range nz {
 		if m != 0 {
@@ -110,20 +111,11 @@ func histStats[T uint32 | uint64](delta *[segment.TimeBuckets]T, set *segment.Bu
 	return st
 }
 
-// nonZero is the buckets of set whose delta is not 0: a plain pass over
-// every bucket when set holds them all, else a walk of set's bits.
-func nonZero[T uint32 | uint64](delta *[segment.TimeBuckets]T, set *segment.BucketSet) segment.BucketSet {
+// nonZero is the buckets of delta that are not 0.
+func nonZero[T uint32 | uint64](delta *[segment.TimeBuckets]T) segment.BucketSet {
 	var nz segment.BucketSet
-	if *set == segment.AllBuckets {
-		for b, d := range delta {
-			if d != 0 {
-				nz[b/64] |= 1 << (b % 64)
-			}
-		}
-		return nz
-	}
-	for b := range set.Each() {
-		if delta[b] != 0 {
+	for b, d := range delta {
+		if d != 0 {
 			nz[b/64] |= 1 << (b % 64)
 		}
 	}
@@ -314,7 +306,7 @@ func durationsBetween(prevSum uint64, prev *[segment.TimeBuckets]uint32, sum uin
 			diff(b)
 		}
 	}
-	return histStats(&delta, &nz, n, sum-prevSum)
+	return histStats(&delta, nz, n, sum-prevSum)
 }
 
 // either is the buckets two readings of one histogram may use between them.

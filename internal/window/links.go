@@ -137,7 +137,7 @@ func HistStats(hist []Bucket, sumMs float64) Durations {
 			n += b.N
 		}
 	}
-	return histStats(&delta, &segment.AllBuckets, n, uint64(sumMs*1e6))
+	return histStats(&delta, nonZero(&delta), n, uint64(sumMs*1e6))
 }
 
 // AddLinks folds links of a later window into acc, the same node's link of

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -136,6 +137,42 @@ func TestTopicOrderFollowsRenamedTopics(t *testing.T) {
 			want := slices.Sorted(slices.Values(names))
 			if !slices.Equal(got, want) {
 				t.Errorf("reuse %v round %d: topics %q, want %q", reuse, round, got, want)
+			}
+		}
+	}
+}
+
+// Timers come out in node and ordinal order, each with its own counts, in a
+// fresh scratch and a reused one, while the same timers stay and when
+// another process's take their place.
+func TestTimersInNodeOrder(t *testing.T) {
+	scanOf := func(mono uint64, procs ...string) *segment.Scan {
+		sc := &segment.Scan{Mono: mono}
+		for _, p := range procs {
+			var eps []segment.Endpoint
+			for k := range len(p) { // a process named "bb" has two timers
+				eps = append(eps, ep(k, segment.KindTimer, "", sec, uint64(mono/sec)*uint64(len(p)*10+k), 0))
+			}
+			sc.Snapshots = append(sc.Snapshots, snap(p, sec, true, eps...))
+		}
+		return sc
+	}
+	for _, reuse := range []bool{false, true} {
+		sc := Scratch{ReuseWindows: reuse}
+		for round, procs := range [][]string{{"bb", "a"}, {"bb", "a"}, {"ccc", "a"}, {"a", "ccc"}} {
+			w := sc.Compute(scanOf(10*sec, procs...), scanOf(11*sec, procs...), 0, 1, Options{})
+			var got []string
+			for _, tm := range w.Timers {
+				got = append(got, fmt.Sprintf("%s#%d@%d:%d", tm.Node, tm.Ordinal, tm.Pid, tm.Delta))
+			}
+			var want []string
+			for _, p := range slices.Sorted(slices.Values(procs)) {
+				for k := range len(p) {
+					want = append(want, fmt.Sprintf("/n%s#%d@%d:%d", p, k, len(p), len(p)*10+k))
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("reuse %v round %d: timers %q, want %q", reuse, round, got, want)
 			}
 		}
 	}
