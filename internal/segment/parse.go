@@ -734,7 +734,8 @@ func readTiming(mem []byte, sec *rawSection, i uint32, timer, marked bool, slab 
 // holds at least the count that set it. Unmarked: every bucket.
 //
 // dst and set come from a recycled slab, where every bucket outside set is
-// already 0: only those inside are cleared. A scan writes a few lines of
+// already 0: only those inside are cleared, and only those the new marks
+// do not overwrite. A scan writes a few lines of
 // each of ~2,000 histograms at robot size, where clearing all 800 bytes of
 // each, out of cache, was most of the scan (docs/PERFORMANCE.md §27).
 func readBuckets(dst *[TimeBuckets]uint32, set *BucketSet, src *[TimeBuckets]uint32, used *BucketSet, marked bool) {
@@ -745,11 +746,28 @@ func readBuckets(dst *[TimeBuckets]uint32, set *BucketSet, src *[TimeBuckets]uin
 		*set = AllBuckets
 		return
 	}
-	clearBuckets(dst, set)
-	for w := range set {
-		set[w] = load64(&used[w]) & AllBuckets[w] // a hostile mark past the last bucket is dropped
+	var now BucketSet
+	for w := range now {
+		now[w] = load64(&used[w]) & AllBuckets[w] // a hostile mark past the last bucket is dropped
 	}
-	for b := range set.Each() {
+	// Only the old set's buckets outside the new one are cleared: a slab
+	// record mostly comes back to the endpoint it held, whose marks grew
+	// or stayed, and the buckets in both are overwritten below.
+	stale := *set
+	for w := range stale {
+		stale[w] &^= now[w]
+	}
+	if stale != (BucketSet{}) {
+		if *set == AllBuckets {
+			*dst = [TimeBuckets]uint32{}
+		} else {
+			for b := range stale.Each() {
+				dst[b] = 0
+			}
+		}
+	}
+	*set = now
+	for b := range now.Each() {
 		dst[b] = load32(&src[b])
 	}
 }
@@ -776,8 +794,14 @@ func clearBuckets(dst *[TimeBuckets]uint32, set *BucketSet) {
 func readCalls(mem []byte, sec *rawSection, i uint32, early, failed bool, slab *timeSlab) *Calls {
 	r := (*rawCalls)(unsafe.Pointer(&mem[sec.Offset+uint64(i)*sec.Stride]))
 	c := take(&slab.calls)
-	*c = Calls{Started: load64(&r.Started), Answered: load64(&r.Answered), Unmatched: load64(&r.Unmatched),
-		Evicted: load64(&r.Evicted), SumNs: load64(&r.SumNs)} // Open starts nil: never a previous scan's
+	// A recycled record's buckets are all 0 unless it had answers: its
+	// other fields are rewritten and its buckets cleared only then (at
+	// robot size ~1,000 idle parameter services wrote 800 bytes each a scan).
+	// Every field but Buckets is set here (Open starts nil: never a previous scan's).
+	stale := c.Answered > 0 || c.SumNs > 0
+	c.Started, c.Answered, c.Unmatched = load64(&r.Started), load64(&r.Answered), load64(&r.Unmatched)
+	c.Evicted, c.SumNs, c.Open = load64(&r.Evicted), load64(&r.SumNs), nil
+	c.SendFailed, c.HasSendFailed = 0, false
 	if failed {
 		c.SendFailed, c.HasSendFailed = load64(&r.SendFailed), true
 	}
@@ -785,6 +809,8 @@ func readCalls(mem []byte, sec *rawSection, i uint32, early, failed bool, slab *
 		for b := range c.Buckets {
 			c.Buckets[b] = load32(&r.Buckets[b])
 		}
+	} else if stale {
+		c.Buckets = [TimeBuckets]uint32{}
 	}
 	if c.Started == 0 {
 		return c // never called: no entry was ever written

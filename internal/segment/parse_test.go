@@ -388,6 +388,39 @@ func TestReadCallsSendFailed(t *testing.T) {
 	}
 }
 
+// A recycled calls record holds nothing of the record it was: an answered
+// service's buckets, counts and open calls are gone when it comes back for
+// an idle one, and an answered one's read whole.
+func TestReadCallsRecycled(t *testing.T) {
+	mem := make([]byte, 2*unsafe.Sizeof(rawCalls{}))
+	busy := (*rawCalls)(unsafe.Pointer(&mem[0]))
+	busy.Started, busy.Answered, busy.SumNs, busy.Unmatched, busy.Evicted, busy.SendFailed = 9, 7, 700, 1, 1, 1
+	busy.Buckets[3], busy.Buckets[150] = 5, 2
+	busy.Ring[0] = rawCall{Id: 8, StartNs: 100}
+	sec := &rawSection{Stride: uint64(unsafe.Sizeof(rawCalls{}))}
+	slab := new(timeSlab)
+	for round, want := range []struct {
+		rec     uint32
+		answers uint32 // bucket 3's count
+	}{{0, 5}, {1, 0}, {0, 5}, {1, 0}} {
+		slab.calls = slab.calls[:0] // as Recycle hands a slab back
+		c := readCalls(mem, sec, want.rec, true, round < 2, slab)
+		var sum uint32
+		for _, n := range c.Buckets {
+			sum += n
+		}
+		if c.Buckets[3] != want.answers || (want.rec == 1) != (sum == 0) {
+			t.Errorf("round %d, record %d: buckets 3: %d, all: %d", round, want.rec, c.Buckets[3], sum)
+		}
+		if want.rec == 1 && (c.Started != 0 || c.Answered != 0 || c.SumNs != 0 || c.Unmatched != 0 || c.Evicted != 0 || c.SendFailed != 0 || c.HasSendFailed != (round < 2) || c.Open != nil) {
+			t.Errorf("round %d: the idle record read %+v", round, c)
+		}
+		if want.rec == 0 && (c.Answered != 7 || !slices.Equal(c.Open, []uint64{100}) || c.SendFailed != map[bool]uint64{true: 1, false: 0}[round < 2]) {
+			t.Errorf("round %d: the answered record read %+v", round, c)
+		}
+	}
+}
+
 // ABI 1.10: a reader reads the buckets a record marks as used, and every
 // bucket of a record whose stride ends before the marks.
 func TestParseTimingMarked(t *testing.T) {
