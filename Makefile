@@ -288,6 +288,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTruth$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/realros/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCallgrind$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/bench/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseStat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./internal/cpu/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBars$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100ms ./cmd/pulse/
 
 # ASan+UBSan over probe and simulator, and TSan over the simulator, with the exit storm repeated.
 sanitize: sanitize-asan sanitize-tsan

@@ -414,6 +414,6 @@ func benchCmd() *cobra.Command {
 	soak.Flags().StringVar(&sGraph, "graph", "stress", "the graph being watched")
 
 	c.AddCommand(hot, links, bytesCmd, over, reader, sample, mkdir, viewers, exp, card, soak)
-	c.AddCommand(benchROSFarmCmd(&out), benchROSInstrCmd(&out))
+	c.AddCommand(benchROSFarmCmd(&out), benchROSInstrCmd(&out), benchBarsCmd())
 	return c
 }

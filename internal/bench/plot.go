@@ -227,3 +227,18 @@ func PlotSoak(samples []SoakSample, periods []time.Duration, graph string, path 
 	p.Legend.Top, p.Legend.Left = false, true
 	return p.Save(8*vg.Inch, 4.5*vg.Inch, path)
 }
+
+// PlotBars draws named means with ±SEM whiskers: a figure measured by hand
+// (a live robot's reading, paired runs), drawn as the benchmarks draw theirs.
+func PlotBars(title, ylabel string, names []string, means, sems []float64, path string) error {
+	if len(names) != len(means) || len(means) != len(sems) {
+		return fmt.Errorf("%d names, %d means, %d SEMs", len(names), len(means), len(sems))
+	}
+	p := plot.New()
+	p.Title.Text, p.Y.Label.Text = title, ylabel
+	errs := make(plotter.YErrors, len(sems))
+	for i, s := range sems {
+		errs[i].Low, errs[i].High = s, s
+	}
+	return saveBars(p, plotter.Values(means), errs, names, path)
+}
