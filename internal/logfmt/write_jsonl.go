@@ -381,7 +381,7 @@ func renderJSONL(w *window.Window, opt Options) []byte {
 		}
 	}, opt)
 	b.WriteString("}\n")
-	return []byte(b.String())
+	return builderBytes(&b)
 }
 
 // topicArray writes `,"key":[…]` with the items each(topic) opens through

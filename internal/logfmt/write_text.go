@@ -91,10 +91,14 @@ func renderText(w *window.Window, opt Options) []byte {
 		}
 	}
 	b.WriteString("\n")
-	text := b.String()
-	// The builder's bytes, not a copy: at robot size a copy was ~650 kB a
-	// window, allocated afresh. Render's callers never write into them.
-	return unsafe.Slice(unsafe.StringData(text), len(text))
+	return builderBytes(&b)
+}
+
+// builderBytes is what b built, not a copy: at robot size a copy was ~650 kB
+// a window of text, allocated afresh. Render's callers never write into it.
+func builderBytes(b *strings.Builder) []byte {
+	s := b.String()
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 func writeTopicLine(r *topicText) {
