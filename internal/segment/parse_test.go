@@ -358,7 +358,7 @@ func TestParseQoSAndEnv(t *testing.T) {
 // opened (ABI 1.7, CallAnswered in the id) waits in the ring, and is no open
 // call; before 1.7 no id had that bit and every non-zero id was open.
 func TestReadCallsSkipsEarlyAnswers(t *testing.T) {
-	mem := make([]byte, unsafe.Sizeof(rawCalls{}))
+	mem := aligned(make([]byte, unsafe.Sizeof(rawCalls{}))) // 8-byte loads: arm64 faults on a stack array's odd address
 	r := (*rawCalls)(unsafe.Pointer(&mem[0]))
 	r.Started = 2
 	r.Ring[1] = rawCall{Id: 5, StartNs: 100}
@@ -376,7 +376,7 @@ func TestReadCallsSkipsEarlyAnswers(t *testing.T) {
 // from send_failed; a record of an older minor has reserved bytes there,
 // which are never read as a count.
 func TestReadCallsSendFailed(t *testing.T) {
-	mem := make([]byte, unsafe.Sizeof(rawCalls{}))
+	mem := aligned(make([]byte, unsafe.Sizeof(rawCalls{}))) // 8-byte loads: arm64 faults on a stack array's odd address
 	r := (*rawCalls)(unsafe.Pointer(&mem[0]))
 	r.Started, r.Answered, r.SendFailed = 10, 7, 3
 	sec := &rawSection{Stride: uint64(len(mem))}
@@ -392,7 +392,7 @@ func TestReadCallsSendFailed(t *testing.T) {
 // service's buckets, counts and open calls are gone when it comes back for
 // an idle one, and an answered one's read whole.
 func TestReadCallsRecycled(t *testing.T) {
-	mem := make([]byte, 2*unsafe.Sizeof(rawCalls{}))
+	mem := aligned(make([]byte, 2*unsafe.Sizeof(rawCalls{})))
 	busy := (*rawCalls)(unsafe.Pointer(&mem[0]))
 	busy.Started, busy.Answered, busy.SumNs, busy.Unmatched, busy.Evicted, busy.SendFailed = 9, 7, 700, 1, 1, 1
 	busy.Buckets[3], busy.Buckets[150] = 5, 2
