@@ -257,6 +257,7 @@ func benchCmd() *cobra.Command {
 
 	var sampleDir, sampleProfile string
 	var phases, each bool
+	var settledFrom int
 	var interval time.Duration
 	sample := &cobra.Command{
 		Use:    "reader-sample",
@@ -271,7 +272,7 @@ func benchCmd() *cobra.Command {
 				defer stop()
 			}
 			if phases {
-				return bench.MeasurePhases(sampleDir, samples, interval, each, os.Stdout)
+				return bench.MeasurePhases(sampleDir, samples, interval, each, settledFrom, os.Stdout)
 			}
 			return bench.MeasureReader(sampleDir, samples, os.Stdout)
 		},
@@ -282,6 +283,7 @@ func benchCmd() *cobra.Command {
 	// pulse bench reader-sample --phases --interval 1s --dir DIR --samples 60
 	sample.Flags().BoolVar(&phases, "phases", false, "print the scan's, the window's and the text's CPU a sample")
 	sample.Flags().BoolVar(&each, "each", false, "with --phases: a line per sample too, the window's diagnosis, the collector's CPU and collections apart")
+	sample.Flags().IntVar(&settledFrom, "settled-from", 0, "with --phases: a last line with the reading of the samples from this one on (a launched graph settled)")
 	sample.Flags().DurationVar(&interval, "interval", 0, "with --phases: the time between samples (1s: as pulse record)")
 	sample.Flags().StringVar(&sampleProfile, "cpuprofile", "", "write a Go CPU profile of the samples")
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -166,7 +167,9 @@ func fmtSscanf(s string, cpu, sem *float64, rss, anon *int64) (int, error) {
 // a line per sample first, the window split from its diagnosis, with the
 // CPU of the process's other threads (Go's collector) and the collections
 // the sample saw: what makes one live sample dearer than another.
-func MeasurePhases(dir string, samples int, interval time.Duration, each bool, out io.Writer) error {
+// settledFrom > 0: a last line with the reading (scan and window with its
+// diagnosis) of samples settledFrom on, once a launching graph has settled.
+func MeasurePhases(dir string, samples int, interval time.Duration, each bool, settledFrom int, out io.Writer) error {
 	runtime.LockOSThread() // this thread's own CPU, apart from the collector's threads
 	defer runtime.UnlockOSThread()
 	rd := segment.NewReader(dir)
@@ -181,7 +184,7 @@ func MeasurePhases(dir string, samples int, interval time.Duration, each bool, o
 		return err
 	}
 	gcs := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
-	var scan, compute, render []float64
+	var scan, compute, render, reading []float64
 	for i := 0; i < samples; i++ {
 		time.Sleep(interval)
 		metrics.Read(gcs)
@@ -201,6 +204,7 @@ func MeasurePhases(dir string, samples int, interval time.Duration, each bool, o
 		rd.Recycle(prev)
 		prev = cur
 		scan, compute, render = append(scan, ms(c1-c0)), append(compute, ms(c2-c1)), append(render, ms(c3-c2))
+		reading = append(reading, ms(c2-c0))
 		if each {
 			metrics.Read(gcs)
 			others := ms(c3-c0) - ms(threadCPU()-t0)
@@ -216,6 +220,11 @@ func MeasurePhases(dir string, samples int, interval time.Duration, each bool, o
 		fmt.Fprintf(out, "%s_ms=%.3f,%.3f ", p.name, m, s)
 	}
 	fmt.Fprintln(out)
+	if settledFrom > 0 && settledFrom < len(reading) {
+		settled := reading[settledFrom:]
+		m, s := MeanSEM(settled)
+		fmt.Fprintf(out, "settled_ms=%.3f,%.3f max_ms=%.3f samples=%d\n", m, s, slices.Max(settled), len(settled))
+	}
 	return nil
 }
 

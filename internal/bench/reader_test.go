@@ -41,12 +41,17 @@ func TestMeasurePhases(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	if err := MeasurePhases(dir, 4, 0, true, &out); err != nil {
+	if err := MeasurePhases(dir, 4, 0, true, 2, &out); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 5 {
-		t.Fatalf("%q: want a line per sample and the summary", out.String())
+	if len(lines) != 6 {
+		t.Fatalf("%q: want a line per sample, the summary and the settled reading", out.String())
+	}
+	var settled, sem, most float64
+	var n int
+	if _, err := fmt.Sscanf(lines[5], "settled_ms=%f,%f max_ms=%f samples=%d", &settled, &sem, &most, &n); err != nil || n != 2 || settled < 0 || most < settled {
+		t.Fatalf("settled line %q: %v", lines[5], err)
 	}
 	for i, l := range lines[:4] {
 		var n, gc int

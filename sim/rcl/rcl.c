@@ -127,9 +127,10 @@ EXPORT rp_rcl_ret_t rcl_publish_serialized_message(const void *publisher, const 
 {
     (void)allocation;
     /* A write the DDS refuses (the stand-in's: a length past its buffer): an
-     * error after rcl's own checks, nothing published, no tracepoint. */
+     * error after rcl's own checks (publish's), nothing published, no tracepoint. */
     const rp_serialized_message_t *m = serialized_message;
-    if (m != NULL && publisher != NULL && m->buffer_length > m->buffer_capacity)
+    const struct rcl_publisher *p = publisher;
+    if (m != NULL && p != NULL && p->impl != NULL && m->buffer_length > m->buffer_capacity)
         return RP_RCL_RET_ERROR;
     return publish(publisher, serialized_message, &ok_serialized);
 }
