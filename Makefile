@@ -11,6 +11,7 @@ CC      ?= gcc
 VERSION ?= $(shell cat VERSION)
 
 CWARN   := -std=c11 -Wall -Wextra -Werror
+comma   := ,
 PROBE_CFLAGS := $(CWARN) -O2 -g -fPIC -fvisibility=hidden -ftls-model=initial-exec -Iprobe/include
 PROBE_SRC := probe/src/core.c probe/src/table.c probe/src/config.c probe/src/init.c probe/src/topics.c probe/src/clock.c probe/src/callbacks.c probe/src/qos.c probe/src/services.c probe/src/links.c probe/src/bytes.c probe/src/symbols.c probe/src/segment_writer.c
 PROBE_HDR := $(wildcard probe/src/*.h probe/include/ros2_pulse/*.h)
@@ -40,16 +41,26 @@ probe: $(PULSE_LIB) $(NULL_LIB) $(FAULT_LIB) $(TICKS_LIB) $(ABI_DUMP)
 sim: $(SIM_LIBS) $(SIMGRAPH)
 pulse: $(PULSE)
 
+# callbacks.c (callback timing, waits, timers) is built for size, the rest for
+# speed: its hooks run once a message event with their code evicted since the
+# last one, so each line they span is an instruction-cache miss, and -Os spans
+# half the lines for a few more instructions (design note 0038; the publish's
+# fast path, in topics.c, keeps -O2). $(call probe_lib,flags,link flags)
+PROBE_SIZE_SRC := probe/src/callbacks.c
+define probe_lib
+	@mkdir -p $(@D) $(dir $(patsubst $(LIB)/%.so,$(OBJ)/%.size.o,$@))
+	$(CC) $(PROBE_CFLAGS) -Os $(1) -c -o $(patsubst $(LIB)/%.so,$(OBJ)/%.size.o,$@) $(PROBE_SIZE_SRC)
+	$(CC) $(PROBE_CFLAGS) $(1) -shared -Wl,--version-script=probe/exports.map $(2) \
+	  -o $@ $(filter-out $(PROBE_SIZE_SRC),$(PROBE_SRC)) $(patsubst $(LIB)/%.so,$(OBJ)/%.size.o,$@) -ldl -lpthread
+endef
+
 $(PULSE_LIB): $(PROBE_SRC) $(PROBE_HDR) probe/exports.map
-	@mkdir -p $(@D)
-	$(CC) $(PROBE_CFLAGS) -shared -Wl,--version-script=probe/exports.map -Wl,-z,now -Wl,-z,relro \
-	  -o $@ $(PROBE_SRC) -ldl -lpthread
+	$(call probe_lib,,-Wl$(comma)-z$(comma)now -Wl$(comma)-z$(comma)relro)
 
 # The tests' own test: a probe that loses one count in 100 (RP_FAULT_DROP_EVERY),
 # which the accuracy tests must catch. Never installed or packaged.
 $(FAULT_LIB): $(PROBE_SRC) $(PROBE_HDR) probe/exports.map
-	@mkdir -p $(@D)
-	$(CC) $(PROBE_CFLAGS) -DRP_FAULT_DROP_EVERY=100 -shared -Wl,--version-script=probe/exports.map -o $@ $(PROBE_SRC) -ldl -lpthread
+	$(call probe_lib,-DRP_FAULT_DROP_EVERY=100)
 
 # A benchmark's probe: the CPU's counter read as the clock whatever the kernel's clocksource
 # (RP_BENCH_TRUST_TICKS), so that a VM on kvm-clock can measure the path a host on the TSC
@@ -57,8 +68,7 @@ $(FAULT_LIB): $(PROBE_SRC) $(PROBE_HDR) probe/exports.map
 # docs/PERFORMANCE.md §23). Its times are only as good as that VM's counter.
 # Never installed or packaged.
 $(TICKS_LIB): $(PROBE_SRC) $(PROBE_HDR) probe/exports.map
-	@mkdir -p $(@D)
-	$(CC) $(PROBE_CFLAGS) -DRP_BENCH_TRUST_TICKS -shared -Wl,--version-script=probe/exports.map -o $@ $(PROBE_SRC) -ldl -lpthread
+	$(call probe_lib,-DRP_BENCH_TRUST_TICKS)
 
 # A dev tool, not the probe: records the tracetools, rcl and symbol-helper calls a real ROS 2 Humble
 # process makes (tools/calltrace, docs/real-traces/README.md). Never installed or packaged.
