@@ -150,6 +150,24 @@ RP_HOT uint32_t rp_hint_publisher(uintptr_t pub, uint64_t pub_ep, uint32_t gap_b
     return rp_tls_hot.hinted_ep;
 }
 
+/* Links on (ROS_PULSE_LINKS=1): the input a starting callback's publishes
+ * link from, the thread armed for it. Out of line: with links off (the
+ * default) a start spans none of its lines (design note 0038). */
+static __attribute__((noinline)) struct rp_link_input link_frame(uint64_t ep, bool is_intra)
+{
+    struct rp_link_input in = {0, 0, 0};
+    if (rp_tls_hot.link.take_ep != 0) { /* a take before this start */
+        in = rp_link_start(ep, is_intra);
+        if (in.ep != 0)
+            rp_link_input_seen(in.ep, in.source_ns);
+    }
+    if (in.ep == 0) /* a timer samples its node's latest inputs */
+        in = rp_link_sampled_start(ep);
+    if (in.ep != 0)
+        rp_tls_hot.link.armed = rp_tls_line.depth + 1;
+    return in;
+}
+
 RP_HOT void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now, bool is_intra)
 {
     _Atomic uint64_t *lanes = rp_lanes();
@@ -174,15 +192,8 @@ RP_HOT void rp_timing_start(const void *callback, uint64_t ep, uint64_t gap_now,
         thread_open(lanes, now, (uint32_t)(ep - 1));
     struct rp_timing *t = &g_seg.timing[ep - 1];
     struct rp_link_input in = {0, 0, 0};
-    if (UNLIKELY(rp_tls_hot.link.take_ep != 0)) { /* links on, and a take before this start */
-        in = rp_link_start(ep, is_intra);
-        if (in.ep != 0)
-            rp_link_input_seen(in.ep, in.source_ns);
-    }
-    if (UNLIKELY(in.ep == 0 && g_seg.links != NULL)) /* links on: a timer samples its node's latest inputs */
-        in = rp_link_sampled_start(ep);
-    if (in.ep != 0)
-        rp_tls_hot.link.armed = rp_tls_line.depth + 1;
+    if (UNLIKELY(g_seg.links != NULL)) /* links on (a take arms one only then) */
+        in = link_frame(ep, is_intra);
     rp_tls_stack[rp_tls_line.depth++] = (struct rp_open_callback){callback, now, t, in};
     /* timing_end's lines (the sum and the period, the likely duration's
      * bucket), fetched again while the callback runs: between two messages a
