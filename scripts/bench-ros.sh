@@ -13,7 +13,8 @@
 # ROS_PREFIX as for make test-ros. BENCH_ROS_RMWS narrows the RMWs,
 # BENCH_ROS_WHAT picks "instructions", "farm" or both (the default),
 # BENCH_ROS_TRIALS (20) and BENCH_ROS_DURATION (14s) size the farm, BENCH_ROS_ARMS
-# narrows its arms (none,null,probe_untimed,probe),
+# narrows its arms (none,null,probe_untimed,probe), BENCH_ROS_BASELINE names another
+# build of the probe for the "none" arm to preload (two builds paired, PERFORMANCE §30),
 # BENCH_ROS_OUT (docs/perf) receives the CSV and PNG files, BENCH_ROS_KEEP
 # keeps the callgrind profiles there (a directory per RMW) for callgrind_annotate.
 # Run it on a quiet machine: the farm's arms are judged by their CPU.
@@ -46,6 +47,6 @@ for rmw in "${rmws[@]}"; do
     if [[ $what == *farm* ]]; then
       "$build/bin/pulse" bench ros-farm --ws "$ws/install" --rmw "$rmw" --tag "$tag" --out "$out" \
         --trials "${BENCH_ROS_TRIALS:-20}" --duration "${BENCH_ROS_DURATION:-14s}" --warmup 3s --concurrent \
-        ${BENCH_ROS_ARMS:+--arms "$BENCH_ROS_ARMS"}
+        ${BENCH_ROS_ARMS:+--arms "$BENCH_ROS_ARMS"} ${BENCH_ROS_BASELINE:+--baseline "$BENCH_ROS_BASELINE"}
     fi)
 done

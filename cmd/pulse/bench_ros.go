@@ -22,6 +22,7 @@ func benchROSFarmCmd(out *string) *cobra.Command {
 	var duration, warmup time.Duration
 	var armNames []string
 	var pin, concurrent bool
+	var baseline string
 	c := &cobra.Command{
 		Use:   "ros-farm",
 		Short: "CPU of the stress farm as real ROS 2 nodes: no probe, null shim, counting only, defaults; paired and rotated",
@@ -33,6 +34,12 @@ func benchROSFarmCmd(out *string) *cobra.Command {
 			node, arms, order, err := rosBench(ws, armNames)
 			if err != nil {
 				return err
+			}
+			if baseline != "" { // two probe builds, paired: "none" stands for the older one
+				if _, err := os.Stat(baseline); err != nil {
+					return fmt.Errorf("--baseline: %v", err)
+				}
+				arms["none"] = []string{"LD_PRELOAD=" + baseline}
 			}
 			o := bench.ROSFarmOptions{Node: node, RMW: rmw, Arms: arms, Order: order, Trials: trials,
 				Duration: duration, Threads: threads, Domain: domain, Pin: pin, Warmup: warmup, Concurrent: concurrent, Log: os.Stderr}
@@ -57,6 +64,7 @@ func benchROSFarmCmd(out *string) *cobra.Command {
 	c.Flags().BoolVar(&pin, "pin", false, "pin each process to one CPU (taskset): quieter arms")
 	c.Flags().DurationVar(&duration, "duration", 10*time.Second, "how long the publishers publish each run")
 	c.Flags().StringSliceVar(&armNames, "arms", []string{"none", "null", "probe_untimed", "probe"}, "arms to run, none among them")
+	c.Flags().StringVar(&baseline, "baseline", "", "another build of the probe (a libros2_pulse.so) that the \"none\" arm preloads: the arms then read against that build, not against no probe")
 	c.MarkFlagRequired("ws")
 	return c
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // The real-ROS benchmarks say in one line what they miss: the test nodes'
-// workspace, a ROS environment, a paired comparison's second trial.
+// workspace, a ROS environment, a paired comparison's second trial, the
+// older probe build a baseline names.
 func TestBenchROSSaysWhatIsMissing(t *testing.T) {
 	ws := t.TempDir()
 	os.MkdirAll(filepath.Join(ws, "lib", "pulse_testnodes"), 0o755)
@@ -24,6 +25,7 @@ func TestBenchROSSaysWhatIsMissing(t *testing.T) {
 		{[]string{"bench", "ros-farm", "--ws", ws, "--trials", "1"}, "", "needs at least 2"},
 		{[]string{"bench", "ros-farm", "--ws", ws, "--arms", "probe"}, "AMENT_PREFIX_PATH=/opt/x", "the arms must include none"},
 		{[]string{"bench", "ros-farm"}, "", `required flag(s) "ws" not set`},
+		{[]string{"bench", "ros-farm", "--ws", ws, "--baseline", filepath.Join(ws, "nope.so")}, "AMENT_PREFIX_PATH=/opt/x", "--baseline: stat"},
 	} {
 		cmd := pulseCmd(t, c.args...)
 		cmd.Env = append(os.Environ(), "AMENT_PREFIX_PATH=")
