@@ -47,11 +47,12 @@ pulse: $(PULSE)
 # half the lines for a few more instructions (design note 0038; the publish's
 # fast path, in topics.c, keeps -O2). $(call probe_lib,flags,link flags)
 PROBE_SIZE_SRC := probe/src/callbacks.c
+probe_size_obj = $(patsubst $(LIB)/%.so,$(OBJ)/%.size.o,$@)
 define probe_lib
-	@mkdir -p $(@D) $(dir $(patsubst $(LIB)/%.so,$(OBJ)/%.size.o,$@))
-	$(CC) $(PROBE_CFLAGS) -Os $(1) -c -o $(patsubst $(LIB)/%.so,$(OBJ)/%.size.o,$@) $(PROBE_SIZE_SRC)
+	@mkdir -p $(@D) $(dir $(probe_size_obj))
+	$(CC) $(PROBE_CFLAGS) -Os $(1) -c -o $(probe_size_obj) $(PROBE_SIZE_SRC)
 	$(CC) $(PROBE_CFLAGS) $(1) -shared -Wl,--version-script=probe/exports.map $(2) \
-	  -o $@ $(filter-out $(PROBE_SIZE_SRC),$(PROBE_SRC)) $(patsubst $(LIB)/%.so,$(OBJ)/%.size.o,$@) -ldl -lpthread
+	  -o $@ $(filter-out $(PROBE_SIZE_SRC),$(PROBE_SRC)) $(probe_size_obj) -ldl -lpthread
 endef
 
 $(PULSE_LIB): $(PROBE_SRC) $(PROBE_HDR) probe/exports.map
